@@ -1,0 +1,19 @@
+// The job daemon: the second process, built from the same layers as the API. Applies pending
+// migrations at start, runs its jobs, and stops cleanly on SIGTERM/SIGINT.
+import { bootstrapEnv } from "../src/bootstrap.js"
+
+await bootstrapEnv()
+
+const { NodeRuntime } = await import("@effect/platform-node")
+const { Effect, Layer } = await import("effect")
+const { AppLive } = await import("../src/Layers.js")
+const { LoggingLive } = await import("../src/logging.js")
+const { JobsLive } = await import("./Jobs.js")
+
+JobsLive.pipe(
+  Layer.provide(AppLive),
+  Layer.provide(LoggingLive),
+  Layer.launch,
+  Effect.tap(() => Effect.logInfo("job daemon stopped")),
+  NodeRuntime.runMain({ disablePrettyLogger: true })
+)

@@ -1,0 +1,133 @@
+// Shared pieces of the contract: the success envelope, list pages, query-string scalars and
+// the permission annotation every signed endpoint carries.
+import { Context, Schema } from "effect"
+
+/** `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. */
+export const Envelope = <S extends Schema.Schema.Any>(data: S, identifier: string) =>
+  Schema.transform(
+    Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data }),
+    Schema.typeSchema(data) as Schema.Schema<Schema.Schema.Type<S>>,
+    {
+      strict: false,
+      decode: (envelope) => (envelope as unknown as { readonly data: unknown }).data,
+      encode: (value) => ({ code: 200 as const, message: "ok", data: value })
+    }
+  ).annotations({ identifier }) as unknown as Schema.Schema<Schema.Schema.Type<S>, {
+    readonly code: 200
+    readonly message: string
+    readonly data: Schema.Schema.Encoded<S>
+  }, Schema.Schema.Context<S>>
+
+/** A success whose `data` is null. */
+export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)
+
+export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
+
+export const IdOnly = Schema.Struct({ id: Schema.Int })
+
+/** Integers in path and query strings: digits only, so `1.5`, `1e3` and ` 7` are refused. */
+export const IntFromString = Schema.String.pipe(
+  Schema.pattern(/^-?\d{1,15}$/, { message: () => "must be an integer" }),
+  Schema.compose(Schema.NumberFromString),
+  Schema.int()
+)
+export const PositiveIntFromString = IntFromString.pipe(
+  Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer >= 1" })
+)
+export const IdPath = Schema.Struct({ id: PositiveIntFromString })
+
+/** Query booleans accept `true/false/1/0` (DECISIONS §1). */
+export const BooleanFromQuery = Schema.transform(
+  Schema.Literal("true", "false", "1", "0"),
+  Schema.Boolean,
+  { strict: true, decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") }
+).annotations({ identifier: "QueryBoolean" })
+
+/** Array query parameters accept repeated keys and comma-separated values. */
+export const CsvStrings = Schema.transform(
+  Schema.Union(Schema.String, Schema.Array(Schema.String)),
+  Schema.Array(Schema.String),
+  {
+    strict: true,
+    decode: (v) =>
+      (typeof v === "string" ? [v] : v).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0),
+    encode: (a) => a.join(",")
+  }
+)
+
+export interface PageLimits {
+  readonly default: number
+  readonly max: number
+}
+
+/** `page` (default 1) and `page_size` (endpoint default; values above the maximum are clamped). */
+export const Paging = (limits: PageLimits) => ({
+  page: Schema.optional(PositiveIntFromString.annotations({ description: "default 1" })),
+  page_size: Schema.optional(
+    Schema.transform(PositiveIntFromString, Schema.Int, {
+      strict: true,
+      decode: (n) => Math.min(n, limits.max),
+      encode: (n) => n
+    }).annotations({ description: `default ${limits.default}, at most ${limits.max} (larger values are clamped)` })
+  )
+})
+
+export interface Page {
+  readonly page: number
+  readonly pageSize: number
+  readonly offset: number
+}
+
+/** The page a list request asks for, with the endpoint's defaults applied. */
+export const pageOf = (params: { readonly page?: number | undefined; readonly page_size?: number | undefined }, limits: PageLimits): Page => {
+  const page = params.page ?? 1
+  const pageSize = Math.min(params.page_size ?? limits.default, limits.max)
+  return { page, pageSize, offset: (page - 1) * pageSize }
+}
+
+/** Bounded string with the length limits of SPEC §8 (counted in characters, not bytes). */
+export const Text = (max: number, min = 0) =>
+  Schema.String.pipe(
+    Schema.filter((s) => {
+      const n = [...s].length
+      return n >= min && n <= max ? undefined : min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`
+    }),
+    Schema.annotations({ jsonSchema: { type: "string", minLength: min, maxLength: max } })
+  )
+
+/** Exactly 11 digits (DECISIONS §1). */
+export const Phone = Schema.String.pipe(
+  Schema.pattern(/^\d{11}$/, { message: () => "must be exactly 11 digits" })
+)
+
+/** `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
+export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
+
+export const Permission = Schema.Literal(
+  "open:matchmaker:read",
+  "open:matchmaker:manage",
+  "open:guest:read",
+  "open:guest:write",
+  "open:work_wechat:read",
+  "open:work_wechat:write",
+  "open:work_group:read",
+  "open:work_group:write",
+  "open:follow-up:read",
+  "open:follow-up:write",
+  "open:image_blacklist:read",
+  "open:image_blacklist:write",
+  "open:company:read",
+  "open:company:manage",
+  "open:activity:read",
+  "open:activity:write",
+  "open:match:read",
+  "open:match:write",
+  "open:membership:read",
+  "open:membership:write"
+)
+export type Permission = typeof Permission.Type
+export const ALL_PERMISSIONS: ReadonlyArray<Permission> = Permission.literals
+
+/** The permission an endpoint needs; read by the signature middleware through `HttpApi.reflect`. */
+export class RequiredPermission extends Context.Tag("schema/RequiredPermission")<RequiredPermission, Permission>() {}

@@ -1,0 +1,106 @@
+// Companies (SPEC §2.8, §4.7): records, create/update bodies, list filters and endpoints.
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Envelope, IdPath, ListOf, Paging, Phone, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { CertLevel } from "./Matchmakers.js"
+
+export const CompanyType = Schema.Literal("normal", "franchisee")
+export const CompanyStatus = Schema.Literal("frozen", "active", "pending", "rejected")
+export type CompanyStatus = typeof CompanyStatus.Type
+
+/** Unified social credit code: 18 characters of the GB 32100 alphabet (no I, O, S, V, Z). */
+export const CreditCode = Schema.String.pipe(
+  Schema.pattern(/^[0-9A-HJ-NPQRTUWXY]{18}$/, {
+    message: () => "must be an 18-character unified social credit code"
+  })
+)
+
+const companyFields = {
+  id: Schema.Int,
+  name: Schema.String,
+  contact_name: Schema.NullOr(Schema.String),
+  contact_phone: Schema.NullOr(Schema.String),
+  province: Schema.NullOr(Schema.String),
+  city: Schema.NullOr(Schema.String),
+  district: Schema.NullOr(Schema.String),
+  address: Schema.NullOr(Schema.String),
+  credit_code: Schema.NullOr(Schema.String),
+  logo_url: Schema.NullOr(Schema.String),
+  company_type: CompanyType,
+  cert_level: CertLevel,
+  status: CompanyStatus,
+  created_at: Timestamp
+}
+
+export const CompanyListItem = Schema.Struct(companyFields).annotations({ identifier: "CompanyListItem" })
+export const Company = Schema.Struct({ ...companyFields, updated_at: Timestamp }).annotations({ identifier: "Company" })
+export type Company = typeof Company.Type
+
+const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+
+const companyWritable = {
+  contact_name: nullable(Text(50)),
+  contact_phone: nullable(Phone),
+  province: nullable(Text(50)),
+  city: nullable(Text(50)),
+  district: nullable(Text(50)),
+  address: nullable(Text(255)),
+  credit_code: nullable(CreditCode),
+  logo_url: nullable(Text(255)),
+  company_type: Schema.optionalWith(CompanyType, { exact: true })
+}
+
+export const CompanyCreate = Schema.Struct({ name: Text(100, 2), ...companyWritable })
+  .annotations({ identifier: "CompanyCreate", parseOptions: { errors: "all" } })
+export type CompanyCreate = typeof CompanyCreate.Type
+
+export const CompanyUpdate = Schema.Struct({
+  name: Schema.optionalWith(Text(100, 2), { exact: true }),
+  ...companyWritable
+}).annotations({ identifier: "CompanyUpdate", parseOptions: { errors: "all" } })
+export type CompanyUpdate = typeof CompanyUpdate.Type
+
+/** PUT answer: id, name, every sent field with its stored value, updated_at. */
+export const CompanyUpdated = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  updated_at: Timestamp
+}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ identifier: "CompanyUpdated" })
+
+export const COMPANY_PAGE = { default: 20, max: 100 } as const
+
+export const CompanyListParams = Schema.Struct({
+  ...Paging(COMPANY_PAGE),
+  keyword: Schema.optional(Schema.String),
+  status: Schema.optional(CompanyStatus),
+  city: Schema.optional(Schema.String)
+}).annotations({ parseOptions: { errors: "all" } })
+export type CompanyListParams = typeof CompanyListParams.Type
+
+export class CompaniesApi extends HttpApiGroup.make("companies")
+  .add(
+    HttpApiEndpoint.get("list", "/companies")
+      .setUrlParams(CompanyListParams)
+      .addSuccess(Envelope(ListOf(CompanyListItem), "CompanyListEnvelope"))
+      .annotate(RequiredPermission, "open:company:read")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/companies/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope(Company, "CompanyEnvelope"))
+      .annotate(RequiredPermission, "open:company:read")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/companies")
+      .setPayload(CompanyCreate)
+      .addSuccess(Envelope(Company, "CompanyCreatedEnvelope"))
+      .annotate(RequiredPermission, "open:company:manage")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/companies/:id")
+      .setPath(IdPath)
+      .setPayload(CompanyUpdate)
+      .addSuccess(Envelope(CompanyUpdated, "CompanyUpdatedEnvelope"))
+      .annotate(RequiredPermission, "open:company:manage")
+  )
+{}

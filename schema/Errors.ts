@@ -1,0 +1,220 @@
+// Typed errors of the contract (DECISIONS.md §1): one class per HTTP status, each carrying the
+// stable `error` reason, served inside the `{code, message, data: {error, ...}}` envelope.
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
+export type Issue = typeof Issue.Type
+
+export const BadRequestReason = Schema.Literal(
+  "invalid_parameter",
+  "duplicate_wechat_number",
+  "duplicate_phone",
+  "duplicate_device_id",
+  "duplicate_group_no",
+  "has_associations",
+  "has_members",
+  "already_member",
+  "already_associated",
+  "account_disabled",
+  "invalid_transition",
+  "quota_full",
+  "already_registered",
+  "activity_not_open",
+  "match_exists",
+  "image_blacklisted",
+  "unsupported_image",
+  "batch_too_large"
+)
+export type BadRequestReason = typeof BadRequestReason.Type
+
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  error: BadRequestReason,
+  message: Schema.String,
+  issues: Schema.optional(Schema.Array(Issue))
+}) {
+  static invalid(issues: ReadonlyArray<Issue>, message = "invalid parameters"): BadRequest {
+    return new BadRequest({ error: "invalid_parameter", message, issues })
+  }
+}
+
+export const UnauthorizedReason = Schema.Literal(
+  "missing_credentials",
+  "unknown_app_key",
+  "app_key_disabled",
+  "timestamp_out_of_window",
+  "nonce_replayed",
+  "invalid_signature"
+)
+export type UnauthorizedReason = typeof UnauthorizedReason.Type
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  error: UnauthorizedReason,
+  message: Schema.String,
+  server_time: Schema.optional(Schema.Number),
+  string_to_sign: Schema.optional(Schema.String),
+  hint: Schema.optional(Schema.String)
+}) {}
+
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  error: Schema.Literal("permission_denied"),
+  message: Schema.String,
+  required: Schema.String
+}) {}
+
+export const ResourceName = Schema.Literal(
+  "guest",
+  "matchmaker",
+  "company",
+  "work_wechat",
+  "work_group",
+  "follow_up_task",
+  "image_blacklist",
+  "activity",
+  "match",
+  "membership",
+  "user",
+  "plan",
+  "card_task",
+  "route"
+)
+export type ResourceName = typeof ResourceName.Type
+
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  error: Schema.Literal("not_found"),
+  message: Schema.String,
+  resource: ResourceName,
+  missing_ids: Schema.optional(Schema.Array(Schema.Number))
+}) {
+  static of(resource: ResourceName, id?: number | string): NotFound {
+    return new NotFound({
+      error: "not_found",
+      resource,
+      message: id === undefined ? `${resource} not found` : `${resource} ${id} not found`
+    })
+  }
+  static ids(resource: ResourceName, missing: ReadonlyArray<number>): NotFound {
+    return new NotFound({
+      error: "not_found",
+      resource,
+      missing_ids: missing,
+      message: `unknown ${resource} ids: ${missing.join(", ")}`
+    })
+  }
+}
+
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  error: Schema.Literal("task_locked"),
+  message: Schema.String,
+  dispatched_to: Schema.optional(Schema.String)
+}) {}
+
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
+  error: Schema.Literal("payload_too_large"),
+  message: Schema.String,
+  limit: Schema.Number
+}) {}
+
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  error: Schema.Literal("unsupported_media_type"),
+  message: Schema.String,
+  expected: Schema.String
+}) {}
+
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
+  error: Schema.Literal("rate_limited"),
+  message: Schema.String,
+  retry_after: Schema.Number
+}) {}
+
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {
+  error: Schema.Literal("internal_error"),
+  message: Schema.String,
+  request_id: Schema.String
+}) {}
+
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
+  error: Schema.Literal("parser_unavailable"),
+  message: Schema.String
+}) {}
+
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | UnsupportedMediaType
+  | TooManyRequests
+  | InternalError
+  | ServiceUnavailable
+
+// The wire form of an error: `{code, message, data: {error, ...details}}`, with the HTTP status
+// equal to `code`. Decoding it gives back the tagged error, so the typed client fails with it.
+type ErrorClass = Schema.Schema<any, any, never> & {
+  readonly fields: Schema.Struct.Fields
+  readonly _tag: string
+}
+
+const errorEnvelope = <C extends ErrorClass>(cls: C, status: number) => {
+  const { message: _message, _tag: _t, ...dataFields } = cls.fields
+  return Schema.transform(
+    Schema.Struct({
+      code: Schema.Literal(status),
+      message: Schema.String,
+      data: Schema.Struct(dataFields)
+    }),
+    cls,
+    {
+      strict: false,
+      decode: ({ data, message }) => ({ ...data, message, _tag: cls._tag }),
+      encode: ({ _tag, message, ...data }) => ({ code: status, message, data })
+    }
+  ).annotations({ identifier: `${cls._tag}Error`, ...HttpApiSchema.annotations({ status }) }) as unknown as Schema.Schema<
+    Schema.Schema.Type<C>,
+    unknown,
+    never
+  >
+}
+
+export const ErrorStatus = {
+  BadRequest: 400,
+  Unauthorized: 401,
+  Forbidden: 403,
+  NotFound: 404,
+  Conflict: 409,
+  PayloadTooLarge: 413,
+  UnsupportedMediaType: 415,
+  TooManyRequests: 429,
+  InternalError: 500,
+  ServiceUnavailable: 503
+} as const satisfies Record<ApiError["_tag"], number>
+
+export const BadRequestEnvelope = errorEnvelope(BadRequest, 400)
+export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, 401)
+export const ForbiddenEnvelope = errorEnvelope(Forbidden, 403)
+export const NotFoundEnvelope = errorEnvelope(NotFound, 404)
+export const ConflictEnvelope = errorEnvelope(Conflict, 409)
+export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, 413)
+export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, 415)
+export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, 429)
+export const InternalErrorEnvelope = errorEnvelope(InternalError, 500)
+export const ServiceUnavailableEnvelope = errorEnvelope(ServiceUnavailable, 503)
+
+/** Every error envelope; the edge encodes any ApiError with this union. */
+export const AnyErrorEnvelope = Schema.Union(
+  BadRequestEnvelope,
+  UnauthorizedEnvelope,
+  ForbiddenEnvelope,
+  NotFoundEnvelope,
+  ConflictEnvelope,
+  PayloadTooLargeEnvelope,
+  UnsupportedMediaTypeEnvelope,
+  TooManyRequestsEnvelope,
+  InternalErrorEnvelope,
+  ServiceUnavailableEnvelope
+)
+
+export const isApiError = (u: unknown): u is ApiError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in ErrorStatus

@@ -1,0 +1,146 @@
+// Matchmakers (SPEC §2.1, §4.1): records, create/update bodies, list filters and endpoints.
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { BooleanFromQuery, CsvStrings, Envelope, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+
+export const MatchmakerLevel = Schema.Literal("normal", "silver", "gold")
+export const CertLevel = Schema.Literal("none", "junior", "intermediate", "senior")
+export type CertLevel = typeof CertLevel.Type
+export const MatchmakerStatus = Schema.Literal("active", "disabled")
+
+export const Matchmaker = Schema.Struct({
+  id: Schema.Int,
+  company_id: Schema.NullOr(Schema.Int),
+  store_id: Schema.NullOr(Schema.Int),
+  name: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  wechat: Schema.NullOr(Schema.String),
+  wechat_id: Schema.NullOr(Schema.String),
+  country: Schema.NullOr(Schema.String),
+  province: Schema.NullOr(Schema.String),
+  city: Schema.NullOr(Schema.String),
+  avatar: Schema.NullOr(Schema.String),
+  years_exp: Schema.NullOr(Schema.Int),
+  specialty: Schema.NullOr(Schema.String),
+  intro: Schema.NullOr(Schema.String),
+  guest_count: Schema.Int,
+  match_count: Schema.Int,
+  success_rate: Schema.Number,
+  credit_score: Schema.Int,
+  level: MatchmakerLevel,
+  cert_level: CertLevel,
+  status: MatchmakerStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).annotations({ identifier: "Matchmaker" })
+export type Matchmaker = typeof Matchmaker.Type
+
+const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+
+/** Writable fields; null clears an optional one. */
+export const MatchmakerWritable = {
+  company_id: nullable(Schema.Int.pipe(Schema.positive())),
+  store_id: nullable(Schema.Int.pipe(Schema.positive())),
+  phone: nullable(Phone),
+  wechat: nullable(Text(100)),
+  wechat_id: nullable(Text(100)),
+  country: nullable(Text(50)),
+  province: nullable(Text(50)),
+  city: nullable(Text(50)),
+  avatar: nullable(Text(255)),
+  years_exp: nullable(Schema.Int.pipe(Schema.between(0, 80))),
+  specialty: nullable(Text(200)),
+  intro: nullable(Text(500)),
+  level: Schema.optionalWith(MatchmakerLevel, { exact: true })
+}
+
+export const MatchmakerCreate = Schema.Struct({
+  name: Text(50, 1),
+  ...MatchmakerWritable
+}).annotations({ identifier: "MatchmakerCreate", parseOptions: { errors: "all" } })
+export type MatchmakerCreate = typeof MatchmakerCreate.Type
+
+export const MatchmakerUpdate = Schema.Struct({
+  name: Schema.optionalWith(Text(50, 1), { exact: true }),
+  ...MatchmakerWritable
+}).annotations({ identifier: "MatchmakerUpdate", parseOptions: { errors: "all" } })
+export type MatchmakerUpdate = typeof MatchmakerUpdate.Type
+
+/** PUT answer: id, company_id, name, every sent field with its stored value, updated_at. */
+export const MatchmakerUpdated = Schema.Struct({
+  id: Schema.Int,
+  company_id: Schema.NullOr(Schema.Int),
+  name: Schema.String,
+  updated_at: Timestamp
+}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ identifier: "MatchmakerUpdated" })
+
+export const MATCHMAKER_PAGE = { default: 20, max: 500 } as const
+export const MATCHMAKER_IDS_PAGE = { default: 10000, max: 10000 } as const
+
+export const WorkWechatScope = Schema.Literal("all", "direct", "group")
+export const WorkWechatFilter = Schema.Literal("empty", "has")
+
+export const MatchmakerListParams = Schema.Struct({
+  ...Paging(MATCHMAKER_PAGE),
+  company_id: Schema.optional(PositiveIntFromString),
+  keyword: Schema.optional(Schema.String),
+  status: Schema.optional(MatchmakerStatus),
+  level: Schema.optional(MatchmakerLevel),
+  has_guests: Schema.optional(BooleanFromQuery),
+  work_wechat_id: Schema.optional(PositiveIntFromString),
+  group_nos: Schema.optional(CsvStrings),
+  work_wechat_scope: Schema.optional(WorkWechatScope),
+  work_wechat_filter: Schema.optional(WorkWechatFilter)
+}).annotations({ parseOptions: { errors: "all" } })
+export type MatchmakerListParams = typeof MatchmakerListParams.Type
+
+export const MatchmakerIdsParams = Schema.Struct({
+  ...Paging(MATCHMAKER_IDS_PAGE),
+  company_id: Schema.optional(PositiveIntFromString),
+  work_wechat_id: Schema.optional(PositiveIntFromString),
+  group_nos: Schema.optional(CsvStrings),
+  work_wechat_scope: Schema.optional(WorkWechatScope)
+}).annotations({ parseOptions: { errors: "all" } })
+export type MatchmakerIdsParams = typeof MatchmakerIdsParams.Type
+
+export const MatchmakerIdItem = Schema.Struct({
+  id: Schema.Int,
+  wechat_id: Schema.String,
+  group_nos: Schema.Array(Schema.String),
+  work_wechat_ids: Schema.Array(Schema.Int)
+}).annotations({ identifier: "MatchmakerIdItem" })
+export type MatchmakerIdItem = typeof MatchmakerIdItem.Type
+
+export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
+  .add(
+    HttpApiEndpoint.get("list", "/matchmakers")
+      .setUrlParams(MatchmakerListParams)
+      .addSuccess(Envelope(ListOf(Matchmaker), "MatchmakerListEnvelope"))
+      .annotate(RequiredPermission, "open:matchmaker:read")
+  )
+  .add(
+    HttpApiEndpoint.get("ids", "/matchmakers/ids")
+      .setUrlParams(MatchmakerIdsParams)
+      .addSuccess(Envelope(ListOf(MatchmakerIdItem), "MatchmakerIdsEnvelope"))
+      .annotate(RequiredPermission, "open:matchmaker:read")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/matchmakers/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope(Matchmaker, "MatchmakerEnvelope"))
+      .annotate(RequiredPermission, "open:matchmaker:read")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/matchmakers")
+      .setPayload(MatchmakerCreate)
+      .addSuccess(Envelope(Matchmaker, "MatchmakerCreatedEnvelope"))
+      .annotate(RequiredPermission, "open:matchmaker:manage")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/matchmakers/:id")
+      .setPath(IdPath)
+      .setPayload(MatchmakerUpdate)
+      .addSuccess(Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"))
+      .annotate(RequiredPermission, "open:matchmaker:manage")
+  )
+{}

@@ -1,0 +1,13 @@
+// Unsigned helper endpoints: server time for clock correction (DECISIONS §2).
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Envelope, Timestamp } from "./Common.js"
+
+export const ServerTime = Schema.Struct({
+  timestamp: Schema.Int.annotations({ description: "Unix seconds" }),
+  time: Timestamp
+}).annotations({ identifier: "ServerTime" })
+
+export class SystemApi extends HttpApiGroup.make("system")
+  .add(HttpApiEndpoint.get("time", "/time").addSuccess(Envelope(ServerTime, "ServerTimeEnvelope")))
+{}

@@ -1,0 +1,36 @@
+// The layers both processes (API and job daemon) and the admin command line are built from;
+// only the top of each entry point differs.
+import { Layer } from "effect"
+import { AuthenticatorLive } from "./auth/Authenticator.js"
+import { SecretBoxLive } from "./auth/SecretBox.js"
+import { AppConfigLive } from "./Config.js"
+import { ClientsRepoLive } from "./repos/ClientsRepo.js"
+import { CompaniesRepoLive } from "./repos/CompaniesRepo.js"
+import { MatchmakersRepoLive } from "./repos/MatchmakersRepo.js"
+import { OutboxRepoLive } from "./repos/OutboxRepo.js"
+import { ReplayRepoLive } from "./repos/ReplayRepo.js"
+import { ClientsLive } from "./services/Clients.js"
+import { CompaniesLive } from "./services/Companies.js"
+import { MatchmakersLive } from "./services/Matchmakers.js"
+import { SqlLive } from "./sql/Sql.js"
+
+export const ReposLive = Layer.mergeAll(
+  ClientsRepoLive,
+  ReplayRepoLive,
+  CompaniesRepoLive,
+  MatchmakersRepoLive,
+  OutboxRepoLive
+)
+
+/** Services over the repositories; needs AppConfig and a SqlClient. */
+export const ServicesLive = Layer.mergeAll(
+  ClientsLive,
+  AuthenticatorLive,
+  MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
+).pipe(
+  Layer.provideMerge(SecretBoxLive),
+  Layer.provideMerge(ReposLive)
+)
+
+/** Everything over a migrated database, configured from the environment. */
+export const AppLive = ServicesLive.pipe(Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))

@@ -1,0 +1,34 @@
+// Validation issues as clients see them: one entry per path. A union (a literal set, a nullable
+// field) fails once per member; those are folded into one readable message.
+
+export interface Issue {
+  readonly path: string
+  readonly message: string
+}
+
+const EXPECTED = /^Expected (.+), actual (.+)$/s
+
+const foldMessages = (messages: ReadonlyArray<string>): string => {
+  const unique = [...new Set(messages)]
+  if (unique.length === 1) return unique[0]!
+  // "Expected null" is the nullable branch; the other branch says what was wrong.
+  const informative = unique.filter((m) => !/^Expected null, actual /.test(m))
+  const kept = informative.length > 0 ? informative : unique
+  if (kept.length === 1) return kept[0]!
+  const parsed = kept.map((m) => EXPECTED.exec(m))
+  if (parsed.every((m) => m !== null)) {
+    const actual = parsed[0]![2]
+    if (parsed.every((m) => m![2] === actual)) return `Expected ${parsed.map((m) => m![1]).join(" | ")}, actual ${actual}`
+  }
+  return kept.join("; ")
+}
+
+export const mergeIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
+  const byPath = new Map<string, Array<string>>()
+  for (const { path, message } of issues) {
+    const list = byPath.get(path)
+    if (list) list.push(message)
+    else byPath.set(path, [message])
+  }
+  return [...byPath].map(([path, messages]) => ({ path, message: foldMessages(messages) }))
+}

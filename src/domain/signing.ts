@@ -1,0 +1,75 @@
+// Request signing of DECISIONS.md §2: the canonical string and its HMAC, shared by the server's
+// verifier and the integrators' client so both compute byte-identical strings.
+import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+
+/** RFC 3986 encoding: only A-Z a-z 0-9 - _ . ~ stay, every other UTF-8 byte is %XX (upper hex). */
+export const rfc3986 = (s: string): string =>
+  encodeURIComponent(s).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
+
+const formDecode = (s: string): string => {
+  const spaced = s.replace(/\+/g, " ")
+  try {
+    return decodeURIComponent(spaced)
+  } catch {
+    // A stray '%' is not an escape; keep the text as sent so the client can still match it.
+    return spaced
+  }
+}
+
+/** The `sorted_query` line from the raw query string (without the leading `?`). */
+export const sortedQuery = (rawQuery: string): string => {
+  if (rawQuery === "") return ""
+  const pairs: Array<readonly [string, string]> = []
+  for (const part of rawQuery.split("&")) {
+    if (part === "") continue
+    const eq = part.indexOf("=")
+    const name = eq === -1 ? part : part.slice(0, eq)
+    const value = eq === -1 ? "" : part.slice(eq + 1)
+    pairs.push([rfc3986(formDecode(name)), rfc3986(formDecode(value))])
+  }
+  pairs.sort(([an, av], [bn, bv]) => (an < bn ? -1 : an > bn ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
+  return pairs.map(([n, v]) => `${n}=${v}`).join("&")
+}
+
+export const md5Hex = (bytes: Uint8Array): string => createHash("md5").update(bytes).digest("hex")
+
+export interface SigningInput {
+  readonly method: string
+  readonly path: string
+  readonly rawQuery: string
+  readonly appKey: string
+  readonly timestamp: string
+  readonly nonce: string
+  readonly body: Uint8Array
+}
+
+export const stringToSign = (input: SigningInput): string =>
+  [
+    input.method.toUpperCase(),
+    input.path,
+    sortedQuery(input.rawQuery),
+    input.appKey,
+    input.timestamp,
+    input.nonce,
+    md5Hex(input.body)
+  ].join("\n")
+
+export const hmacHex = (secret: string, message: string): string =>
+  createHmac("sha256", Buffer.from(secret, "utf8")).update(Buffer.from(message, "utf8")).digest("hex")
+
+export const sign = (secret: string, input: SigningInput): string => hmacHex(secret, stringToSign(input))
+
+/** Constant-time comparison of two hex signatures. */
+export const signatureMatches = (expectedHex: string, givenHex: string): boolean => {
+  const a = Buffer.from(expectedHex, "utf8")
+  const b = Buffer.from(givenHex.toLowerCase(), "utf8")
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/
+
+/** Splits `/path?query` as sent; the path is not decoded. */
+export const splitUrl = (url: string): { readonly path: string; readonly rawQuery: string } => {
+  const q = url.indexOf("?")
+  return q === -1 ? { path: url, rawQuery: "" } : { path: url.slice(0, q), rawQuery: url.slice(q + 1) }
+}

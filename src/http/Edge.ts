@@ -1,0 +1,186 @@
+// The one place where every response takes its final shape (DECISIONS §1): the body is read once
+// within its size limit, every failure and defect becomes an error envelope, and every response
+// gets X-Request-Id, the rate-limit headers and, for masking clients, masked data.
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { NodeHttpServerRequest } from "@effect/platform-node"
+import { Cause, Clock, Effect, Option, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import type { IncomingMessage } from "node:http"
+import { OpenApiDef } from "../../schema/Api.js"
+import { AnyErrorEnvelope, type ApiError, BadRequest, ErrorStatus, InternalError, isApiError, NotFound, PayloadTooLarge } from "../../schema/Errors.js"
+import { AppConfig } from "../Config.js"
+import { mergeIssues } from "../domain/issues.js"
+import { maskDeep } from "../domain/masking.js"
+import { RequestState, type RequestStateShape } from "./RequestState.js"
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+/** Multipart bodies carry the file plus the other parts and their headers. */
+const MULTIPART_SLACK = 256 * 1024
+
+const tooLarge = (limit: number) =>
+  new PayloadTooLarge({ error: "payload_too_large", message: `request body exceeds ${limit} bytes`, limit })
+
+/** Reads a Node request body, keeping at most `limit` bytes; past it, drains the rest and fails. */
+const readNodeBody = (msg: IncomingMessage, limit: number) =>
+  Effect.async<Uint8Array, PayloadTooLarge>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    let done = false
+    msg.on("data", (chunk: Buffer) => {
+      if (done) return
+      size += chunk.length
+      if (size > limit) {
+        done = true
+        chunks.length = 0
+        resume(Effect.fail(tooLarge(limit)))
+      } else {
+        chunks.push(chunk)
+      }
+    })
+    msg.on("end", () => {
+      if (!done) {
+        done = true
+        resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks))))
+      }
+    })
+    msg.on("error", (err) => {
+      if (!done) {
+        done = true
+        resume(Effect.die(err))
+      }
+    })
+  })
+
+const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  Effect.gen(function*() {
+    const declared = Number(request.headers["content-length"] ?? "0")
+    if (Number.isFinite(declared) && declared > limit) {
+      // Drain what the client still sends so the 413 reaches it on an intact connection.
+      yield* Effect.sync(() => {
+        try {
+          NodeHttpServerRequest.toIncomingMessage(request).resume()
+        } catch {
+          // not a Node request: nothing to drain
+        }
+      })
+      return yield* Effect.fail(tooLarge(limit))
+    }
+    let msg: IncomingMessage | undefined
+    try {
+      msg = NodeHttpServerRequest.toIncomingMessage(request)
+    } catch {
+      msg = undefined
+    }
+    if (msg !== undefined) return yield* readNodeBody(msg, limit)
+    const buffer = yield* Effect.orDie(request.arrayBuffer)
+    if (buffer.byteLength > limit) return yield* Effect.fail(tooLarge(limit))
+    return new Uint8Array(buffer)
+  })
+
+/** A request that serves the already-read bytes to the decoders of the router. */
+const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array): HttpServerRequest.HttpServerRequest => {
+  const headers = new Headers()
+  for (const [k, v] of Object.entries(request.headers)) headers.set(k, v)
+  const hasBody = request.method !== "GET" && request.method !== "HEAD"
+  const web = new Request(new URL(request.url, "http://localhost"), {
+    method: request.method,
+    headers,
+    ...(hasBody ? { body } : {})
+  })
+  return HttpServerRequest.fromWeb(web).modify({ url: request.url, remoteAddress: Option.getOrUndefined(request.remoteAddress) })
+}
+
+const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
+  let out = ""
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`
+    else out += out === "" ? String(segment) : `.${String(segment)}`
+  }
+  return out === "" ? "body" : out
+}
+
+const encodeError = Schema.encodeSync(AnyErrorEnvelope)
+
+export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(encodeError(error), { status: ErrorStatus[error._tag] })
+
+/** Every cause becomes an ApiError; anything unforeseen is a logged 500. */
+const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effect<ApiError> => {
+  const failure = Cause.failureOption(cause)
+  const defect = Option.isNone(failure) ? Cause.dieOption(cause) : Option.none()
+  const err: unknown = Option.isSome(failure) ? failure.value : Option.getOrUndefined(defect)
+  if (isApiError(err)) return Effect.succeed(err)
+  if (err instanceof HttpApiError.HttpApiDecodeError) {
+    return Effect.succeed(BadRequest.invalid(
+      mergeIssues(err.issues.map((i) => ({ path: renderPath(i.path), message: i.message }))),
+      "invalid parameters"
+    ))
+  }
+  if (HttpServerError.isServerError(err) && err._tag === "RouteNotFound") {
+    return Effect.succeed(new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" }))
+  }
+  if (typeof err === "object" && err !== null && "_tag" in err && err._tag === "MultipartError" && "reason" in err &&
+    (err.reason === "FileTooLarge" || err.reason === "BodyTooLarge")) {
+    return Effect.succeed(new PayloadTooLarge({ error: "payload_too_large", message: "uploaded file is too large", limit: 10 * 1024 * 1024 }))
+  }
+  return Effect.as(
+    Effect.logError("request failed with a defect", Cause.pretty(cause)).pipe(Effect.annotateLogs({ request_id: requestId })),
+    new InternalError({ error: "internal_error", message: "internal error; quote the request id when reporting it", request_id: requestId })
+  )
+}
+
+const maskResponse = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
+  if (response.status !== 200 || response.body._tag !== "Uint8Array") return response
+  try {
+    const envelope = JSON.parse(new TextDecoder().decode(response.body.body)) as { data?: unknown }
+    return HttpServerResponse.unsafeJson({ ...envelope, data: maskDeep(envelope.data) }, {
+      status: response.status,
+      headers: response.headers
+    })
+  } catch {
+    return response
+  }
+}
+
+export const EdgeLive = HttpApiBuilder.middleware(
+  OpenApiDef,
+  Effect.gen(function*() {
+    const config = yield* AppConfig
+    return (app) =>
+      Effect.gen(function*() {
+        const original = yield* HttpServerRequest.HttpServerRequest
+        const given = original.headers["x-request-id"]
+        const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+        const state: RequestStateShape = { requestId, body: new Uint8Array(0), caller: undefined, headers: {} }
+        const started = yield* Clock.currentTimeMillis
+        const type = (original.headers["content-type"] ?? "").toLowerCase()
+        const limit = type.startsWith("multipart/") ? config.cardFileLimitBytes + MULTIPART_SLACK : config.jsonBodyLimitBytes
+
+        let response = yield* Effect.gen(function*() {
+          const body = original.method === "GET" || original.method === "HEAD" ? new Uint8Array(0) : yield* readBody(original, limit)
+          state.body = body
+          return yield* app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body)))
+        }).pipe(
+          Effect.provideService(RequestState, state),
+          Effect.catchAllCause((cause) =>
+            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.map(toApiError(cause, requestId), errorResponse)
+          )
+        )
+        if (state.caller?.masking === true) response = maskResponse(response)
+        response = HttpServerResponse.setHeaders(response, { ...state.headers, "x-request-id": requestId })
+        const ended = yield* Clock.currentTimeMillis
+        yield* Effect.logInfo("request").pipe(
+          Effect.annotateLogs({
+            request_id: requestId,
+            method: original.method,
+            path: original.url.split("?")[0],
+            status: response.status,
+            ms: ended - started,
+            app_key: state.caller?.appKey ?? null
+          })
+        )
+        return response
+      })
+  }),
+  { withContext: true }
+)

@@ -1,0 +1,15 @@
+// Per-request state shared between the edge middleware and the signature middleware: the exact
+// body bytes (read once), the request id, the authenticated caller and extra response headers.
+import { Context } from "effect"
+import type { CallerInfo } from "../../schema/Auth.js"
+
+export interface RequestStateShape {
+  readonly requestId: string
+  body: Uint8Array
+  caller: CallerInfo | undefined
+  readonly headers: Record<string, string>
+}
+
+export class RequestState extends Context.Reference<RequestState>()("Http/RequestState", {
+  defaultValue: (): RequestStateShape => ({ requestId: "", body: new Uint8Array(0), caller: undefined, headers: {} })
+}) {}

@@ -1,0 +1,88 @@
+// The signature middleware of every signed group: authenticates the caller, applies the
+// per-client rate limit, checks the endpoint's permission and the body's media type.
+import { HttpRouter, HttpServerRequest } from "@effect/platform"
+import { Clock, Effect, Layer } from "effect"
+import { Signed } from "../../schema/Auth.js"
+import { BadRequest, Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/Errors.js"
+import { Authenticator } from "../auth/Authenticator.js"
+import { ReplayRepo } from "../repos/ReplayRepo.js"
+import { RequestState } from "./RequestState.js"
+import { routeKey, ROUTES } from "./routes.js"
+
+const mediaType = (header: string | undefined): string => (header ?? "").split(";")[0]!.trim().toLowerCase()
+
+export const SignedLive = Layer.effect(
+  Signed,
+  Effect.gen(function*() {
+    const auth = yield* Authenticator
+    const replay = yield* ReplayRepo
+
+    return Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const { route } = yield* HttpRouter.RouteContext
+      const state = yield* RequestState
+      const info = ROUTES.get(routeKey(String(route.method), String(route.path)))
+      if (info === undefined || info.permission === undefined) {
+        return yield* Effect.dieMessage(`route ${route.method} ${route.path} has no declared permission`)
+      }
+
+      const { caller, deprecatedSecret, rate } = yield* auth.authenticate({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: state.body
+      })
+      state.caller = caller
+      if (deprecatedSecret) state.headers["x-secret-deprecated"] = "true"
+
+      const nowMs = yield* Clock.currentTimeMillis
+      const bucket = yield* Effect.orDie(replay.takeToken(caller.appKey, nowMs, rate.rps, rate.burst))
+      const remaining = Math.max(0, Math.floor(bucket.tokens))
+      state.headers["ratelimit-limit"] = String(rate.burst)
+      state.headers["ratelimit-remaining"] = String(remaining)
+      state.headers["ratelimit-reset"] = String(Math.ceil(Math.max(0, rate.burst - bucket.tokens) / rate.rps))
+      state.headers["ratelimit-policy"] = `${rate.burst};w=${Math.max(1, Math.round(rate.burst / rate.rps))}`
+      if (!bucket.allowed) {
+        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
+        state.headers["retry-after"] = String(retryAfter)
+        return yield* new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter })
+      }
+
+      if (!caller.permissions.has(info.permission)) {
+        return yield* new Forbidden({
+          error: "permission_denied",
+          message: `this client lacks the permission ${info.permission}`,
+          required: info.permission
+        })
+      }
+
+      const type = mediaType(request.headers["content-type"])
+      if (info.body === "json") {
+        if (type !== "application/json") {
+          return yield* new UnsupportedMediaType({
+            error: "unsupported_media_type",
+            message: "this endpoint takes a JSON body (Content-Type: application/json)",
+            expected: "application/json"
+          })
+        }
+        const text = new TextDecoder("utf-8", { fatal: false }).decode(state.body)
+        let parsed: unknown
+        try {
+          parsed = JSON.parse(text)
+        } catch (e) {
+          return yield* BadRequest.invalid([{ path: "body", message: `malformed JSON: ${(e as Error).message}` }], "malformed JSON body")
+        }
+        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+          return yield* BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
+        }
+      } else if (info.body === "multipart" && type !== "multipart/form-data") {
+        return yield* new UnsupportedMediaType({
+          error: "unsupported_media_type",
+          message: "this endpoint takes multipart/form-data",
+          expected: "multipart/form-data"
+        })
+      }
+      return caller
+    })
+  })
+)

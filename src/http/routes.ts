@@ -1,0 +1,41 @@
+// What the edge needs to know of each endpoint, read once from the contract: the permission it
+// requires and the body kind it accepts (for 415), keyed by router method and path.
+import { HttpApi, HttpApiSchema } from "@effect/platform"
+import { Context, Option } from "effect"
+import { OpenApiDef } from "../../schema/Api.js"
+import { type Permission, RequiredPermission } from "../../schema/Common.js"
+
+export type BodyKind = "none" | "json" | "multipart"
+
+export interface RouteInfo {
+  readonly group: string
+  readonly name: string
+  readonly permission: Permission | undefined
+  readonly body: BodyKind
+}
+
+export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
+
+const build = (): ReadonlyMap<string, RouteInfo> => {
+  const table = new Map<string, RouteInfo>()
+  HttpApi.reflect(OpenApiDef, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, group, mergedAnnotations, payloads }) => {
+      let body: BodyKind = "none"
+      if (endpoint.method !== "GET" && endpoint.method !== "DELETE" && endpoint.method !== "HEAD") {
+        for (const [contentType, { ast }] of payloads) {
+          body = contentType.includes("multipart") || HttpApiSchema.getMultipart(ast) !== undefined ? "multipart" : "json"
+        }
+      }
+      table.set(routeKey(endpoint.method, endpoint.path), {
+        group: group.identifier,
+        name: endpoint.name,
+        permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
+        body
+      })
+    }
+  })
+  return table
+}
+
+export const ROUTES: ReadonlyMap<string, RouteInfo> = build()

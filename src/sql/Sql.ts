@@ -1,0 +1,62 @@
+// The PostgreSQL client (from DATABASE_URL) and the migrator, shared by the API, the job daemon,
+// the admin command line and the tests.
+import { FileSystem, Path } from "@effect/platform"
+import { NodeContext } from "@effect/platform-node"
+import { Migrator, SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer, Redacted } from "effect"
+import { fileURLToPath } from "node:url"
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url))
+
+export const pgClientLayer = (url: Redacted.Redacted<string>, applicationName = "matchmaking-open-api") =>
+  PgClient.layer({ url, applicationName, maxConnections: 10 })
+
+export const PgLive = Layer.unwrapEffect(
+  Effect.map(Config.redacted("DATABASE_URL"), (url) => pgClientLayer(url))
+).pipe(Layer.orDie)
+
+/** Forward-only `.sql` files named `NNNN_name.sql`, applied in order. */
+const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem | Path.Path> = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const path = yield* Path.Path
+  const files = yield* fs.readDirectory(MIGRATIONS_DIR)
+  const migrations: Array<Migrator.ResolvedMigration> = []
+  for (const file of files) {
+    const m = /^(\d+)_(.+)\.sql$/.exec(file)
+    if (m === null) continue
+    const text = yield* fs.readFileString(path.join(MIGRATIONS_DIR, file))
+    migrations.push([
+      Number(m[1]),
+      m[2]!,
+      Effect.succeed(Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text)))
+    ])
+  }
+  return migrations.sort(([a], [b]) => a - b)
+}).pipe(
+  Effect.mapError((cause) => new Migrator.MigrationError({ reason: "import-error", message: "cannot read migrations", cause }))
+)
+
+const MIGRATION_LOCK_KEY = 727_001_1
+
+/**
+ * Applies pending migrations. The migrator creates its table outside its own lock, so two
+ * processes starting on a new database are serialised by a session advisory lock held on a
+ * reserved connection for the whole run.
+ */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* Effect.scoped(
+    Effect.gen(function*() {
+      const conn = yield* sql.reserve
+      yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
+      yield* Effect.ensuring(
+        Migrator.make({})({ loader: sqlFileLoader }),
+        Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
+      )
+    })
+  )
+}).pipe(Effect.provide(NodeContext.layer), Effect.withSpan("Sql.migrate"))
+
+/** PgClient + migrations applied at layer construction. */
+export const SqlLive = Layer.effectDiscard(Effect.orDie(migrate)).pipe(Layer.provideMerge(PgLive))

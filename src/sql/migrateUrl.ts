@@ -1,0 +1,7 @@
+// Promise-style entry to run the migrations against one database URL (test setup, tooling).
+import { Effect, Redacted } from "effect"
+import { migrate, pgClientLayer } from "./Sql.js"
+
+export async function migrateDatabase(url: string): Promise<void> {
+  await Effect.runPromise(migrate.pipe(Effect.provide(pgClientLayer(Redacted.make(url), "migrate")), Effect.orDie))
+}

@@ -1,0 +1,256 @@
+// Signed requests end to end (DECISIONS §2): every authentication failure with its reason, replay
+// protection shared across API instances, secret rotation, permissions and rate limits.
+import { FetchHttpClient } from "@effect/platform"
+import { expect, layer } from "@effect/vitest"
+import { Context, Effect, Layer, TestClock } from "effect"
+import { Clients } from "../src/services/Clients.js"
+import { createCredentials, serverLayer, signedClient, TestServer, testServerLayer, testAppLayer } from "./support/harness.js"
+import { rawRequest } from "./support/raw.js"
+
+const PATH = "/api/open/v1/companies"
+
+layer(testServerLayer())("authentication", (it) => {
+  it.effect("a correctly signed request succeeds with the envelope", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, { path: PATH, query: "page=1&page_size=5", credentials })
+      expect(res.status).toBe(200)
+      expect(res.json).toEqual({ code: 200, message: "ok", data: { list: [], total: 0 } })
+      expect(res.headers.get("x-request-id")).toMatch(/.+/)
+    }))
+
+  it.effect("missing signing headers give 401 missing_credentials", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const res = yield* rawRequest(baseUrl, { path: PATH })
+      expect(res.status).toBe(401)
+      expect(res.json.code).toBe(401)
+      expect(res.json.data.error).toBe("missing_credentials")
+    }))
+
+  it.effect("an unknown app_key gives 401 unknown_app_key", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const res = yield* rawRequest(baseUrl, { path: PATH, credentials: { appKey: "ak_nope", appSecret: "x" } })
+      expect(res.json.data.error).toBe("unknown_app_key")
+    }))
+
+  it.effect("a wrong secret gives 401 invalid_signature with the server's string_to_sign", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, {
+        path: PATH,
+        query: "keyword=%E5%BC%A0&page=1",
+        credentials,
+        nonce: "nonce-wrong-secret-0001",
+        signed: { secret: "not-the-secret" }
+      })
+      expect(res.status).toBe(401)
+      expect(res.json.data.error).toBe("invalid_signature")
+      const lines = (res.json.data.string_to_sign as string).split("\n")
+      expect(lines).toEqual([
+        "GET",
+        PATH,
+        "keyword=%E5%BC%A0&page=1",
+        credentials.appKey,
+        res.json.data.string_to_sign.split("\n")[4],
+        "nonce-wrong-secret-0001",
+        "d41d8cd98f00b204e9800998ecf8427e"
+      ])
+      expect(JSON.stringify(res.json)).not.toContain(credentials.appSecret)
+    }))
+
+  it.effect("a body changed after signing gives 401 invalid_signature", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: PATH,
+        body: JSON.stringify({ name: "红娘之家" }),
+        signed: { body: JSON.stringify({ name: "红娘之家 " }) },
+        credentials
+      })
+      expect(res.json.data.error).toBe("invalid_signature")
+    }))
+
+  it.effect("a query changed after signing gives 401 invalid_signature", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, { path: PATH, query: "page=2", signed: { query: "page=1" }, credentials })
+      expect(res.json.data.error).toBe("invalid_signature")
+    }))
+
+  it.effect("a query signed without sorting still verifies (the server sorts)", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, { path: PATH, query: "page_size=3&page=1&keyword=a+b", credentials })
+      expect(res.status).toBe(200)
+    }))
+
+  it.effect("a stale timestamp gives 401 timestamp_out_of_window with server_time", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const now = Math.floor((yield* TestClock.currentTimeMillis) / 1000)
+      const stale = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: now - 301 })
+      expect(stale.json.data.error).toBe("timestamp_out_of_window")
+      expect(stale.json.data.server_time).toBe(now)
+      const edge = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: now - 300 })
+      expect(edge.status).toBe(200)
+      const future = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: now + 301 })
+      expect(future.json.data.error).toBe("timestamp_out_of_window")
+    }))
+
+  it.effect("a millisecond timestamp is answered with a hint", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const res = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: (yield* TestClock.currentTimeMillis) })
+      expect(res.json.data.error).toBe("timestamp_out_of_window")
+      expect(res.json.data.hint).toMatch(/milliseconds/)
+    }))
+
+  it.effect("a replayed nonce gives 401 nonce_replayed", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const first = yield* rawRequest(baseUrl, { path: PATH, credentials, nonce: "replay-nonce-000001" })
+      expect(first.status).toBe(200)
+      const again = yield* rawRequest(baseUrl, { path: PATH, credentials, nonce: "replay-nonce-000001" })
+      expect(again.json.data.error).toBe("nonce_replayed")
+    }))
+
+  it.effect("a nonce with a bad signature is not recorded, so the honest request still passes", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const forged = yield* rawRequest(baseUrl, { path: PATH, credentials, nonce: "forged-nonce-000001", signed: { secret: "x" } })
+      expect(forged.json.data.error).toBe("invalid_signature")
+      const honest = yield* rawRequest(baseUrl, { path: PATH, credentials, nonce: "forged-nonce-000001" })
+      expect(honest.status).toBe(200)
+    }))
+
+  it.effect("a disabled app_key gives 401 app_key_disabled, and enabling restores it", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const clients = yield* Clients
+      const credentials = yield* createCredentials()
+      yield* clients.setStatus(credentials.appKey, "disabled")
+      const res = yield* rawRequest(baseUrl, { path: PATH, credentials })
+      expect(res.json.data.error).toBe("app_key_disabled")
+      yield* clients.setStatus(credentials.appKey, "active")
+      expect((yield* rawRequest(baseUrl, { path: PATH, credentials })).status).toBe(200)
+    }))
+
+  it.effect("after a reset both secrets work for 7 days, the old one flagged; then only the new one", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const clients = yield* Clients
+      const old = yield* createCredentials()
+      const reset = yield* clients.resetSecret(old.appKey)
+      const fresh = { appKey: old.appKey, appSecret: reset.app_secret }
+
+      const withOld = yield* rawRequest(baseUrl, { path: PATH, credentials: old })
+      expect(withOld.status).toBe(200)
+      expect(withOld.headers.get("x-secret-deprecated")).toBe("true")
+      const withNew = yield* rawRequest(baseUrl, { path: PATH, credentials: fresh })
+      expect(withNew.status).toBe(200)
+      expect(withNew.headers.get("x-secret-deprecated")).toBeNull()
+
+      yield* TestClock.adjust("6 days")
+      expect((yield* rawRequest(baseUrl, { path: PATH, credentials: old })).status).toBe(200)
+      yield* TestClock.adjust("1 days")
+      yield* TestClock.adjust("1 seconds")
+      const expired = yield* rawRequest(baseUrl, { path: PATH, credentials: old })
+      expect(expired.json.data.error).toBe("invalid_signature")
+      expect((yield* rawRequest(baseUrl, { path: PATH, credentials: fresh })).status).toBe(200)
+    }))
+
+  it.effect("an endpoint without its permission gives 403 permission_denied naming it", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials(["open:company:read"])
+      const read = yield* rawRequest(baseUrl, { path: PATH, credentials })
+      expect(read.status).toBe(200)
+      const write = yield* rawRequest(baseUrl, { method: "POST", path: PATH, body: JSON.stringify({ name: "某某婚介" }), credentials })
+      expect(write.status).toBe(403)
+      expect(write.json).toEqual({
+        code: 403,
+        message: expect.any(String),
+        data: { error: "permission_denied", required: "open:company:manage" }
+      })
+      const other = yield* rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", credentials })
+      expect(other.json.data.required).toBe("open:matchmaker:read")
+    }))
+
+  it.effect("the typed client signs every request, JSON bodies and queries included", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const created = yield* client.companies.create({ payload: { name: "幸福婚介", city: "长沙" } })
+      expect(created.status).toBe("active")
+      const page = yield* client.companies.list({ urlParams: { keyword: "幸福", city: "长沙", page: 1, page_size: 10 } })
+      expect(page.list.map((c) => c.id)).toContain(created.id)
+    }))
+})
+
+layer(testServerLayer({ rateLimitRps: 1, rateLimitBurst: 3 }))("rate limiting", (it) => {
+  it.effect("past the burst a client gets 429 rate_limited with Retry-After and RateLimit headers", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const statuses: Array<number> = []
+      let last
+      for (let i = 0; i < 4; i++) {
+        last = yield* rawRequest(baseUrl, { path: PATH, credentials })
+        statuses.push(last.status)
+      }
+      expect(statuses).toEqual([200, 200, 200, 429])
+      expect(last!.json.data).toEqual({ error: "rate_limited", retry_after: 1 })
+      expect(last!.headers.get("retry-after")).toBe("1")
+      expect(last!.headers.get("ratelimit-limit")).toBe("3")
+      expect(last!.headers.get("ratelimit-remaining")).toBe("0")
+      // Tokens come back with time.
+      yield* TestClock.adjust("1 seconds")
+      expect((yield* rawRequest(baseUrl, { path: PATH, credentials })).status).toBe(200)
+    }))
+
+  it.effect("the operator's per-client limit replaces the default", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const clients = yield* Clients
+      const credentials = yield* createCredentials()
+      yield* clients.setRateLimit(credentials.appKey, 1, 5)
+      const statuses: Array<number> = []
+      for (let i = 0; i < 6; i++) statuses.push((yield* rawRequest(baseUrl, { path: PATH, credentials })).status)
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429])
+    }))
+
+  it.effect("one client's limit does not throttle another client", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const a = yield* createCredentials()
+      const b = yield* createCredentials()
+      for (let i = 0; i < 4; i++) yield* rawRequest(baseUrl, { path: PATH, credentials: a })
+      expect((yield* rawRequest(baseUrl, { path: PATH, credentials: b })).status).toBe(200)
+    }))
+})
+
+// Two API instances over one database: the nonce record is shared.
+layer(testAppLayer().pipe(Layer.provideMerge(FetchHttpClient.layer)))("two API instances", (it) => {
+  it.scoped("a nonce used on one instance is refused by the other", () =>
+    Effect.gen(function*() {
+      const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      expect(a.baseUrl).not.toBe(b.baseUrl)
+      const credentials = yield* createCredentials()
+      const first = yield* rawRequest(a.baseUrl, { path: PATH, credentials, nonce: "shared-nonce-0000001" })
+      expect(first.status).toBe(200)
+      const replay = yield* rawRequest(b.baseUrl, { path: PATH, credentials, nonce: "shared-nonce-0000001" })
+      expect(replay.json.data.error).toBe("nonce_replayed")
+    }))
+})

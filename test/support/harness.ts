@@ -1,0 +1,82 @@
+// Test harness: a private copy of the migrated template database per test layer, the app's
+// layers over it, and a real HTTP server on a free loopback port with a signing client.
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import { randomBytes } from "node:crypto"
+import { createServer } from "node:http"
+import { inject } from "vitest"
+import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { makeOpenApiClient, type SignOptions } from "../../src/client/Client.js"
+import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
+import { HttpAppLive } from "../../src/http/Server.js"
+import { ServicesLive } from "../../src/Layers.js"
+import { Clients } from "../../src/services/Clients.js"
+import { pgClientLayer } from "../../src/sql/Sql.js"
+
+const databaseUrl = (serverUrl: string, database: string): string => {
+  const url = new URL(serverUrl)
+  url.pathname = `/${database}`
+  return url.toString()
+}
+
+/** A fresh database copied from the migrated template, dropped when the layer is released. */
+export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient> = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const adminUrl = inject("databaseAdminUrl")
+    const template = inject("templateDatabase")
+    const name = `${template}_${randomBytes(5).toString("hex")}`
+    const admin = yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin"))
+    const sql = Context.get(admin, SqlClient.SqlClient)
+    yield* Effect.acquireRelease(
+      Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
+      () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    )
+    return pgClientLayer(Redacted.make(databaseUrl(adminUrl, name)), "test")
+  })
+).pipe(Layer.orDie)
+
+/** The services over a private database; time starts at the real now (tests may move it). */
+export const testAppLayer = (config: Partial<AppConfigShape> = {}) =>
+  ServicesLive.pipe(
+    Layer.provideMerge(TestDatabaseLive),
+    Layer.provideMerge(appConfigWith(config)),
+    Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now())))
+  )
+
+export class TestServer extends Context.Tag("Test/Server")<TestServer, { readonly baseUrl: string }>() {}
+
+/** An HTTP server of the app over the given services (one more "API instance"). */
+export const serverLayer = Layer.scoped(
+  TestServer,
+  Effect.map(HttpServer.HttpServer, (server) => {
+    const address = server.address
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP server")
+    return { baseUrl: `http://127.0.0.1:${address.port}` }
+  })
+).pipe(
+  Layer.provideMerge(HttpAppLive),
+  Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+)
+
+/** Services, one server and an HTTP client: what most endpoint tests need. */
+export const testServerLayer = (config: Partial<AppConfigShape> = {}) =>
+  serverLayer.pipe(Layer.provideMerge(testAppLayer(config)), Layer.provideMerge(FetchHttpClient.layer))
+
+/** Creates an API client with the given permissions and returns its credentials. */
+export const createCredentials = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; name?: string } = {}) =>
+  Effect.flatMap(Clients, (clients) =>
+    Effect.map(
+      Effect.orDie(clients.create({ name: options.name ?? "test", permissions, masking: options.masking ?? false })),
+      (c) => ({ appKey: c.app_key, appSecret: c.app_secret })
+    ))
+
+/** A signed typed client for a new API client with these permissions. */
+export const signedClient = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; sign?: SignOptions } = {}) =>
+  Effect.gen(function*() {
+    const { baseUrl } = yield* TestServer
+    const credentials = yield* createCredentials(permissions, options)
+    const client = yield* makeOpenApiClient(baseUrl, credentials, options.sign)
+    return { client, credentials, baseUrl }
+  })
