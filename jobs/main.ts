@@ -10,10 +10,11 @@ const { AppLive } = await import("../src/Layers.js")
 const { LoggingLive } = await import("../src/logging.js")
 const { JobsLive } = await import("./Jobs.js")
 
-JobsLive.pipe(
+Layer.effectDiscard(Effect.logInfo("job daemon ready")).pipe(
+  Layer.provide(JobsLive),
   Layer.provide(AppLive),
-  Layer.provide(LoggingLive),
+  Layer.provide(Layer.scopedDiscard(Effect.addFinalizer(() => Effect.logInfo("job daemon stopped")))),
   Layer.launch,
-  Effect.tap(() => Effect.logInfo("job daemon stopped")),
+  Effect.provide(LoggingLive),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

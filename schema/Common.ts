@@ -30,10 +30,12 @@ export const IdOnly = Schema.Struct({ id: Schema.Int })
 export const IntFromString = Schema.String.pipe(
   Schema.pattern(/^-?\d{1,15}$/, { message: () => "must be an integer" }),
   Schema.compose(Schema.NumberFromString),
-  Schema.int()
+  Schema.int(),
+  Schema.annotations({ jsonSchema: { type: "string", pattern: "^-?\\d{1,15}$", description: "an integer" } })
 )
 export const PositiveIntFromString = IntFromString.pipe(
-  Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer >= 1" })
+  Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer >= 1" }),
+  Schema.annotations({ jsonSchema: { type: "string", pattern: "^\\d{1,15}$", description: "an integer >= 1" } })
 )
 export const IdPath = Schema.Struct({ id: PositiveIntFromString })
 

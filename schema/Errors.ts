@@ -171,7 +171,7 @@ const errorEnvelope = <C extends ErrorClass>(cls: C, status: number) => {
       decode: ({ data, message }) => ({ ...data, message, _tag: cls._tag }),
       encode: ({ _tag, message, ...data }) => ({ code: status, message, data })
     }
-  ).annotations({ identifier: `${cls._tag}Error`, ...HttpApiSchema.annotations({ status }) }) as unknown as Schema.Schema<
+  ).annotations({ identifier: `${cls._tag}Response`, ...HttpApiSchema.annotations({ status }) }) as unknown as Schema.Schema<
     Schema.Schema.Type<C>,
     unknown,
     never

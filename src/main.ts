@@ -18,7 +18,7 @@ const ServerLive = Layer.unwrapEffect(
 HttpAppLive.pipe(
   Layer.provide(ServerLive),
   Layer.provide(AppLive),
-  Layer.provide(LoggingLive),
   Layer.launch,
+  Effect.provide(LoggingLive),
   NodeRuntime.runMain({ disablePrettyLogger: true })
 )

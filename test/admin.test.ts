@@ -1,0 +1,134 @@
+// The operator command line (DECISIONS §3): every clients command, operator-only states, usage
+// errors; and the real `npm run admin` process printing one JSON value with exit codes.
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect, Either } from "effect"
+import { execFile } from "node:child_process"
+import { inject } from "vitest"
+import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { runAdmin } from "../src/admin/commands.js"
+import { Companies } from "../src/services/Companies.js"
+import { Matchmakers } from "../src/services/Matchmakers.js"
+import { TestServer, testServerLayer } from "./support/harness.js"
+import { rawRequest } from "./support/raw.js"
+
+const run = (...argv: Array<string>) => runAdmin(argv)
+const fails = (...argv: Array<string>) =>
+  Effect.map(Effect.either(runAdmin(argv)), (e) => (Either.isLeft(e) ? (e.left as { message: string }).message : "succeeded"))
+
+layer(testServerLayer())("admin command line", (it) => {
+  it.effect("clients create prints credentials that sign requests; --permissions all grants every permission", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const created = (yield* run("clients", "create", "--name", "demo", "--permissions", "all")) as unknown as { app_key: string; app_secret: string }
+      expect(created.app_key).toMatch(/^ak_[0-9a-f]{16}$/)
+      expect(created.app_secret).toMatch(/^[0-9a-f]{64}$/)
+      const res = yield* rawRequest(baseUrl, {
+        path: "/api/open/v1/matchmakers",
+        credentials: { appKey: created.app_key, appSecret: created.app_secret }
+      })
+      expect(res.status).toBe(200)
+      const list = (yield* run("clients", "list")) as unknown as Array<{ app_key: string; permissions: Array<string>; masking: boolean }>
+      const mine = list.find((c) => c.app_key === created.app_key)!
+      expect(mine.permissions.sort()).toEqual([...ALL_PERMISSIONS].sort())
+      expect(mine.masking).toBe(false)
+      expect(JSON.stringify(list)).not.toContain(created.app_secret)
+    }))
+
+  it.effect("secrets are stored encrypted, never in plain text", () =>
+    Effect.gen(function*() {
+      const created = (yield* run("clients", "create", "--name", "enc", "--permissions", "open:guest:read")) as unknown as { app_key: string; app_secret: string }
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<{ secret_enc: string }>`SELECT secret_enc FROM clients WHERE app_key = ${created.app_key}`
+      expect(rows[0]!.secret_enc).toMatch(/^v1:/)
+      expect(rows[0]!.secret_enc).not.toContain(created.app_secret)
+    }))
+
+  it.effect("grant and revoke change permissions; masking, disable/enable and rate-limit are shown by list", () =>
+    Effect.gen(function*() {
+      const { app_key } = (yield* run("clients", "create", "--name", "ops", "--permissions", "open:guest:read")) as unknown as { app_key: string }
+      const granted = (yield* run("clients", "grant", app_key, "open:company:read,open:company:manage")) as unknown as { permissions: Array<string> }
+      expect(granted.permissions).toEqual(["open:company:manage", "open:company:read", "open:guest:read"])
+      const revoked = (yield* run("clients", "revoke", app_key, "open:guest:read")) as unknown as { permissions: Array<string> }
+      expect(revoked.permissions).toEqual(["open:company:manage", "open:company:read"])
+      expect(yield* run("clients", "masking", app_key, "on")).toMatchObject({ masking: true })
+      expect(yield* run("clients", "disable", app_key)).toMatchObject({ status: "disabled" })
+      expect(yield* run("clients", "enable", app_key)).toMatchObject({ status: "active" })
+      expect(yield* run("clients", "rate-limit", app_key, "--rps", "5", "--burst", "10")).toMatchObject({
+        rate_limit: { rps: 5, burst: 10, custom: true }
+      })
+    }))
+
+  it.effect("reset-secret prints the new secret and when the previous one expires", () =>
+    Effect.gen(function*() {
+      const { app_key, app_secret } = (yield* run("clients", "create", "--name", "rot", "--permissions", "all")) as unknown as { app_key: string; app_secret: string }
+      const reset = (yield* run("clients", "reset-secret", app_key)) as unknown as { app_secret: string; previous_secret_expires_at: string }
+      expect(reset.app_secret).not.toBe(app_secret)
+      expect(reset.previous_secret_expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+    }))
+
+  it.effect("webhook settings are stored with a whsec_ signing secret; --off and --rotate-secret", () =>
+    Effect.gen(function*() {
+      const { app_key } = (yield* run("clients", "create", "--name", "hook", "--permissions", "all")) as unknown as { app_key: string }
+      const on = (yield* run("clients", "webhook", app_key, "--url", "https://example.com/hook", "--events", "guest.created,guest.card_created")) as unknown as {
+        signing_secret: string
+        webhook: { enabled: boolean; events: Array<string> }
+      }
+      expect(on.signing_secret).toMatch(/^whsec_/)
+      expect(on.webhook).toMatchObject({ enabled: true, events: ["guest.created", "guest.card_created"] })
+      const rotated = (yield* run("clients", "webhook", app_key, "--rotate-secret")) as unknown as { signing_secret: string }
+      expect(rotated.signing_secret).not.toBe(on.signing_secret)
+      expect(yield* run("clients", "webhook", app_key, "--off")).toMatchObject({ webhook: { enabled: false } })
+      expect(yield* fails("clients", "webhook", app_key, "--url", "https://x.test", "--events", "guest.deleted")).toMatch(/events/)
+    }))
+
+  it.effect("companies and matchmakers status and cert-level are set by the operator", () =>
+    Effect.gen(function*() {
+      const company = yield* Effect.flatMap(Companies, (s) => s.create({ name: "运营婚介" }))
+      expect(yield* run("companies", "status", String(company.id), "rejected")).toMatchObject({ status: "rejected" })
+      expect(yield* run("companies", "cert-level", String(company.id), "senior")).toMatchObject({ cert_level: "senior" })
+      const m = yield* Effect.flatMap(Matchmakers, (s) => s.create({ name: "运营红娘" }))
+      expect(yield* run("matchmakers", "status", String(m.id), "disabled")).toMatchObject({ status: "disabled" })
+      expect(yield* run("matchmakers", "cert-level", String(m.id), "junior")).toMatchObject({ cert_level: "junior" })
+      expect(yield* fails("matchmakers", "status", String(m.id), "frozen")).toMatch(/STATUS/)
+      expect(yield* fails("companies", "status", "999999", "active")).toMatch(/company 999999 not found/)
+    }))
+
+  it.effect("bad commands fail with a clear message", () =>
+    Effect.gen(function*() {
+      expect(yield* fails("clients", "explode")).toMatch(/unknown command: clients explode/)
+      expect(yield* fails("clients", "create", "--name", "x")).toMatch(/--permissions/)
+      expect(yield* fails("clients", "create", "--name", "x", "--permissions", "open:nothing")).toMatch(/unknown permission/)
+      expect(yield* fails("clients", "disable", "ak_missing")).toMatch(/unknown app_key/)
+      expect(yield* fails("clients", "rate-limit", "ak_x", "--rps", "0", "--burst", "1")).toMatch(/--rps/)
+    }))
+})
+
+const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+    execFile("npm", ["run", "-s", "admin", "--", ...args], { env: { ...process.env, ...env }, cwd: process.cwd() }, (err, stdout, stderr) => {
+      resume(Effect.succeed({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }))
+    })
+  })
+
+layer(testServerLayer())("npm run admin", (it) => {
+  it.effect("prints one JSON value on stdout and exits 0; a bad command exits non-zero with the reason on stderr", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
+      const env = { DATABASE_URL: databaseUrlFor(db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
+      const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
+      expect(ok.code).toBe(0)
+      expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
+      const bad = yield* npmAdmin(["clients", "nope"], env)
+      expect(bad.code).not.toBe(0)
+      expect(bad.stdout).toBe("")
+      expect(bad.stderr).toMatch(/unknown command/)
+    }), { timeout: 60_000 })
+})
+
+const databaseUrlFor = (db: string): string => {
+  const url = new URL(inject("databaseAdminUrl"))
+  url.pathname = `/${db}`
+  return url.toString()
+}

@@ -1,0 +1,26 @@
+// Migrations: two processes starting on a new database at once must not collide.
+import { SqlClient } from "@effect/sql"
+import { expect, it } from "@effect/vitest"
+import { Context, Effect, Layer, Redacted } from "effect"
+import { randomBytes } from "node:crypto"
+import { inject } from "vitest"
+import { migrateDatabase } from "../src/sql/migrateUrl.js"
+import { pgClientLayer } from "../src/sql/Sql.js"
+
+it.scoped("two concurrent migration runs on an empty database apply each migration once", () =>
+  Effect.gen(function*() {
+    const adminUrl = inject("databaseAdminUrl")
+    const name = `mm_migrate_${randomBytes(4).toString("hex")}`
+    const admin = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin")), SqlClient.SqlClient)
+    yield* Effect.acquireRelease(
+      admin.unsafe(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`),
+      () => Effect.ignore(admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+    )
+    const url = new URL(adminUrl)
+    url.pathname = `/${name}`
+    yield* Effect.promise(() => Promise.all([migrateDatabase(url.toString()), migrateDatabase(url.toString()), migrateDatabase(url.toString())]))
+    const db = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url.toString()), "test")), SqlClient.SqlClient)
+    const rows = yield* db<{ migration_id: number }>`SELECT migration_id FROM effect_sql_migrations ORDER BY migration_id`
+    expect(rows.map((r) => r.migration_id)).toEqual([...new Set(rows.map((r) => r.migration_id))])
+    expect(rows.length).toBeGreaterThan(0)
+  }), { timeout: 60_000 })
