@@ -5,6 +5,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/globalSetup.ts"],
     testTimeout: 30_000,
-    hookTimeout: 120_000
+    hookTimeout: 120_000,
+    reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })

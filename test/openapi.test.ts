@@ -23,7 +23,10 @@ layer(testServerLayer())("published contract", (it) => {
   it.effect("GET /api/open/v1/openapi.json is an unsigned OpenAPI 3.1 document with every endpoint", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
-      const spec = yield* Effect.promise(() => fetch(`${baseUrl}/api/open/v1/openapi.json`).then((r) => r.json()))
+      const spec = (yield* Effect.promise(() => fetch(`${baseUrl}/api/open/v1/openapi.json`).then((r) => r.json()))) as {
+        openapi: string
+        paths: Record<string, Record<string, { parameters: Array<{ name: string }> }>>
+      }
       expect(spec.openapi).toBe("3.1.0")
       for (const [method, path] of ENDPOINTS) expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined()
       expect(JSON.stringify(spec)).not.toContain("HttpApiDecodeError")
