@@ -104,6 +104,8 @@ layer(testServerLayer())("companies", (it) => {
       const paged = yield* client.companies.list({ urlParams: { keyword: tag, page: 2, page_size: 2 } })
       expect(paged).toMatchObject({ total: 3 })
       expect(paged.list.map((x) => x.id)).toEqual([a.id])
+      const pastEnd = yield* client.companies.list({ urlParams: { keyword: tag, page: 9 } })
+      expect(pastEnd).toEqual({ list: [], total: 3 })
       const percent = yield* client.companies.list({ urlParams: { keyword: "%" } })
       expect(percent.total).toBe(0)
     }))

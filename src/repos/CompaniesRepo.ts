@@ -6,7 +6,7 @@ import type { CertLevel } from "../../schema/Matchmakers.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { pageOf } from "../../schema/Common.js"
-import { containsPattern } from "./sqlHelpers.js"
+import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
 
 interface CompanyRow extends Omit<Company, "created_at" | "updated_at"> {
   readonly created_at: Date
@@ -58,10 +58,12 @@ export const makeCompaniesRepo = Effect.gen(function*() {
         ...(p.city ? [sql`city = ${p.city}`] : [])
       ])
       const { pageSize, offset } = pageOf(p, COMPANY_PAGE)
-      const rows = yield* sql<CompanyRow>`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM companies
-        WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
-      const total = rows[0]?.total_count ??
-        (offset === 0 ? 0 : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE ${where}`)[0]!.n)
+      const { rows, total } = yield* pageWithTotal(
+        sql<CompanyRow>`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM companies
+          WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`,
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE ${where}`,
+        offset
+      )
       return { list: rows.map(toCompany), total }
     })
 

@@ -5,7 +5,7 @@ import { pageOf } from "../../schema/Common.js"
 import { type CertLevel, MATCHMAKER_IDS_PAGE, MATCHMAKER_PAGE, type Matchmaker, type MatchmakerCreate, type MatchmakerIdItem, type MatchmakerIdsParams, type MatchmakerListParams, type MatchmakerUpdate } from "../../schema/Matchmakers.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
-import { containsPattern } from "./sqlHelpers.js"
+import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
 
 interface MatchmakerRow extends Omit<Matchmaker, "created_at" | "updated_at"> {
   readonly created_at: Date
@@ -56,10 +56,12 @@ export const makeMatchmakersRepo = Effect.gen(function*() {
         ...(p.has_guests === true ? [sql`guest_count > 0`] : p.has_guests === false ? [sql`guest_count = 0`] : [])
       ])
       const { pageSize, offset } = pageOf(p, MATCHMAKER_PAGE)
-      const rows = yield* sql<MatchmakerRow>`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matchmakers
-        WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
-      const total = rows[0]?.total_count ??
-        (offset === 0 ? 0 : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM matchmakers WHERE ${where}`)[0]!.n)
+      const { rows, total } = yield* pageWithTotal(
+        sql<MatchmakerRow>`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matchmakers
+          WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`,
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM matchmakers WHERE ${where}`,
+        offset
+      )
       return { list: rows.map(toMatchmaker), total }
     })
 
@@ -71,11 +73,13 @@ export const makeMatchmakersRepo = Effect.gen(function*() {
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : [])
       ])
       const { pageSize, offset } = pageOf(p, MATCHMAKER_IDS_PAGE)
-      const rows = yield* sql<{ id: number; wechat_id: string; total_count: number }>`
-        SELECT id::int AS id, wechat_id, count(*) OVER ()::int AS total_count FROM matchmakers
-        WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
-      const total = rows[0]?.total_count ??
-        (offset === 0 ? 0 : (yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM matchmakers WHERE ${where}`)[0]!.n)
+      const { rows, total } = yield* pageWithTotal(
+        sql<{ id: number; wechat_id: string; total_count: number }>`
+          SELECT id::int AS id, wechat_id, count(*) OVER ()::int AS total_count FROM matchmakers
+          WHERE ${where} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`,
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM matchmakers WHERE ${where}`,
+        offset
+      )
       const list: Array<MatchmakerIdItem> = rows.map((r) => ({ id: r.id, wechat_id: r.wechat_id, group_nos: [], work_wechat_ids: [] }))
       return { list, total }
     })
