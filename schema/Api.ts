@@ -3,6 +3,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Signed } from "./Auth.js"
 import { CompaniesApi } from "./Companies.js"
+import { GuestsApi } from "./Guests.js"
 import {
   BadRequestEnvelope,
   ForbiddenEnvelope,
@@ -62,6 +63,7 @@ const finishSpec = (spec: Json): Json => {
 export class OpenApiDef extends HttpApi.make("open-api")
   .add(SystemApi)
   .add(MatchmakersApi.middleware(Signed))
+  .add(GuestsApi.middleware(Signed))
   .add(CompaniesApi.middleware(Signed))
   .addError(BadRequestEnvelope)
   .addError(UnauthorizedEnvelope)

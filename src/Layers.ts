@@ -6,11 +6,13 @@ import { SecretBoxLive } from "./auth/SecretBox.js"
 import { AppConfigLive } from "./Config.js"
 import { ClientsRepoLive } from "./repos/ClientsRepo.js"
 import { CompaniesRepoLive } from "./repos/CompaniesRepo.js"
+import { GuestsRepoLive } from "./repos/GuestsRepo.js"
 import { MatchmakersRepoLive } from "./repos/MatchmakersRepo.js"
 import { OutboxRepoLive } from "./repos/OutboxRepo.js"
 import { ReplayRepoLive } from "./repos/ReplayRepo.js"
 import { ClientsLive } from "./services/Clients.js"
 import { CompaniesLive } from "./services/Companies.js"
+import { GuestsLive } from "./services/Guests.js"
 import { MatchmakersLive } from "./services/Matchmakers.js"
 import { SqlLive } from "./sql/Sql.js"
 
@@ -19,6 +21,7 @@ export const ReposLive = Layer.mergeAll(
   ReplayRepoLive,
   CompaniesRepoLive,
   MatchmakersRepoLive,
+  GuestsRepoLive,
   OutboxRepoLive
 )
 
@@ -26,6 +29,7 @@ export const ReposLive = Layer.mergeAll(
 export const ServicesLive = Layer.mergeAll(
   ClientsLive,
   AuthenticatorLive,
+  GuestsLive,
   MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
 ).pipe(
   Layer.provideMerge(SecretBoxLive),

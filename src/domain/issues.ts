@@ -23,6 +23,8 @@ const foldMessages = (messages: ReadonlyArray<string>): string => {
   return kept.join("; ")
 }
 
+const NULL_BRANCH = /^Expected null, actual /
+
 export const mergeIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> => {
   const byPath = new Map<string, Array<string>>()
   for (const { path, message } of issues) {
@@ -30,5 +32,11 @@ export const mergeIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> 
     if (list) list.push(message)
     else byPath.set(path, [message])
   }
-  return [...byPath].map(([path, messages]) => ({ path, message: foldMessages(messages) }))
+  const paths = [...byPath.keys()]
+  // A nullable object or array that failed inside reports the null branch at its own path too;
+  // the nested issues say what is wrong.
+  const nestedBelow = (path: string) => paths.some((p) => p.startsWith(`${path}.`) || p.startsWith(`${path}[`))
+  return [...byPath]
+    .filter(([path, messages]) => !(messages.every((m) => NULL_BRANCH.test(m)) && nestedBelow(path)))
+    .map(([path, messages]) => ({ path, message: foldMessages(messages) }))
 }

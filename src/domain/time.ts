@@ -34,3 +34,14 @@ export const formatTimestamp = (date: Date, timeZone: string): string => {
 export const formatIso = (date: Date, timeZone: string): string => formatTimestamp(date, timeZone).replace(" ", "T")
 
 export const formatDate = (date: Date, timeZone: string): string => formatTimestamp(date, timeZone).slice(0, 10)
+
+/** `YYYY-MM-DD HH:MM:SS` read as wall time in `timeZone`. */
+export const parseTimestamp = (text: string, timeZone: string): Date => {
+  const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(text)
+  if (m === null) throw new Error(`not a timestamp: ${text}`)
+  const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number]
+  const asUtc = Date.UTC(y, mo - 1, d, h, mi, s)
+  const p = parts(new Date(asUtc), timeZone)
+  const wallAsUtc = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second))
+  return new Date(asUtc - (wallAsUtc - asUtc))
+}

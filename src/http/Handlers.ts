@@ -5,6 +5,7 @@ import { OpenApiDef } from "../../schema/Api.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { Companies } from "../services/Companies.js"
+import { Guests } from "../services/Guests.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 
 export const SystemHandlers = HttpApiBuilder.group(OpenApiDef, "system", (handlers) =>
@@ -36,4 +37,16 @@ export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (
       .handle("get", ({ path }) => companies.get(path.id))
       .handle("create", ({ payload }) => companies.create(payload))
       .handle("update", ({ path, payload }) => companies.update(path.id, payload))
+  }))
+
+export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handlers) =>
+  Effect.gen(function*() {
+    const guests = yield* Guests
+    return handlers
+      .handle("list", ({ urlParams }) => guests.list(urlParams))
+      .handle("get", ({ path }) => guests.get(path.id))
+      .handle("create", ({ payload }) => guests.create(payload))
+      .handle("update", ({ path, payload }) => guests.update(path.id, payload))
+      .handle("batchCreate", ({ payload }) => guests.batchCreate(payload.guests))
+      .handle("batchUpdate", ({ payload }) => guests.batchUpdate(payload.guests))
   }))

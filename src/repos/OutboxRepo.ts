@@ -36,11 +36,22 @@ export const makeOutboxRepo = Effect.gen(function*() {
       (rows) => rows[0]!.event_id
     )
 
+  /** Records several events of one type in one statement; call it inside the transaction. */
+  const recordMany = (type: EventType, permission: Permission, items: ReadonlyArray<Record<string, unknown>>) =>
+    items.length === 0
+      ? Effect.void
+      : Effect.asVoid(sql`INSERT INTO events ${sql.insert(items.map((data) => ({
+        event_id: "evt_" + randomBytes(12).toString("hex"),
+        type,
+        permission,
+        data: JSON.stringify(data)
+      })))}`)
+
   const after = (id: number, limit: number) =>
     sql<OutboxEvent>`SELECT id::int AS id, event_id, type, permission, data, created_at FROM events
       WHERE id > ${id} ORDER BY id LIMIT ${limit}`
 
-  return { record, after } as const
+  return { record, recordMany, after } as const
 })
 
 export class OutboxRepo extends Context.Tag("Events/Outbox")<OutboxRepo, Effect.Effect.Success<typeof makeOutboxRepo>>() {}

@@ -15,6 +15,17 @@ describe("mergeIssues", () => {
       { path: "phone", message: "Expected null, actual \"1\"" }
     ])).toEqual([{ path: "phone", message: "must be exactly 11 digits" }])
   })
+  it("drops the null branch of a nullable object when issues inside it say what is wrong", () => {
+    expect(mergeIssues([
+      { path: "tags", message: "Expected null, actual {}" },
+      { path: "tags.age_min", message: "Expected number, actual \"x\"" },
+      { path: "tags.list", message: "Expected null, actual [1]" },
+      { path: "tags.list[0]", message: "Expected 2, actual 1" }
+    ])).toEqual([
+      { path: "tags.age_min", message: "Expected number, actual \"x\"" },
+      { path: "tags.list[0]", message: "Expected 2, actual 1" }
+    ])
+  })
   it("keeps one entry per path in first-seen order", () => {
     expect(mergeIssues([
       { path: "b", message: "m1" },

@@ -1,0 +1,301 @@
+// Guests (SPEC §2.2, §2.3, §4.2): the record, the requirement_tags object, create/update bodies,
+// batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { JSONSchema, Schema } from "effect"
+import { Envelope, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { Issue } from "./Errors.js"
+
+export const GUEST_PAGE = { default: 20, max: 100 } as const
+export const GUEST_BATCH_MAX = 50
+
+export const Gender = Schema.Literal("male", "female")
+export const Education = Schema.Literal("高中及以下", "大专", "本科", "硕士", "博士")
+export type Education = typeof Education.Type
+export const IncomeLevel = Schema.Literal("10万以下", "10-20万", "20-30万", "30-50万", "50-100万", "100万以上")
+export const MaritalStatus = Schema.Literal("未婚", "离异", "丧偶")
+export const YesNo = Schema.Literal("yes", "no")
+export const GuestStatus = Schema.Literal("incomplete", "available", "matching", "matched", "archived")
+export type GuestStatus = typeof GuestStatus.Type
+
+const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const tagInt = (min: number, max: number) => nullable(Schema.Int.pipe(Schema.between(min, max)))
+
+/** The structured partner requirement (SPEC §2.3); stored as sent. */
+export const RequirementTags = Schema.Struct({
+  age_min: tagInt(18, 100),
+  age_max: tagInt(18, 100),
+  height_min: tagInt(100, 250),
+  height_max: tagInt(100, 250),
+  weight_min: tagInt(30, 300),
+  weight_max: tagInt(30, 300),
+  income_min: tagInt(1, 6),
+  income_max: tagInt(1, 6),
+  education_min: tagInt(1, 5),
+  marriage_status: nullable(Schema.Array(Schema.Int.pipe(Schema.between(1, 3)))),
+  has_children: nullable(Schema.Literal(0, 1)),
+  has_car: nullable(Schema.Literal(0, 1)),
+  has_house: nullable(Schema.Literal(0, 1)),
+  locations: nullable(Schema.Array(Text(50, 1))),
+  health: nullable(Schema.Array(Text(50, 1))),
+  other: Schema.optionalWith(Text(500), { exact: true })
+}).annotations({ identifier: "RequirementTags" })
+export type RequirementTags = typeof RequirementTags.Type
+
+const PhotoUrl = Text(500, 1)
+const DateText = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
+  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) || "must be a real date")
+)
+const DateTimeText = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, { message: () => "must be YYYY-MM-DD HH:MM:SS" })
+)
+
+/** Fields a client may write on create and update (derived and computed ones are not here). */
+export const guestWritableFields = {
+  age: nullable(Schema.Int.pipe(Schema.between(18, 80, { message: () => "must be an integer from 18 to 80" }))),
+  phone: nullable(Phone),
+  wechat: nullable(Text(100)),
+  workplace: nullable(Text(100)),
+  height: nullable(Schema.Int.pipe(Schema.between(100, 250))),
+  weight: nullable(Schema.Int.pipe(Schema.between(30, 300))),
+  education: nullable(Education),
+  occupation: nullable(Text(100)),
+  income_level: nullable(IncomeLevel),
+  income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
+  family_income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
+  family_income_level: nullable(IncomeLevel),
+  marital_status: nullable(MaritalStatus),
+  has_children: nullable(YesNo),
+  has_house: nullable(YesNo),
+  has_car: nullable(YesNo),
+  self_intro: nullable(Text(500)),
+  requirement: nullable(Text(500)),
+  requirement_tags: nullable(RequirementTags),
+  req_age_min: nullable(Schema.Int.pipe(Schema.between(18, 100))),
+  req_age_max: nullable(Schema.Int.pipe(Schema.between(18, 100))),
+  req_height_min: nullable(Schema.Int.pipe(Schema.between(100, 250))),
+  req_education_min: nullable(Schema.Int.pipe(Schema.between(1, 5))),
+  req_weight_min: nullable(Schema.Int.pipe(Schema.between(30, 300))),
+  req_weight_max: nullable(Schema.Int.pipe(Schema.between(30, 300))),
+  req_income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
+  req_income_text: nullable(Text(100)),
+  req_location: nullable(Text(200)),
+  req_housing: nullable(Text(100)),
+  req_health: nullable(Text(200)),
+  native_place: nullable(Text(100)),
+  photos: nullable(Schema.Array(PhotoUrl).pipe(Schema.maxItems(9, { message: () => "at most 9 photos" }))),
+  photo_time: nullable(DateTimeText),
+  birth_date: nullable(DateText),
+  personality: nullable(Text(200)),
+  source_id: nullable(Text(150)),
+  source: nullable(Text(150)),
+  matchmaker_id: nullable(Schema.Int.pipe(Schema.positive()))
+}
+
+/** Accepted only by the single-record update (DECISIONS §4); refused per item by batch update. */
+export const guestUpdateOnlyFields = {
+  ethnicity: nullable(Text(20)),
+  hobbies: nullable(Text(200)),
+  family_members: nullable(Text(200)),
+  health_status: nullable(Text(100)),
+  dating_description: nullable(Text(500)),
+  accept_flash_marriage: nullable(YesNo)
+}
+export const UPDATE_ONLY_FIELDS = Object.keys(guestUpdateOnlyFields) as ReadonlyArray<keyof typeof guestUpdateOnlyFields>
+
+export const GuestCreate = Schema.Struct({
+  name: Text(20, 1),
+  gender: Gender,
+  company_id: Schema.Int.pipe(Schema.positive()),
+  ...guestWritableFields
+}).annotations({ identifier: "GuestCreate", parseOptions: { errors: "all" } })
+export type GuestCreate = typeof GuestCreate.Type
+
+export const GuestUpdate = Schema.Struct({
+  name: Schema.optionalWith(Text(20, 1), { exact: true }),
+  gender: Schema.optionalWith(Gender, { exact: true }),
+  company_id: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  ...guestWritableFields,
+  ...guestUpdateOnlyFields
+}).annotations({ identifier: "GuestUpdate", parseOptions: { errors: "all" } })
+export type GuestUpdate = typeof GuestUpdate.Type
+
+/** One item of a batch update: an id, the single-update fields but the update-only ones, status. */
+export const GuestBatchUpdateItem = Schema.Struct({
+  id: Schema.Int.pipe(Schema.positive()),
+  name: Schema.optionalWith(Text(20, 1), { exact: true }),
+  gender: Schema.optionalWith(Gender, { exact: true }),
+  company_id: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  status: Schema.optionalWith(GuestStatus, { exact: true }),
+  ...guestWritableFields
+}).annotations({ identifier: "GuestBatchUpdateItem", parseOptions: { errors: "all" } })
+export type GuestBatchUpdateItem = typeof GuestBatchUpdateItem.Type
+
+const nullableOut = <S extends Schema.Schema.Any>(s: S) => Schema.NullOr(s)
+
+const listFields = {
+  id: Schema.Int,
+  name: Schema.String,
+  gender: Gender,
+  age: nullableOut(Schema.Int),
+  phone: nullableOut(Schema.String),
+  workplace: nullableOut(Schema.String),
+  height: nullableOut(Schema.Int),
+  weight: nullableOut(Schema.Int),
+  education: nullableOut(Education),
+  occupation: nullableOut(Schema.String),
+  income_level: nullableOut(IncomeLevel),
+  income_amount: nullableOut(Schema.Int),
+  family_income_amount: nullableOut(Schema.Int),
+  family_income_level: nullableOut(IncomeLevel),
+  req_income_amount: nullableOut(Schema.Int),
+  req_income_text: nullableOut(Schema.String),
+  marital_status: nullableOut(MaritalStatus),
+  requirement: nullableOut(Schema.String),
+  requirement_tags: nullableOut(RequirementTags),
+  photos: Schema.Array(Schema.String),
+  photo_time: Timestamp,
+  company_id: Schema.Int,
+  status: GuestStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}
+
+export const GuestListItem = Schema.Struct(listFields).annotations({ identifier: "GuestListItem" })
+export type GuestListItem = typeof GuestListItem.Type
+
+export const Guest = Schema.Struct({
+  ...listFields,
+  wechat: nullableOut(Schema.String),
+  has_children: nullableOut(YesNo),
+  has_house: nullableOut(YesNo),
+  has_car: nullableOut(YesNo),
+  self_intro: nullableOut(Schema.String),
+  req_age_min: nullableOut(Schema.Int),
+  req_age_max: nullableOut(Schema.Int),
+  req_height_min: nullableOut(Schema.Int),
+  req_education_min: nullableOut(Schema.Int),
+  req_weight_min: nullableOut(Schema.Int),
+  req_weight_max: nullableOut(Schema.Int),
+  req_location: nullableOut(Schema.String),
+  req_location_codes: Schema.Array(Schema.String),
+  req_housing: nullableOut(Schema.String),
+  req_health: nullableOut(Schema.String),
+  native_place: nullableOut(Schema.String),
+  native_place_code: nullableOut(Schema.String),
+  birth_date: nullableOut(Schema.String),
+  personality: nullableOut(Schema.String),
+  source_id: nullableOut(Schema.String),
+  source: nullableOut(Schema.String),
+  matchmaker_id: nullableOut(Schema.Int),
+  ethnicity: nullableOut(Schema.String),
+  hobbies: nullableOut(Schema.String),
+  family_members: nullableOut(Schema.String),
+  health_status: nullableOut(Schema.String),
+  dating_description: nullableOut(Schema.String),
+  accept_flash_marriage: nullableOut(YesNo),
+  completeness: Schema.Number.annotations({ description: "share of the 20 profile fields filled, 0 to 1" })
+}).annotations({ identifier: "Guest" })
+export type Guest = typeof Guest.Type
+
+export const GuestCreated = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  gender: Gender,
+  age: nullableOut(Schema.Int),
+  requirement: nullableOut(Schema.String),
+  requirement_tags: nullableOut(RequirementTags),
+  status: GuestStatus,
+  created_at: Timestamp
+}).annotations({ identifier: "GuestCreated" })
+
+/** PUT answer: id, updated_at and every sent field with its stored value. */
+export const GuestUpdated = Schema.Struct(
+  { id: Schema.Int, updated_at: Timestamp },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+).annotations({ identifier: "GuestUpdated" })
+
+export const BatchResult = Schema.Union(
+  Schema.Struct({ index: Schema.Int, status: Schema.Literal("success"), id: Schema.Int }),
+  Schema.Struct({
+    index: Schema.Int,
+    status: Schema.Literal("failure"),
+    id: Schema.optional(Schema.Int),
+    error: Schema.String,
+    reason: Schema.String,
+    issues: Schema.optional(Schema.Array(Issue))
+  })
+).annotations({ identifier: "GuestBatchResult" })
+export type BatchResult = typeof BatchResult.Type
+
+export const BatchOutcome = Schema.Struct({
+  success_count: Schema.Int,
+  failed_count: Schema.Int,
+  results: Schema.Array(BatchResult)
+}).annotations({ identifier: "GuestBatchOutcome" })
+export type BatchOutcome = typeof BatchOutcome.Type
+
+/**
+ * Batch bodies are validated item by item (a bad item fails only itself), so the items are
+ * taken as JSON here and decoded one at a time; the documentation shows their real schema.
+ */
+const batchItems = <A, I>(item: Schema.Schema<A, I, never>) =>
+  Schema.Array(Schema.Unknown).annotations({
+    jsonSchema: { type: "array", maxItems: GUEST_BATCH_MAX, items: JSONSchema.make(item) },
+    description: `at most ${GUEST_BATCH_MAX} items; each item succeeds or fails on its own`
+  })
+
+export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({ identifier: "GuestBatchCreate" })
+export const GuestBatchUpdate = Schema.Struct({ guests: batchItems(GuestBatchUpdateItem) }).annotations({ identifier: "GuestBatchUpdate" })
+
+export const GuestListParams = Schema.Struct({
+  ...Paging(GUEST_PAGE),
+  keyword: Schema.optional(Schema.String),
+  gender: Schema.optional(Gender),
+  workplace: Schema.optional(Schema.String),
+  status: Schema.optional(GuestStatus),
+  company_id: Schema.optional(PositiveIntFromString),
+  order_by: Schema.optional(Schema.Literal("created_at", "updated_at")),
+  order_dir: Schema.optional(Schema.Literal("desc", "asc"))
+}).annotations({ parseOptions: { errors: "all" } })
+export type GuestListParams = typeof GuestListParams.Type
+
+export class GuestsApi extends HttpApiGroup.make("guests")
+  .add(
+    HttpApiEndpoint.get("list", "/guests")
+      .setUrlParams(GuestListParams)
+      .addSuccess(Envelope(ListOf(GuestListItem), "GuestListEnvelope"))
+      .annotate(RequiredPermission, "open:guest:read")
+  )
+  .add(
+    HttpApiEndpoint.post("batchCreate", "/guests/batch")
+      .setPayload(GuestBatchCreate)
+      .addSuccess(Envelope(BatchOutcome, "GuestBatchCreateEnvelope"))
+      .annotate(RequiredPermission, "open:guest:write")
+  )
+  .add(
+    HttpApiEndpoint.put("batchUpdate", "/guests/batch")
+      .setPayload(GuestBatchUpdate)
+      .addSuccess(Envelope(BatchOutcome, "GuestBatchUpdateEnvelope"))
+      .annotate(RequiredPermission, "open:guest:write")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/guests/:id")
+      .setPath(IdPath)
+      .addSuccess(Envelope(Guest, "GuestEnvelope"))
+      .annotate(RequiredPermission, "open:guest:read")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/guests")
+      .setPayload(GuestCreate)
+      .addSuccess(Envelope(GuestCreated, "GuestCreatedEnvelope"))
+      .annotate(RequiredPermission, "open:guest:write")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/guests/:id")
+      .setPath(IdPath)
+      .setPayload(GuestUpdate)
+      .addSuccess(Envelope(GuestUpdated, "GuestUpdatedEnvelope"))
+      .annotate(RequiredPermission, "open:guest:write")
+  )
+{}
