@@ -16,6 +16,8 @@ import {
 } from "./Errors.js"
 import { MatchmakersApi } from "./Matchmakers.js"
 import { SystemApi } from "./System.js"
+import { WorkGroupsApi } from "./WorkGroups.js"
+import { WorkWechatsApi } from "./WorkWechats.js"
 
 export const API_PREFIX = "/api/open/v1" as const
 
@@ -64,6 +66,8 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .add(SystemApi)
   .add(MatchmakersApi.middleware(Signed))
   .add(GuestsApi.middleware(Signed))
+  .add(WorkWechatsApi.middleware(Signed))
+  .add(WorkGroupsApi.middleware(Signed))
   .add(CompaniesApi.middleware(Signed))
   .addError(BadRequestEnvelope)
   .addError(UnauthorizedEnvelope)

@@ -10,10 +10,16 @@ import { GuestsRepoLive } from "./repos/GuestsRepo.js"
 import { MatchmakersRepoLive } from "./repos/MatchmakersRepo.js"
 import { OutboxRepoLive } from "./repos/OutboxRepo.js"
 import { ReplayRepoLive } from "./repos/ReplayRepo.js"
+import { UsersRepoLive } from "./repos/UsersRepo.js"
+import { WorkGroupsRepoLive } from "./repos/WorkGroupsRepo.js"
+import { WorkWechatsRepoLive } from "./repos/WorkWechatsRepo.js"
 import { ClientsLive } from "./services/Clients.js"
 import { CompaniesLive } from "./services/Companies.js"
 import { GuestsLive } from "./services/Guests.js"
 import { MatchmakersLive } from "./services/Matchmakers.js"
+import { UsersLive } from "./services/Users.js"
+import { WorkGroupsLive } from "./services/WorkGroups.js"
+import { WorkWechatsLive } from "./services/WorkWechats.js"
 import { SqlLive } from "./sql/Sql.js"
 
 export const ReposLive = Layer.mergeAll(
@@ -22,6 +28,9 @@ export const ReposLive = Layer.mergeAll(
   CompaniesRepoLive,
   MatchmakersRepoLive,
   GuestsRepoLive,
+  WorkWechatsRepoLive,
+  WorkGroupsRepoLive,
+  UsersRepoLive,
   OutboxRepoLive
 )
 
@@ -30,6 +39,9 @@ export const ServicesLive = Layer.mergeAll(
   ClientsLive,
   AuthenticatorLive,
   GuestsLive,
+  WorkWechatsLive,
+  WorkGroupsLive,
+  UsersLive,
   MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
 ).pipe(
   Layer.provideMerge(SecretBoxLive),

@@ -102,16 +102,6 @@ layer(testServerLayer())("matchmakers", (it) => {
       expect((yield* client.matchmakers.list({ urlParams: { company_id: 999999 } })).total).toBe(0)
     }))
 
-  it.effect("the reach filters are refused with 400 until work WeChat data exists, not silently ignored", () =>
-    Effect.gen(function*() {
-      const { credentials, baseUrl } = yield* signedClient()
-      for (const query of ["work_wechat_id=1", "group_nos=g1,g2", "work_wechat_scope=direct", "work_wechat_filter=has"]) {
-        const res = yield* rawRequest(baseUrl, { path: PATH, query, credentials })
-        expect(res.status, query).toBe(400)
-        expect(res.json.data.issues[0].path).toBe(query.split("=")[0])
-      }
-    }))
-
   it.effect("/matchmakers/ids lists only matchmakers with a wechat_id", () =>
     Effect.gen(function*() {
       const { client } = yield* signedClient()

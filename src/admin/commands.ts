@@ -7,6 +7,7 @@ import { CertLevel } from "../../schema/Matchmakers.js"
 import { ClientCommandError, Clients, parsePermissions } from "../services/Clients.js"
 import { Companies } from "../services/Companies.js"
 import { Matchmakers } from "../services/Matchmakers.js"
+import { UserCommandError, Users } from "../services/Users.js"
 
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
@@ -24,7 +25,9 @@ export const USAGE = `usage: npm run admin -- <command>
   companies status ID frozen|active|pending|rejected
   companies cert-level ID none|junior|intermediate|senior
   matchmakers status ID active|disabled
-  matchmakers cert-level ID none|junior|intermediate|senior`
+  matchmakers cert-level ID none|junior|intermediate|senior
+  users create --name NAME [--phone P] [--work-wechat-id ID]
+  users update ID --work-wechat-id ID|none`
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>
@@ -77,6 +80,9 @@ const idArg = (p: Parsed, index: number) =>
 const literalArg = <A extends string>(schema: Schema.Schema<A>, p: Parsed, index: number, what: string) =>
   Effect.flatMap(arg(p, index, what), (s) =>
     Schema.is(schema)(s) ? Effect.succeed(s) : usage(`${what} must be one of the allowed values, got ${s}`))
+
+const positiveInt = (s: string, name: string) =>
+  /^\d+$/.test(s) && Number(s) > 0 ? Effect.succeed(Number(s)) : usage(`${name} must be a positive integer (or none), got ${s}`)
 
 const positiveNumber = (s: string, name: string) =>
   Number.isFinite(Number(s)) && Number(s) > 0 ? Effect.succeed(Number(s)) : usage(`--${name} must be a positive number`)
@@ -148,6 +154,20 @@ export const runAdmin = (argv: ReadonlyArray<string>) =>
         const matchmakers = yield* Matchmakers
         return yield* matchmakers.setCertLevel(yield* idArg(p, 2), yield* literalArg(CertLevel, p, 3, "LEVEL"))
       }
+      case "users create": {
+        const users = yield* Users
+        const name = yield* flag(p, "name")
+        const phone = p.flags.get("phone")
+        const account = p.flags.get("work-wechat-id")
+        const workWechatId = typeof account === "string" ? yield* positiveInt(account, "--work-wechat-id") : null
+        return yield* users.create({ name, phone: typeof phone === "string" ? phone : null, work_wechat_id: workWechatId })
+      }
+      case "users update": {
+        const users = yield* Users
+        const id = yield* idArg(p, 2)
+        const account = yield* flag(p, "work-wechat-id")
+        return yield* users.setWorkWechat(id, account === "none" ? null : yield* positiveInt(account, "--work-wechat-id"))
+      }
       default:
         return yield* usage(group === undefined ? "no command given" : `unknown command: ${key.trim()}`)
     }
@@ -155,7 +175,7 @@ export const runAdmin = (argv: ReadonlyArray<string>) =>
 
 /** The message an operator sees for a failed command. */
 export const describeFailure = (error: unknown): string => {
-  if (error instanceof UsageError || error instanceof ClientCommandError) return error.message
+  if (error instanceof UsageError || error instanceof ClientCommandError || error instanceof UserCommandError) return error.message
   if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
   return String(error)
 }

@@ -7,6 +7,8 @@ import { formatTimestamp } from "../domain/time.js"
 import { Companies } from "../services/Companies.js"
 import { Guests } from "../services/Guests.js"
 import { Matchmakers } from "../services/Matchmakers.js"
+import { WorkGroups } from "../services/WorkGroups.js"
+import { WorkWechats } from "../services/WorkWechats.js"
 
 export const SystemHandlers = HttpApiBuilder.group(OpenApiDef, "system", (handlers) =>
   Effect.gen(function*() {
@@ -49,4 +51,44 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
       .handle("update", ({ path, payload }) => guests.update(path.id, payload))
       .handle("batchCreate", ({ payload }) => guests.batchCreate(payload.guests))
       .handle("batchUpdate", ({ payload }) => guests.batchUpdate(payload.guests))
+  }))
+
+export const WorkWechatsHandlers = HttpApiBuilder.group(OpenApiDef, "workWechats", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* WorkWechats
+    return handlers
+      .handle("list", ({ urlParams }) => accounts.list(urlParams))
+      .handle("get", ({ path }) => accounts.get(path.id))
+      .handle("create", ({ payload }) => accounts.create(payload))
+      .handle("update", ({ path, payload }) => accounts.update(path.id, payload))
+      .handle("setStatus", ({ path, urlParams }) => accounts.setStatus(path.id, urlParams.status))
+      .handle("remove", ({ path }) => accounts.remove(path.id))
+      .handle("associate", ({ path, payload }) => accounts.associate(path.id, payload))
+      .handle("batchAssociate", ({ path, payload }) => accounts.batchAssociate(path.id, payload))
+      .handle("disassociate", ({ path, payload }) => accounts.disassociate(path.id, payload))
+      .handle("transfer", ({ path, payload }) => accounts.transfer(path.id, payload))
+      .handle("transferAdmin", ({ path, payload }) => accounts.transferAdmin(path.id, payload))
+      .handle("associations", ({ path, urlParams }) => accounts.associations(path.id, urlParams))
+      .handle("logs", ({ path, urlParams }) => accounts.logs(path.id, urlParams))
+  }))
+
+export const WorkGroupsHandlers = HttpApiBuilder.group(OpenApiDef, "workGroups", (handlers) =>
+  Effect.gen(function*() {
+    const groups = yield* WorkGroups
+    return handlers
+      .handle("list", ({ urlParams }) => groups.list(urlParams))
+      .handle("get", ({ path }) => groups.get(path.id))
+      .handle("create", ({ payload }) => groups.create(payload))
+      .handle("update", ({ path, payload }) => groups.update(path.id, payload))
+      .handle("setStatus", ({ path, urlParams }) => groups.setStatus(path.id, urlParams.status))
+      .handle("remove", ({ path }) => groups.remove(path.id))
+      .handle("addMatchmaker", ({ path, payload }) => groups.addMember(path.id, "matchmaker", payload.matchmaker_id, payload.remark ?? null))
+      .handle("addMatchmakersBatch", ({ path, payload }) => groups.addMembers(path.id, "matchmaker", payload.matchmaker_ids, payload.remark ?? null))
+      .handle("removeMatchmaker", ({ path }) => groups.removeMember(path.id, "matchmaker", path.matchmaker_id))
+      .handle("addWorkWechat", ({ path, payload }) => groups.addMember(path.id, "work_wechat", payload.work_wechat_id, payload.remark ?? null))
+      .handle("addWorkWechatsBatch", ({ path, payload }) => groups.addMembers(path.id, "work_wechat", payload.work_wechat_ids, payload.remark ?? null))
+      .handle("removeWorkWechat", ({ path }) => groups.removeMember(path.id, "work_wechat", path.work_wechat_id))
+      .handle("matchmakers", ({ path, urlParams }) => groups.matchmakerMembers(path.id, urlParams))
+      .handle("workWechats", ({ path, urlParams }) => groups.accountMembers(path.id, urlParams))
+      .handle("logs", ({ path, urlParams }) => groups.logs(path.id, urlParams))
   }))

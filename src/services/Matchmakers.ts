@@ -1,24 +1,10 @@
 // Matchmaker use cases (SPEC §4.1): create, read, update, list and the id sync list. Status and
 // certification are the operator's (DECISIONS §5).
 import { Context, Effect, Layer } from "effect"
-import { BadRequest } from "../../schema/Errors.js"
 import type { CertLevel, MatchmakerCreate, MatchmakerIdsParams, MatchmakerListParams, MatchmakerUpdate } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
 import { Companies } from "./Companies.js"
 import { pickSent, someOrNotFound } from "./common.js"
-
-/** Filters whose data (work WeChat accounts, groups) this release does not hold yet. */
-const REACH_FILTERS = ["work_wechat_id", "group_nos", "work_wechat_scope", "work_wechat_filter"] as const
-
-const refuseReachFilters = (params: Partial<Record<(typeof REACH_FILTERS)[number], unknown>>) => {
-  const sent = REACH_FILTERS.filter((k) => params[k] !== undefined)
-  return sent.length === 0
-    ? Effect.void
-    : Effect.fail(BadRequest.invalid(
-      sent.map((path) => ({ path, message: "not supported yet: work WeChat accounts and groups are not available in this release" })),
-      "unsupported filter"
-    ))
-}
 
 export const makeMatchmakers = Effect.gen(function*() {
   const repo = yield* MatchmakersRepo
@@ -41,10 +27,10 @@ export const makeMatchmakers = Effect.gen(function*() {
     }).pipe(Effect.withSpan("Matchmakers.update"))
 
   const list = (params: MatchmakerListParams) =>
-    Effect.zipRight(refuseReachFilters(params), Effect.orDie(repo.list(params))).pipe(Effect.withSpan("Matchmakers.list"))
+    Effect.orDie(repo.list(params)).pipe(Effect.withSpan("Matchmakers.list"))
 
   const ids = (params: MatchmakerIdsParams) =>
-    Effect.zipRight(refuseReachFilters(params), Effect.orDie(repo.ids(params))).pipe(Effect.withSpan("Matchmakers.ids"))
+    Effect.orDie(repo.ids(params)).pipe(Effect.withSpan("Matchmakers.ids"))
 
   const setStatus = (id: number, status: "active" | "disabled") => Effect.orDie(repo.setColumn(id, { status })).pipe(orNotFound(id))
   const setCertLevel = (id: number, cert_level: CertLevel) => Effect.orDie(repo.setColumn(id, { cert_level })).pipe(orNotFound(id))

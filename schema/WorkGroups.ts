@@ -1,0 +1,131 @@
+// WeChat groups (SPEC §2.5, §4.4): records, matchmaker and work-account members, operation logs.
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { BooleanFromQuery, EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { AccountStatus, LogListParams, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
+
+export const GROUP_PAGE = { default: 20, max: 1000 } as const
+export const GROUP_MATCHMAKER_PAGE = { default: 20, max: 1000 } as const
+export const GROUP_ACCOUNT_PAGE = { default: 20, max: 100 } as const
+export const GROUP_LOG_PAGE = { default: 20, max: 100 } as const
+
+export const WorkGroup = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  group_no: Schema.String,
+  qr_code: Schema.NullOr(Schema.String),
+  status: AccountStatus,
+  remark: Schema.NullOr(Schema.String),
+  matchmaker_count: Schema.Int,
+  work_wechat_count: Schema.Int,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).annotations({ identifier: "WorkGroup" })
+export type WorkGroup = typeof WorkGroup.Type
+
+const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+
+const groupFields = {
+  group_no: nullable(Text(64)),
+  qr_code: nullable(Text(255)),
+  status: Schema.optionalWith(AccountStatus, { exact: true }),
+  remark: nullable(Text(500))
+}
+
+export const WorkGroupCreate = Schema.Struct({ name: Text(100, 1), ...groupFields })
+  .annotations({ identifier: "WorkGroupCreate", parseOptions: { errors: "all" } })
+export type WorkGroupCreate = typeof WorkGroupCreate.Type
+
+export const WorkGroupUpdate = Schema.Struct({ name: Schema.optionalWith(Text(100, 1), { exact: true }), ...groupFields })
+  .annotations({ identifier: "WorkGroupUpdate", parseOptions: { errors: "all" } })
+export type WorkGroupUpdate = typeof WorkGroupUpdate.Type
+
+const IdList = Schema.Array(Schema.Int.pipe(Schema.positive())).pipe(Schema.minItems(1), Schema.maxItems(1000))
+
+export const AddMatchmaker = Schema.Struct({ matchmaker_id: Schema.Int.pipe(Schema.positive()), remark: nullable(Text(500)) })
+  .annotations({ identifier: "WorkGroupAddMatchmaker", parseOptions: { errors: "all" } })
+export const AddMatchmakers = Schema.Struct({ matchmaker_ids: IdList, remark: nullable(Text(500)) })
+  .annotations({ identifier: "WorkGroupAddMatchmakers", parseOptions: { errors: "all" } })
+export const AddWorkWechat = Schema.Struct({ work_wechat_id: Schema.Int.pipe(Schema.positive()), remark: nullable(Text(500)) })
+  .annotations({ identifier: "WorkGroupAddWorkWechat", parseOptions: { errors: "all" } })
+export const AddWorkWechats = Schema.Struct({ work_wechat_ids: IdList, remark: nullable(Text(500)) })
+  .annotations({ identifier: "WorkGroupAddWorkWechats", parseOptions: { errors: "all" } })
+
+export const MatchmakerMember = Schema.Struct({
+  id: Schema.Int,
+  work_group_id: Schema.Int,
+  matchmaker_id: Schema.Int,
+  matchmaker_name: Schema.String,
+  matchmaker_wechat: Schema.NullOr(Schema.String),
+  matchmaker_wechat_id: Schema.NullOr(Schema.String),
+  remark: Schema.NullOr(Schema.String),
+  joined_at: Timestamp
+}).annotations({ identifier: "WorkGroupMatchmakerMember" })
+export type MatchmakerMember = typeof MatchmakerMember.Type
+
+export const WorkWechatMember = Schema.Struct({
+  id: Schema.Int,
+  work_group_id: Schema.Int,
+  work_wechat_id: Schema.Int,
+  wechat_number: Schema.String,
+  wechat_nickname: Schema.NullOr(Schema.String),
+  phone: Schema.String,
+  remark: Schema.NullOr(Schema.String),
+  joined_at: Timestamp
+}).annotations({ identifier: "WorkGroupWorkWechatMember" })
+export type WorkWechatMember = typeof WorkWechatMember.Type
+
+export const WorkGroupLog = Schema.Struct({ ...WorkGroupLogFields, work_group_id: Schema.Int }).annotations({ identifier: "WorkGroupLog" })
+export type WorkGroupLog = typeof WorkGroupLog.Type
+
+export const WorkGroupListParams = Schema.Struct({
+  ...Paging(GROUP_PAGE),
+  keyword: Schema.optional(Schema.String),
+  status: Schema.optional(AccountStatus),
+  has_matchmaker: Schema.optional(BooleanFromQuery),
+  has_work_wechat: Schema.optional(BooleanFromQuery),
+  matchmaker_id: Schema.optional(PositiveIntFromString),
+  work_wechat_id: Schema.optional(PositiveIntFromString)
+}).annotations({ parseOptions: { errors: "all" } })
+export type WorkGroupListParams = typeof WorkGroupListParams.Type
+
+export const MemberPath = Schema.Struct({ id: PositiveIntFromString, matchmaker_id: PositiveIntFromString })
+export const AccountMemberPath = Schema.Struct({ id: PositiveIntFromString, work_wechat_id: PositiveIntFromString })
+
+const read = "open:work_group:read" as const
+const write = "open:work_group:write" as const
+
+export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
+  .add(HttpApiEndpoint.get("list", "/work-groups").setUrlParams(WorkGroupListParams)
+    .addSuccess(Envelope(ListOf(WorkGroup), "WorkGroupListEnvelope")).annotate(RequiredPermission, read))
+  .add(HttpApiEndpoint.get("get", "/work-groups/:id").setPath(IdPath)
+    .addSuccess(Envelope(WorkGroup, "WorkGroupEnvelope")).annotate(RequiredPermission, read))
+  .add(HttpApiEndpoint.post("create", "/work-groups").setPayload(WorkGroupCreate)
+    .addSuccess(Envelope(IdOnly, "WorkGroupCreatedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.put("update", "/work-groups/:id").setPath(IdPath).setPayload(WorkGroupUpdate)
+    .addSuccess(EmptyEnvelope("WorkGroupUpdatedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.put("setStatus", "/work-groups/:id/status").setPath(IdPath).setUrlParams(StatusParams)
+    .addSuccess(EmptyEnvelope("WorkGroupStatusEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.del("remove", "/work-groups/:id").setPath(IdPath)
+    .addSuccess(EmptyEnvelope("WorkGroupDeletedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.post("addMatchmakersBatch", "/work-groups/:id/matchmakers/batch").setPath(IdPath).setPayload(AddMatchmakers)
+    .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"))
+    .annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.post("addMatchmaker", "/work-groups/:id/matchmakers").setPath(IdPath).setPayload(AddMatchmaker)
+    .addSuccess(EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.del("removeMatchmaker", "/work-groups/:id/matchmakers/:matchmaker_id").setPath(MemberPath)
+    .addSuccess(EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.post("addWorkWechatsBatch", "/work-groups/:id/work-wechats/batch").setPath(IdPath).setPayload(AddWorkWechats)
+    .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"))
+    .annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.post("addWorkWechat", "/work-groups/:id/work-wechats").setPath(IdPath).setPayload(AddWorkWechat)
+    .addSuccess(EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.del("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id").setPath(AccountMemberPath)
+    .addSuccess(EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope")).annotate(RequiredPermission, write))
+  .add(HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(LogListParams(GROUP_MATCHMAKER_PAGE))
+    .addSuccess(Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope")).annotate(RequiredPermission, read))
+  .add(HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(LogListParams(GROUP_ACCOUNT_PAGE))
+    .addSuccess(Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope")).annotate(RequiredPermission, read))
+  .add(HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(LogListParams(GROUP_LOG_PAGE))
+    .addSuccess(Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope")).annotate(RequiredPermission, read))
+{}
