@@ -4,6 +4,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { Signed } from "./Auth.js"
 import { CompaniesApi } from "./Companies.js"
 import { GuestsApi } from "./Guests.js"
+import { ImageBlacklistApi } from "./ImageBlacklist.js"
 import {
   BadRequestEnvelope,
   ForbiddenEnvelope,
@@ -68,6 +69,7 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .add(GuestsApi.middleware(Signed))
   .add(WorkWechatsApi.middleware(Signed))
   .add(WorkGroupsApi.middleware(Signed))
+  .add(ImageBlacklistApi.middleware(Signed))
   .add(CompaniesApi.middleware(Signed))
   .addError(BadRequestEnvelope)
   .addError(UnauthorizedEnvelope)

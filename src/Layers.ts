@@ -7,6 +7,7 @@ import { AppConfigLive } from "./Config.js"
 import { ClientsRepoLive } from "./repos/ClientsRepo.js"
 import { CompaniesRepoLive } from "./repos/CompaniesRepo.js"
 import { GuestsRepoLive } from "./repos/GuestsRepo.js"
+import { ImageBlacklistRepoLive } from "./repos/ImageBlacklistRepo.js"
 import { MatchmakersRepoLive } from "./repos/MatchmakersRepo.js"
 import { OutboxRepoLive } from "./repos/OutboxRepo.js"
 import { ReplayRepoLive } from "./repos/ReplayRepo.js"
@@ -16,6 +17,7 @@ import { WorkWechatsRepoLive } from "./repos/WorkWechatsRepo.js"
 import { ClientsLive } from "./services/Clients.js"
 import { CompaniesLive } from "./services/Companies.js"
 import { GuestsLive } from "./services/Guests.js"
+import { ImageBlacklistLive } from "./services/ImageBlacklist.js"
 import { MatchmakersLive } from "./services/Matchmakers.js"
 import { UsersLive } from "./services/Users.js"
 import { WorkGroupsLive } from "./services/WorkGroups.js"
@@ -31,6 +33,7 @@ export const ReposLive = Layer.mergeAll(
   WorkWechatsRepoLive,
   WorkGroupsRepoLive,
   UsersRepoLive,
+  ImageBlacklistRepoLive,
   OutboxRepoLive
 )
 
@@ -42,6 +45,7 @@ export const ServicesLive = Layer.mergeAll(
   WorkWechatsLive,
   WorkGroupsLive,
   UsersLive,
+  ImageBlacklistLive,
   MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
 ).pipe(
   Layer.provideMerge(SecretBoxLive),

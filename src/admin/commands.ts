@@ -6,6 +6,7 @@ import { CompanyStatus } from "../../schema/Companies.js"
 import { CertLevel } from "../../schema/Matchmakers.js"
 import { ClientCommandError, Clients, parsePermissions } from "../services/Clients.js"
 import { Companies } from "../services/Companies.js"
+import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 import { UserCommandError, Users } from "../services/Users.js"
 
@@ -27,7 +28,8 @@ export const USAGE = `usage: npm run admin -- <command>
   matchmakers status ID active|disabled
   matchmakers cert-level ID none|junior|intermediate|senior
   users create --name NAME [--phone P] [--work-wechat-id ID]
-  users update ID --work-wechat-id ID|none`
+  users update ID --work-wechat-id ID|none
+  blacklist disable ID`
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>
@@ -167,6 +169,10 @@ export const runAdmin = (argv: ReadonlyArray<string>) =>
         const id = yield* idArg(p, 2)
         const account = yield* flag(p, "work-wechat-id")
         return yield* users.setWorkWechat(id, account === "none" ? null : yield* positiveInt(account, "--work-wechat-id"))
+      }
+      case "blacklist disable": {
+        const blacklist = yield* ImageBlacklist
+        return yield* blacklist.disable(yield* idArg(p, 2))
       }
       default:
         return yield* usage(group === undefined ? "no command given" : `unknown command: ${key.trim()}`)

@@ -6,6 +6,7 @@ import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { Companies } from "../services/Companies.js"
 import { Guests } from "../services/Guests.js"
+import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 import { WorkGroups } from "../services/WorkGroups.js"
 import { WorkWechats } from "../services/WorkWechats.js"
@@ -91,4 +92,14 @@ export const WorkGroupsHandlers = HttpApiBuilder.group(OpenApiDef, "workGroups",
       .handle("matchmakers", ({ path, urlParams }) => groups.matchmakerMembers(path.id, urlParams))
       .handle("workWechats", ({ path, urlParams }) => groups.accountMembers(path.id, urlParams))
       .handle("logs", ({ path, urlParams }) => groups.logs(path.id, urlParams))
+  }))
+
+export const ImageBlacklistHandlers = HttpApiBuilder.group(OpenApiDef, "imageBlacklist", (handlers) =>
+  Effect.gen(function*() {
+    const blacklist = yield* ImageBlacklist
+    return handlers
+      .handle("list", ({ urlParams }) => blacklist.list(urlParams))
+      .handle("add", ({ payload }) => blacklist.add(payload.items))
+      .handle("check", ({ payload }) => blacklist.check(payload.md5_list))
+      .handle("remove", ({ path }) => blacklist.remove(path.record_id))
   }))

@@ -4,11 +4,11 @@ import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Layer } from "effect"
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { EdgeLive } from "./Edge.js"
-import { CompaniesHandlers, GuestsHandlers, MatchmakersHandlers, SystemHandlers, WorkGroupsHandlers, WorkWechatsHandlers } from "./Handlers.js"
+import { CompaniesHandlers, GuestsHandlers, ImageBlacklistHandlers, MatchmakersHandlers, SystemHandlers, WorkGroupsHandlers, WorkWechatsHandlers } from "./Handlers.js"
 import { SignedLive } from "./Signed.js"
 
 export const ApiLive = HttpApiBuilder.api(OpenApiDef).pipe(
-  Layer.provide([SystemHandlers, MatchmakersHandlers, GuestsHandlers, WorkWechatsHandlers, WorkGroupsHandlers, CompaniesHandlers]),
+  Layer.provide([SystemHandlers, MatchmakersHandlers, GuestsHandlers, WorkWechatsHandlers, WorkGroupsHandlers, ImageBlacklistHandlers, CompaniesHandlers]),
   Layer.provide(SignedLive)
 )
 

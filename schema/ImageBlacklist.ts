@@ -1,0 +1,67 @@
+// Image blacklist (SPEC §2.7, §4.6; DECISIONS §4, §8): MD5 records for synchronisation and upload
+// checks.
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { EmptyEnvelope, Envelope, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
+
+export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
+export const BLACKLIST_ADD_MAX = 1000
+export const BLACKLIST_CHECK_MAX = 500
+
+export const BlacklistSource = Schema.Literal("external", "upload", "manual", "sync")
+export type BlacklistSource = typeof BlacklistSource.Type
+export const BlacklistStatus = Schema.Literal("active", "disabled")
+
+export const BlacklistRecord = Schema.Struct({
+  id: Schema.Int,
+  md5: Schema.String,
+  source: BlacklistSource,
+  status: BlacklistStatus,
+  hit_count: Schema.Int,
+  created_at: Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
+}).annotations({ identifier: "ImageBlacklistRecord" })
+export type BlacklistRecord = typeof BlacklistRecord.Type
+
+export const BlacklistListParams = Schema.Struct({
+  ...Paging(BLACKLIST_PAGE),
+  status: Schema.optional(BlacklistStatus),
+  source: Schema.optional(BlacklistSource)
+}).annotations({ parseOptions: { errors: "all" } })
+export type BlacklistListParams = typeof BlacklistListParams.Type
+
+/** Items are checked one by one (a bad item is reported in `errors`), so they arrive as JSON. */
+export const BlacklistAdd = Schema.Struct({
+  items: Schema.Array(Schema.Unknown).annotations({
+    description: `at most ${BLACKLIST_ADD_MAX} items of {md5 (32 hex), source (external|upload|manual|sync, default external), reject_reason}`
+  })
+}).annotations({ identifier: "ImageBlacklistAdd", parseOptions: { errors: "all" } })
+
+export const BlacklistAddOutcome = Schema.Struct({
+  added: Schema.Int,
+  skipped: Schema.Int,
+  restored: Schema.Int,
+  errors: Schema.Array(Schema.Struct({ index: Schema.Int, md5: Schema.NullOr(Schema.String), reason: Schema.String }))
+}).annotations({ identifier: "ImageBlacklistAddOutcome" })
+export type BlacklistAddOutcome = typeof BlacklistAddOutcome.Type
+
+export const BlacklistCheck = Schema.Struct({
+  md5_list: Schema.Array(Schema.String).annotations({ description: `at most ${BLACKLIST_CHECK_MAX} md5 values` })
+}).annotations({ identifier: "ImageBlacklistCheck", parseOptions: { errors: "all" } })
+
+export const BlacklistCheckOutcome = Schema.Struct({
+  blocked: Schema.Array(Schema.String),
+  allowed: Schema.Array(Schema.String),
+  invalid: Schema.optional(Schema.Array(Schema.String))
+}).annotations({ identifier: "ImageBlacklistCheckOutcome" })
+export type BlacklistCheckOutcome = typeof BlacklistCheckOutcome.Type
+
+export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
+  .add(HttpApiEndpoint.get("list", "/image-blacklist").setUrlParams(BlacklistListParams)
+    .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read"))
+  .add(HttpApiEndpoint.post("check", "/image-blacklist/check").setPayload(BlacklistCheck)
+    .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read"))
+  .add(HttpApiEndpoint.post("add", "/image-blacklist").setPayload(BlacklistAdd)
+    .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write"))
+  .add(HttpApiEndpoint.del("remove", "/image-blacklist/:record_id").setPath(Schema.Struct({ record_id: PositiveIntFromString }))
+    .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write"))
+{}
