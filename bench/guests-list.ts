@@ -11,7 +11,7 @@ const { ConfigProvider, Effect, Layer, Logger, LogLevel } = await import("effect
 const { createServer } = await import("node:http")
 const { makeOpenApiClient } = await import("../src/client/Client.js")
 const { HttpAppLive } = await import("../src/http/Server.js")
-const { ServicesLive } = await import("../src/Layers.js")
+const { CardParserFromEnv, ServicesLive } = await import("../src/Layers.js")
 const { AppConfigLive } = await import("../src/Config.js")
 const { Clients } = await import("../src/services/Clients.js")
 const { SqlLive } = await import("../src/sql/Sql.js")
@@ -164,7 +164,7 @@ const program = Effect.gen(function*() {
 })
 
 const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-const AppLive = ServicesLive.pipe(Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
+const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
 
 await Effect.runPromise(
   program.pipe(

@@ -11,6 +11,7 @@ import {
   InternalErrorEnvelope,
   NotFoundEnvelope,
   PayloadTooLargeEnvelope,
+  ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
   UnauthorizedEnvelope,
   UnsupportedMediaTypeEnvelope
@@ -79,6 +80,7 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .addError(UnsupportedMediaTypeEnvelope)
   .addError(TooManyRequestsEnvelope)
   .addError(InternalErrorEnvelope)
+  .addError(ServiceUnavailableEnvelope)
   .prefix(API_PREFIX)
   .annotate(OpenApi.Title, "Matchmaking Platform Open API")
   .annotate(OpenApi.Version, "1.0.0")

@@ -1,6 +1,6 @@
 // Guests (SPEC §2.2, §2.3, §4.2): the record, the requirement_tags object, create/update bodies,
 // batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart } from "@effect/platform"
 import { JSONSchema, Schema } from "effect"
 import { Envelope, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { Issue } from "./Errors.js"
@@ -260,6 +260,76 @@ export const GuestListParams = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 export type GuestListParams = typeof GuestListParams.Type
 
+/** The parsed keys of a card (SPEC §4.2; camelCase), null where nothing was recognised. */
+export const ParsedCard = Schema.Struct({
+  name: Schema.NullOr(Schema.String),
+  gender: Schema.NullOr(Gender),
+  age: Schema.NullOr(Schema.Number),
+  height: Schema.NullOr(Schema.Number),
+  education: Schema.NullOr(Schema.String),
+  occupation: Schema.NullOr(Schema.String),
+  incomeAmount: Schema.NullOr(Schema.Number),
+  reqIncomeAmount: Schema.NullOr(Schema.Number),
+  selfIntro: Schema.NullOr(Schema.String),
+  requirement: Schema.NullOr(Schema.String),
+  requirementTags: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  weight: Schema.optional(Schema.NullOr(Schema.Number)),
+  maritalStatus: Schema.optional(Schema.NullOr(Schema.String)),
+  nativePlace: Schema.optional(Schema.NullOr(Schema.String)),
+  phone: Schema.optional(Schema.NullOr(Schema.String)),
+  workplace: Schema.optional(Schema.NullOr(Schema.String))
+}).annotations({ identifier: "ParsedCard" })
+
+export const ExistingGuest = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotations({ identifier: "ExistingGuest" })
+
+export const ParseCardResult = Schema.Struct({
+  duplicate: Schema.Boolean,
+  image_hash: Schema.String,
+  method: Schema.Literal("ai", "ocr"),
+  parsed: ParsedCard,
+  confidence: Schema.Literal("high", "medium", "low"),
+  existing_guest: Schema.optional(ExistingGuest)
+}).annotations({ identifier: "ParseCardResult" })
+export type ParseCardResult = typeof ParseCardResult.Type
+
+export const CreateFromCardResult = Schema.Union(
+  Schema.Struct({ task_id: Schema.String, status: Schema.Literal("pending", "processing"), async: Schema.Literal(true), message: Schema.String }),
+  Schema.Struct({ duplicate: Schema.Literal(true), existing_guest: ExistingGuest, message: Schema.String })
+).annotations({ identifier: "CreateFromCardResult" })
+export type CreateFromCardResult = typeof CreateFromCardResult.Type
+
+export const CardTask = Schema.Struct({
+  task_id: Schema.String,
+  status: Schema.Literal("pending", "processing", "done", "failed"),
+  created_at: Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS" }),
+  completed_at: Schema.NullOr(Schema.String),
+  result: Schema.optional(Schema.Struct({
+    method: Schema.Literal("ai", "ocr"),
+    summary: Schema.String,
+    completeness: Schema.Number,
+    saved: Schema.Boolean,
+    guest_id: Schema.optional(Schema.Int)
+  })),
+  error: Schema.optional(Schema.String)
+}).annotations({ identifier: "CardTask" })
+export type CardTask = typeof CardTask.Type
+
+/**
+ * Card uploads are multipart/form-data. The form is read from the exact bytes that were signed,
+ * so the contract declares it as a stream (documented fields, decoded by the service).
+ */
+export const ParseCardForm = HttpApiSchema.MultipartStream(Schema.Struct({
+  file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
+  matchmaker_id: Schema.optional(Schema.String.annotations({ description: "int; enables the duplicate check" }))
+}).annotations({ identifier: "ParseCardForm" }))
+
+export const CreateFromCardForm = HttpApiSchema.MultipartStream(Schema.Struct({
+  file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
+  matchmaker_id: Schema.String.annotations({ description: "int, required" }),
+  company_id: Schema.optional(Schema.String.annotations({ description: "int; the matchmaker's company when absent" })),
+  overrides: Schema.optional(Schema.String.annotations({ description: "a JSON object of guest fields replacing or adding to the parsed ones; may include photo_time" }))
+}).annotations({ identifier: "CreateFromCardForm" }))
+
 export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
     HttpApiEndpoint.get("list", "/guests")
@@ -278,6 +348,24 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       .setPayload(GuestBatchUpdate)
       .addSuccess(Envelope(BatchOutcome, "GuestBatchUpdateEnvelope"))
       .annotate(RequiredPermission, "open:guest:write")
+  )
+  .add(
+    HttpApiEndpoint.post("parseCard", "/guests/parse-card")
+      .setPayload(ParseCardForm)
+      .addSuccess(Envelope(ParseCardResult, "ParseCardEnvelope"))
+      .annotate(RequiredPermission, "open:guest:read")
+  )
+  .add(
+    HttpApiEndpoint.post("createFromCard", "/guests/create-from-card")
+      .setPayload(CreateFromCardForm)
+      .addSuccess(Envelope(CreateFromCardResult, "CreateFromCardEnvelope"))
+      .annotate(RequiredPermission, "open:guest:write")
+  )
+  .add(
+    HttpApiEndpoint.get("cardTask", "/guests/card-task/:task_id")
+      .setPath(Schema.Struct({ task_id: Schema.String.pipe(Schema.pattern(/^ct_[0-9a-f]{24}$/, { message: () => "not a card task id" })) }))
+      .addSuccess(Envelope(CardTask, "CardTaskEnvelope"))
+      .annotate(RequiredPermission, "open:guest:read")
   )
   .add(
     HttpApiEndpoint.get("get", "/guests/:id")

@@ -18,6 +18,14 @@ export interface AppConfigShape {
   readonly jsonBodyLimitBytes: number
   readonly cardFileLimitBytes: number
   readonly noncePruneIntervalSeconds: number
+  /** How long a daemon holds a claimed card task before another may take it, seconds. */
+  readonly cardTaskLeaseSeconds: number
+  /** Card tasks processed at once by one daemon. */
+  readonly cardTaskConcurrency: number
+  /** Polling backstop for new card tasks (LISTEN/NOTIFY wakes the runner first), seconds. */
+  readonly cardTaskPollSeconds: number
+  /** Claims of one task before it is failed (a daemon died on it each time). */
+  readonly cardTaskMaxAttempts: number
 }
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
@@ -41,7 +49,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   rateLimitBurst: Config.integer("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
   jsonBodyLimitBytes: Config.integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
   cardFileLimitBytes: Config.integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
-  noncePruneIntervalSeconds: Config.integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60))
+  noncePruneIntervalSeconds: Config.integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60)),
+  cardTaskLeaseSeconds: Config.number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  cardTaskConcurrency: Config.integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
+  cardTaskPollSeconds: Config.number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
+  cardTaskMaxAttempts: Config.integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
 })
 
 export const AppConfigLive = Layer.effect(AppConfig, appConfig)

@@ -1,11 +1,13 @@
 // The layers both processes (API and job daemon) and the admin command line are built from;
 // only the top of each entry point differs.
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { CardParserLive, cardParserConfig } from "./card/CardParser.js"
 import { AuthenticatorLive } from "./auth/Authenticator.js"
 import { SecretBoxLive } from "./auth/SecretBox.js"
 import { AppConfigLive } from "./Config.js"
 import { ClientsRepoLive } from "./repos/ClientsRepo.js"
 import { CompaniesRepoLive } from "./repos/CompaniesRepo.js"
+import { CardTasksRepoLive } from "./repos/CardTasksRepo.js"
 import { GuestsRepoLive } from "./repos/GuestsRepo.js"
 import { ImageBlacklistRepoLive } from "./repos/ImageBlacklistRepo.js"
 import { MatchmakersRepoLive } from "./repos/MatchmakersRepo.js"
@@ -16,6 +18,7 @@ import { WorkGroupsRepoLive } from "./repos/WorkGroupsRepo.js"
 import { WorkWechatsRepoLive } from "./repos/WorkWechatsRepo.js"
 import { ClientsLive } from "./services/Clients.js"
 import { CompaniesLive } from "./services/Companies.js"
+import { CardImportLive } from "./services/CardImport.js"
 import { GuestsLive } from "./services/Guests.js"
 import { ImageBlacklistLive } from "./services/ImageBlacklist.js"
 import { MatchmakersLive } from "./services/Matchmakers.js"
@@ -34,23 +37,30 @@ export const ReposLive = Layer.mergeAll(
   WorkGroupsRepoLive,
   UsersRepoLive,
   ImageBlacklistRepoLive,
+  CardTasksRepoLive,
   OutboxRepoLive
 )
 
-/** Services over the repositories; needs AppConfig and a SqlClient. */
+/** Services over the repositories; needs AppConfig, a PgClient and a CardParser. */
 export const ServicesLive = Layer.mergeAll(
   ClientsLive,
   AuthenticatorLive,
-  GuestsLive,
+  CardImportLive.pipe(Layer.provideMerge(Layer.mergeAll(GuestsLive, ImageBlacklistLive))),
   WorkWechatsLive,
   WorkGroupsLive,
   UsersLive,
-  ImageBlacklistLive,
   MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
 ).pipe(
   Layer.provideMerge(SecretBoxLive),
   Layer.provideMerge(ReposLive)
 )
 
+/** The card parser configured from the environment (AI when ANTHROPIC_API_KEY is set, OCR). */
+export const CardParserFromEnv = Layer.unwrapEffect(Effect.map(cardParserConfig, CardParserLive)).pipe(Layer.orDie)
+
 /** Everything over a migrated database, configured from the environment. */
-export const AppLive = ServicesLive.pipe(Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
+export const AppLive = ServicesLive.pipe(
+  Layer.provide(CardParserFromEnv),
+  Layer.provideMerge(SqlLive),
+  Layer.provideMerge(AppConfigLive)
+)

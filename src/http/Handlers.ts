@@ -5,7 +5,10 @@ import { OpenApiDef } from "../../schema/Api.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { Companies } from "../services/Companies.js"
+import { Caller } from "../../schema/Auth.js"
+import { CardImport } from "../services/CardImport.js"
 import { Guests } from "../services/Guests.js"
+import { readUpload } from "./multipart.js"
 import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 import { WorkGroups } from "../services/WorkGroups.js"
@@ -45,7 +48,16 @@ export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (
 export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handlers) =>
   Effect.gen(function*() {
     const guests = yield* Guests
+    const cards = yield* CardImport
     return handlers
+      .handle("parseCard", ({ request }) => Effect.flatMap(readUpload(request), cards.parseCard))
+      .handle("createFromCard", ({ request }) =>
+        Effect.gen(function*() {
+          const upload = yield* readUpload(request)
+          const caller = yield* Caller
+          return yield* cards.createFromCard(upload, caller.appKey)
+        }))
+      .handle("cardTask", ({ path }) => cards.getTask(path.task_id))
       .handle("list", ({ urlParams }) => guests.list(urlParams))
       .handle("get", ({ path }) => guests.get(path.id))
       .handle("create", ({ payload }) => guests.create(payload))

@@ -85,8 +85,18 @@ export const makeGuestsRepo = Effect.gen(function*() {
     return record
   }
 
-  const insert = (state: GuestState) =>
-    Effect.map(sql<GuestRow>`INSERT INTO guests ${sql.insert(toRecord(state))} RETURNING ${cols}`, (rows) => toGuest(rows[0]!))
+  const insert = (state: GuestState, extra: { readonly image_hash?: string } = {}) =>
+    Effect.map(
+      sql<GuestRow>`INSERT INTO guests ${sql.insert({ ...toRecord(state), ...extra })} RETURNING ${cols}`,
+      (rows) => toGuest(rows[0]!)
+    )
+
+  /** The guest created from this image under this matchmaker, if any. */
+  const findByImage = (matchmakerId: number, imageHash: string) =>
+    Effect.map(
+      sql<{ id: number; name: string }>`SELECT id::int AS id, name FROM guests WHERE matchmaker_id = ${matchmakerId} AND image_hash = ${imageHash}`,
+      (rows) => Option.fromNullable(rows[0])
+    )
 
   const update = (id: number, state: GuestState) =>
     Effect.map(
@@ -156,7 +166,7 @@ export const makeGuestsRepo = Effect.gen(function*() {
       return { list, total: count[0]!.n }
     })
 
-  return { insert, update, findById, lockStates, adjustGuestCounts, existingIds, list } as const
+  return { insert, findByImage, update, findById, lockStates, adjustGuestCounts, existingIds, list } as const
 })
 
 export class GuestsRepo extends Context.Tag("Guests/Repo")<GuestsRepo, Effect.Effect.Success<typeof makeGuestsRepo>>() {}

@@ -86,18 +86,25 @@ export const makeGuests = Effect.gen(function*() {
     if (after.matchmaker_id != null) deltas.set(after.matchmaker_id, (deltas.get(after.matchmaker_id) ?? 0) + 1)
   }
 
+  /**
+   * Creates a guest as POST /guests does (derived fields, counters, guest.created); runs in the
+   * caller's transaction. References must have been checked.
+   */
+  const insertNew = (input: GuestCreate, extra: { readonly image_hash?: string } = {}) =>
+    Effect.gen(function*() {
+      const state = deriveGuest(input as GuestSent, undefined)
+      const g = yield* repo.insert(state, extra)
+      const deltas = new Map<number, number>()
+      counterDelta(deltas, undefined, state)
+      yield* repo.adjustGuestCounts(deltas)
+      yield* outbox.record("guest.created", "open:guest:read", createdEvent(g))
+      return g
+    })
+
   const create = (input: GuestCreate) =>
     Effect.gen(function*() {
       yield* checkRefs(input)
-      const state = deriveGuest(input as GuestSent, undefined)
-      const guest = yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const g = yield* repo.insert(state)
-        const deltas = new Map<number, number>()
-        counterDelta(deltas, undefined, state)
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.record("guest.created", "open:guest:read", createdEvent(g))
-        return g
-      })))
+      const guest = yield* Effect.orDie(sql.withTransaction(insertNew(input)))
       return {
         id: guest.id,
         name: guest.name,
@@ -215,7 +222,7 @@ export const makeGuests = Effect.gen(function*() {
       return outcome(results)
     }).pipe(Effect.withSpan("Guests.batchUpdate"))
 
-  return { create, get, list, update, batchCreate, batchUpdate } as const
+  return { create, insertNew, get, list, update, batchCreate, batchUpdate } as const
 })
 
 export class Guests extends Context.Tag("Guests/Service")<Guests, Effect.Effect.Success<typeof makeGuests>>() {}

@@ -3,11 +3,14 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import { inject } from "vitest"
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { CardParserTest } from "../../src/card/CardParser.js"
+import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
 import { makeOpenApiClient, type SignOptions } from "../../src/client/Client.js"
 import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
 import { HttpAppLive } from "../../src/http/Server.js"
@@ -22,7 +25,7 @@ const databaseUrl = (serverUrl: string, database: string): string => {
 }
 
 /** A fresh database copied from the migrated template, dropped when the layer is released. */
-export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient> = Layer.unwrapScoped(
+export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = Layer.unwrapScoped(
   Effect.gen(function*() {
     const adminUrl = inject("databaseAdminUrl")
     const template = inject("templateDatabase")
@@ -37,9 +40,17 @@ export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient> = Layer.unwrapSc
   })
 ).pipe(Layer.orDie)
 
+/** A card parser that reads every card as the same guest (tests where parsing is not the point). */
+export const fakeCardParser = CardParserTest({
+  method: "ai",
+  confidence: "high",
+  parsed: { ...emptyParsedCard(), name: "卡片嘉宾", gender: "female", age: 29, education: "本科", occupation: "教师" }
+})
+
 /** The services over a private database; time starts at the real now (tests may move it). */
-export const testAppLayer = (config: Partial<AppConfigShape> = {}) =>
+export const testAppLayer = (config: Partial<AppConfigShape> = {}, parser: Layer.Layer<CardParser> = fakeCardParser) =>
   ServicesLive.pipe(
+    Layer.provide(parser),
     Layer.provideMerge(TestDatabaseLive),
     Layer.provideMerge(appConfigWith(config)),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now())))
@@ -61,8 +72,8 @@ export const serverLayer = Layer.scoped(
 )
 
 /** Services, one server and an HTTP client: what most endpoint tests need. */
-export const testServerLayer = (config: Partial<AppConfigShape> = {}) =>
-  serverLayer.pipe(Layer.provideMerge(testAppLayer(config)), Layer.provideMerge(FetchHttpClient.layer))
+export const testServerLayer = (config: Partial<AppConfigShape> = {}, parser: Layer.Layer<CardParser> = fakeCardParser) =>
+  serverLayer.pipe(Layer.provideMerge(testAppLayer(config, parser)), Layer.provideMerge(FetchHttpClient.layer))
 
 /** Creates an API client with the given permissions and returns its credentials. */
 export const createCredentials = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; name?: string } = {}) =>

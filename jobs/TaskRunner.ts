@@ -1,0 +1,57 @@
+// The daemon's generic task runner: workers claim rows (row locks with SKIP LOCKED and a lease,
+// so any number of daemons share a queue), are woken by LISTEN/NOTIFY with polling as a
+// backstop, and give a claimed task back when the daemon shuts down mid-task. A queue is one
+// value: how to claim, process and release its tasks.
+import { PgClient } from "@effect/sql-pg"
+import { Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { randomBytes } from "node:crypto"
+import { hostname } from "node:os"
+
+export interface TaskQueue<T, R> {
+  readonly name: string
+  /** NOTIFY channel that announces new tasks. */
+  readonly channel: string
+  readonly concurrency: number
+  readonly pollInterval: Duration.DurationInput
+  /** Claims one task for this worker and commits the claim; none when the queue is empty. */
+  readonly claim: (worker: string) => Effect.Effect<Option.Option<T>, unknown, R>
+  /** Does the work and records the outcome (no transaction may stay open during slow I/O). */
+  readonly process: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
+  /** Puts a claimed task back (shutdown while working on it). */
+  readonly release: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
+}
+
+export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, never, R | PgClient.PgClient> =>
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const pg = yield* PgClient.PgClient
+      const wake = yield* Queue.sliding<void>(1)
+      const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`
+
+      yield* pg.listen(queue.channel).pipe(
+        Stream.runForEach(() => wake.offer(undefined)),
+        Effect.tapErrorCause((cause) => Effect.logWarning(`LISTEN ${queue.channel} lost; retrying`, cause)),
+        Effect.retry(Schedule.spaced("1 second")),
+        Effect.forkScoped
+      )
+      yield* Effect.forkScoped(Effect.repeat(wake.offer(undefined), Schedule.spaced(queue.pollInterval)))
+
+      const worker = (n: number) => {
+        const id = `${instance}:${queue.name}:${n}`
+        const claimOne = queue.claim(id).pipe(
+          Effect.catchAllCause((cause) =>
+            Effect.logError(`claiming a ${queue.name} task failed`, cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(Option.none<T>())))
+        )
+        const step = Effect.flatMap(claimOne, (claimed) =>
+          Option.isNone(claimed)
+            ? Queue.take(wake)
+            : queue.process(claimed.value, id).pipe(
+              Effect.onInterrupt(() => Effect.ignore(queue.release(claimed.value, id))),
+              Effect.catchAllCause((cause) => Effect.logError(`a ${queue.name} task failed`, cause))
+            ))
+        return Effect.forever(step).pipe(Effect.annotateLogs({ queue: queue.name, worker: id }))
+      }
+      for (let n = 0; n < queue.concurrency; n++) yield* Effect.forkScoped(worker(n))
+      yield* Effect.logInfo(`task runner ${queue.name} started`).pipe(Effect.annotateLogs({ workers: queue.concurrency }))
+    })
+  )

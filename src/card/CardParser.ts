@@ -1,0 +1,126 @@
+// The card parser the API uses: normalise the image, ask the AI when a key is configured, and fall
+// back to OCR + rules when it is not or when the AI fails; plus a fake for other tests.
+import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { type AiConfig, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
+import { ImageError, normalizeForParsing } from "./image.js"
+import { CardOcr, OCR_INSTALL_HINT, OcrLive } from "./ocr.js"
+import { confidenceOf, parseCardText } from "./rules.js"
+import { CardParseError, CardParser, type ParseOutcome, ParserUnavailable } from "./types.js"
+
+export interface CardParserConfig {
+  /** null: no AI, OCR only. */
+  readonly ai: AiConfig | null
+  /** Workers in the OCR pool. */
+  readonly ocrPoolSize: number
+  /** A folder with chi_sim/eng `.traineddata.gz` instead of the installed packages (tests). */
+  readonly ocrLangPath?: string
+}
+
+/** Longest side of the image sent to the AI: larger images are scaled down by the API anyway. */
+export const AI_IMAGE_MAX_SIDE = 1568
+
+/**
+ * From the environment: ANTHROPIC_API_KEY (absent or empty: no AI), CARD_AI_MODEL (default
+ * claude-sonnet-4-5), CARD_AI_TIMEOUT_MS (default 30000), ANTHROPIC_BASE_URL (optional),
+ * CARD_OCR_POOL_SIZE (default 2).
+ */
+export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
+  apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),
+  model: Config.string("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
+  timeoutMs: Config.integer("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
+  baseURL: Config.option(Config.string("ANTHROPIC_BASE_URL")),
+  ocrPoolSize: Config.integer("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2))
+}).pipe(
+  Config.map(({ apiKey, model, timeoutMs, baseURL, ocrPoolSize }) => {
+    const key = Option.getOrUndefined(apiKey)
+    const ai: AiConfig | null = key === undefined || Redacted.value(key).trim() === ""
+      ? null
+      : {
+        apiKey: Redacted.value(key).trim(),
+        model,
+        timeoutMs,
+        maxRetries: 0,
+        ...(Option.isSome(baseURL) ? { baseURL: baseURL.value } : {})
+      }
+    return { ai, ocrPoolSize }
+  })
+)
+
+/** The ImageError behind a CardParseError when the image itself was refused (→ HTTP 400); else null. */
+export const imageErrorOf = (e: CardParseError): ImageError | null => (e.cause instanceof ImageError ? e.cause : null)
+
+const normalize = (image: Uint8Array, maxSide?: number, removeLines?: boolean) =>
+  Effect.tryPromise({
+    try: () =>
+      normalizeForParsing(image, {
+        ...(maxSide !== undefined ? { maxSide } : {}),
+        ...(removeLines !== undefined ? { removeLines } : {})
+      }),
+    catch: (e) =>
+      e instanceof ImageError
+        ? new CardParseError({ message: e.message, cause: e })
+        : new CardParseError({ message: `image could not be prepared: ${String(e)}`, cause: e })
+  })
+
+/**
+ * CardParser over the AI (when configured) and the OCR pool. `parse`:
+ * - refuses images that are not JPEG/PNG, too large or damaged with CardParseError (cause: ImageError);
+ * - with AI configured, sends the image to the model; any AI failure (HTTP error, timeout,
+ *   unusable answer) is logged as a warning and OCR is used instead;
+ * - without AI, or after an AI failure, reads the image with OCR and the text rules;
+ * - fails with ParserUnavailable when there is no AI and the OCR language data is missing.
+ */
+export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser> =>
+  Layer.effect(
+    CardParser,
+    Effect.gen(function*() {
+      const ocr = yield* CardOcr
+      const ai = config.ai === null ? null : makeAiParser(config.ai)
+      if (ai === null && !ocr.available) {
+        yield* Effect.logWarning(`card parsing unavailable: no AI key and no OCR data (${OCR_INSTALL_HINT})`)
+      }
+
+      const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
+        Effect.gen(function*() {
+          const png = yield* normalize(image)
+          const text = yield* ocr.recognize(png)
+          const parsed = parseCardText(text)
+          return { method: "ocr", parsed, confidence: confidenceOf(parsed) } as const
+        })
+
+      const parse = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
+        Effect.gen(function*() {
+          if (ai === null) {
+            if (!ocr.available) {
+              return yield* new ParserUnavailable({
+                message: `card parsing is not available: set ANTHROPIC_API_KEY, or install the OCR language data (${OCR_INSTALL_HINT})`
+              })
+            }
+            return yield* viaOcr(image)
+          }
+          const png = yield* normalize(image, AI_IMAGE_MAX_SIDE, false)
+          const fromAi = yield* Effect.either(ai.parse(png))
+          if (fromAi._tag === "Right") {
+            const { confidence, ...parsed } = fromAi.right
+            return { method: "ai", parsed, confidence } as const
+          }
+          yield* Effect.logWarning("AI card parsing failed; falling back to OCR").pipe(
+            Effect.annotateLogs({ reason: fromAi.left.message })
+          )
+          if (!ocr.available) {
+            return yield* new CardParseError({
+              message: `AI card parsing failed (${fromAi.left.message}) and OCR is not installed (${OCR_INSTALL_HINT})`,
+              cause: fromAi.left
+            })
+          }
+          return yield* viaOcr(image)
+        }).pipe(Effect.withSpan("CardParser.parse"))
+
+      return { parse }
+    })
+  ).pipe(Layer.provide(OcrLive({ poolSize: config.ocrPoolSize, ...(config.ocrLangPath !== undefined ? { langPath: config.ocrLangPath } : {}) })))
+
+/** A fake CardParser for tests elsewhere: a fixed outcome, or a function of the image. */
+export const CardParserTest = (
+  f: ParseOutcome | ((image: Uint8Array) => Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable>)
+): Layer.Layer<CardParser> => Layer.succeed(CardParser, { parse: typeof f === "function" ? f : () => Effect.succeed(f) })

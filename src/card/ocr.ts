@@ -1,0 +1,241 @@
+// OCR of card images with tesseract.js: one lazily created, reused pool of workers (a scheduler)
+// reading Simplified Chinese + English from the local @tesseract.js-data packages, never a CDN.
+import { Context, Duration, Effect, Layer } from "effect"
+import * as fs from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import * as path from "node:path"
+import Tesseract from "tesseract.js"
+import { CardParseError, ParserUnavailable } from "./types.js"
+
+export const OCR_LANGUAGES = ["chi_sim", "eng"] as const
+export type OcrLanguage = (typeof OCR_LANGUAGES)[number]
+
+/** What to run when the language data is missing. */
+export const OCR_INSTALL_HINT = "npm install @tesseract.js-data/chi_sim @tesseract.js-data/eng"
+
+/**
+ * The model folder inside each @tesseract.js-data package. `4.0.0` (tessdata's integer LSTM +
+ * legacy models) reads these cards markedly better than `4.0.0_best_int`, whose chi_sim also
+ * makes tesseract look for a non-existent extra language at start-up.
+ */
+export const OCR_MODEL_FOLDER = "4.0.0"
+
+export interface OcrConfig {
+  /** Number of tesseract workers (threads) in the pool; at least 1. */
+  readonly poolSize: number
+  /**
+   * A folder holding `chi_sim.traineddata.gz` and `eng.traineddata.gz`. Default: each language's
+   * folder inside its installed @tesseract.js-data package.
+   */
+  readonly langPath?: string
+  /** Longest a worker may take to start, default 60 s. */
+  readonly startTimeout?: Duration.DurationInput
+  /** Longest one recognition may take (queueing included), default 60 s. */
+  readonly jobTimeout?: Duration.DurationInput
+}
+
+const require = createRequire(import.meta.url)
+
+const dataFileName = (lang: OcrLanguage): string => `${lang}.traineddata.gz`
+
+/** Where each language's data file is; null for a language whose file cannot be found. */
+export const languageDataFiles = (langPath?: string): Readonly<Record<OcrLanguage, string | null>> => {
+  const locate = (lang: OcrLanguage): string | null => {
+    let file: string
+    if (langPath !== undefined) {
+      file = path.join(langPath, dataFileName(lang))
+    } else {
+      try {
+        const pkg = require.resolve(`@tesseract.js-data/${lang}/package.json`)
+        file = path.join(path.dirname(pkg), OCR_MODEL_FOLDER, dataFileName(lang))
+      } catch {
+        return null
+      }
+    }
+    try {
+      return fs.statSync(file).isFile() ? file : null
+    } catch {
+      return null
+    }
+  }
+  return { chi_sim: locate("chi_sim"), eng: locate("eng") }
+}
+
+/** Whether the data of both OCR languages is installed (or present in `langPath`). */
+export const ocrLanguageDataAvailable = (langPath?: string): boolean => {
+  const files = languageDataFiles(langPath)
+  return OCR_LANGUAGES.every((l) => files[l] !== null)
+}
+
+const unavailable = (langPath: string | undefined): ParserUnavailable => {
+  const files = languageDataFiles(langPath)
+  const missing = OCR_LANGUAGES.filter((l) => files[l] === null).join(", ")
+  const where = langPath === undefined ? "" : ` in ${langPath}`
+  return new ParserUnavailable({
+    message: `OCR language data missing (${missing}${where}): run \`${OCR_INSTALL_HINT}\`, or configure an AI key`
+  })
+}
+
+export class CardOcr extends Context.Tag("Card/Ocr")<
+  CardOcr,
+  {
+    /** False when the language data is missing: `recognize` then fails with ParserUnavailable. */
+    readonly available: boolean
+    /** The text of a (normalised PNG) image. */
+    readonly recognize: (png: Buffer) => Effect.Effect<string, CardParseError | ParserUnavailable>
+  }
+>() {}
+
+/**
+ * tesseract.js reads every language from one `langPath` folder, but the two packages install
+ * their data in two folders: when they differ, a private temporary folder of links to both files
+ * is made for the workers' start-up and removed right after.
+ */
+const stageLangPath = (files: Readonly<Record<OcrLanguage, string>>) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const dirs = new Set(OCR_LANGUAGES.map((l) => path.dirname(files[l])))
+        if (dirs.size === 1) return { dir: [...dirs][0]!, temporary: false }
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "card-ocr-lang-"))
+        for (const lang of OCR_LANGUAGES) {
+          const target = path.join(dir, dataFileName(lang))
+          try {
+            fs.symlinkSync(files[lang], target)
+          } catch {
+            fs.copyFileSync(files[lang], target)
+          }
+        }
+        return { dir, temporary: true }
+      },
+      catch: (e) => new CardParseError({ message: "OCR: cannot prepare the language data folder", cause: e })
+    }),
+    ({ dir, temporary }) => temporary ? Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })) : Effect.void
+  )
+
+const PARAMETERS: Partial<Tesseract.WorkerParams> = {
+  // One uniform block: keeps the two columns of a row on one line (`姓名:… 性别:…`); automatic
+  // page segmentation drops or reorders the right-hand column of such cards.
+  tessedit_pageseg_mode: Tesseract.PSM.SINGLE_BLOCK,
+  // Normalised images carry no useful resolution; without this tesseract warns on every image.
+  user_defined_dpi: "300",
+  // tesseract's diagnostics ("Estimating resolution…") would otherwise go to the process output.
+  debug_file: "/dev/null"
+}
+
+/** Starts one worker; fails (instead of hanging, as tesseract.js does on a load error) with a clear error. */
+const startWorker = (langPath: string, timeout: Duration.DurationInput) =>
+  Effect.async<Tesseract.Worker, CardParseError>((resume) => {
+    let settled = false
+    const fail = (reason: unknown) => {
+      if (settled) return
+      settled = true
+      resume(Effect.fail(new CardParseError({ message: `OCR worker failed to start: ${String(reason)}`, cause: reason })))
+    }
+    Tesseract.createWorker([...OCR_LANGUAGES], Tesseract.OEM.LSTM_ONLY, {
+      langPath,
+      gzip: true,
+      cacheMethod: "none",
+      logger: () => {},
+      // Without a handler tesseract.js throws job errors from its message listener (an uncaught
+      // exception); job failures also reject the job's promise, which is where they are handled.
+      errorHandler: (e: unknown) => fail(e)
+    }).then(
+      (worker) => {
+        if (settled) void worker.terminate()
+        else {
+          settled = true
+          resume(Effect.succeed(worker))
+        }
+      },
+      fail
+    )
+  }).pipe(
+    Effect.timeoutFail({
+      duration: timeout,
+      onTimeout: () => new CardParseError({ message: `OCR worker did not start within ${Duration.format(timeout)}` })
+    }),
+    Effect.tap((worker) => Effect.promise(() => worker.setParameters(PARAMETERS)))
+  )
+
+/**
+ * The OCR service. The pool (`poolSize` workers behind one tesseract.js scheduler) is created on
+ * the first recognition, shared by all later ones, and terminated when the layer's scope closes.
+ * The layer always builds: without language data `recognize` fails with ParserUnavailable.
+ */
+export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
+  Layer.scoped(
+    CardOcr,
+    Effect.gen(function*() {
+      const poolSize = Math.max(1, Math.floor(config.poolSize))
+      const startTimeout = config.startTimeout ?? Duration.seconds(60)
+      const jobTimeout = config.jobTimeout ?? Duration.seconds(60)
+      const files = languageDataFiles(config.langPath)
+      const available = ocrLanguageDataAvailable(config.langPath)
+      if (!available) {
+        yield* Effect.logWarning(unavailable(config.langPath).message)
+      }
+
+      const lock = yield* Effect.makeSemaphore(1)
+      let scheduler: Tesseract.Scheduler | null = null
+      let closed = false
+
+      yield* Effect.addFinalizer(() =>
+        lock.withPermits(1)(
+          Effect.promise(async () => {
+            closed = true
+            const s = scheduler
+            scheduler = null
+            if (s !== null) await s.terminate().catch(() => undefined)
+          })
+        )
+      )
+
+      const createPool = Effect.scoped(
+        Effect.gen(function*() {
+          const { dir } = yield* stageLangPath({ chi_sim: files.chi_sim!, eng: files.eng! })
+          const started = yield* Effect.forEach(
+            Array.from({ length: poolSize }, (_, i) => i),
+            () => Effect.either(startWorker(dir, startTimeout)),
+            { concurrency: "unbounded" }
+          )
+          const workers = started.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
+          const failure = started.find((r) => r._tag === "Left")
+          if (failure !== undefined && failure._tag === "Left") {
+            yield* Effect.promise(() => Promise.all(workers.map((w) => w.terminate().catch(() => undefined))))
+            return yield* Effect.fail(failure.left)
+          }
+          const s = Tesseract.createScheduler()
+          for (const w of workers) s.addWorker(w)
+          yield* Effect.logInfo("OCR pool started").pipe(Effect.annotateLogs({ workers: poolSize }))
+          return s
+        })
+      )
+
+      const pool = lock.withPermits(1)(
+        Effect.suspend(() => {
+          if (closed) return Effect.fail(new CardParseError({ message: "OCR service is shutting down" }))
+          if (scheduler !== null) return Effect.succeed(scheduler)
+          return Effect.tap(createPool, (s) => Effect.sync(() => (scheduler = s)))
+        })
+      )
+
+      const recognize = (png: Buffer): Effect.Effect<string, CardParseError | ParserUnavailable> =>
+        available
+          ? Effect.flatMap(pool, (s) =>
+            Effect.tryPromise({
+              try: () => s.addJob("recognize", png),
+              catch: (e) => new CardParseError({ message: `OCR failed: ${String(e)}`, cause: e })
+            }).pipe(
+              Effect.timeoutFail({
+                duration: jobTimeout,
+                onTimeout: () => new CardParseError({ message: `OCR took longer than ${Duration.format(jobTimeout)}` })
+              }),
+              Effect.map((r) => r.data.text)
+            ))
+          : Effect.fail(unavailable(config.langPath))
+
+      return { available, recognize }
+    })
+  )

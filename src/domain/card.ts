@@ -1,0 +1,52 @@
+// From a parsed guest card to the fields of a guest (DECISIONS §8): SPEC's camelCase parsed keys
+// become guest field names, overrides replace or add fields, and a short summary is written.
+import type { ParsedCard } from "../card/types.js"
+
+const PARSED_TO_FIELD: Readonly<Record<keyof ParsedCard, string>> = {
+  name: "name",
+  gender: "gender",
+  age: "age",
+  height: "height",
+  education: "education",
+  occupation: "occupation",
+  incomeAmount: "income_amount",
+  reqIncomeAmount: "req_income_amount",
+  selfIntro: "self_intro",
+  requirement: "requirement",
+  requirementTags: "requirement_tags",
+  weight: "weight",
+  maritalStatus: "marital_status",
+  nativePlace: "native_place",
+  phone: "phone",
+  workplace: "workplace"
+}
+
+/** `selfIntro` → `self_intro`; snake_case keys stay as they are. */
+export const snakeCase = (key: string): string =>
+  (PARSED_TO_FIELD as Record<string, string>)[key] ?? key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
+
+/** The guest fields a card gives: recognised values only (nulls are left out). */
+export const cardGuestFields = (parsed: ParsedCard): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(PARSED_TO_FIELD)) {
+    const value = parsed[key as keyof ParsedCard]
+    if (value === null || value === undefined) continue
+    if (typeof value === "number" && !Number.isFinite(value)) continue
+    out[field] = typeof value === "number" && field !== "income_amount" && field !== "req_income_amount" ? Math.round(value) : value
+  }
+  return out
+}
+
+/** Overrides use guest field names (camelCase parsed keys accepted too). */
+export const normalizeOverrides = (overrides: Readonly<Record<string, unknown>>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(overrides).map(([k, v]) => [snakeCase(k), v]))
+
+/** `李明 男 31岁 硕士`: what was read, in a few words. */
+export const cardSummary = (fields: Readonly<Record<string, unknown>>): string =>
+  [
+    typeof fields.name === "string" ? fields.name : null,
+    fields.gender === "male" ? "男" : fields.gender === "female" ? "女" : null,
+    typeof fields.age === "number" ? `${fields.age}岁` : null,
+    typeof fields.education === "string" ? fields.education : null,
+    typeof fields.occupation === "string" ? fields.occupation : null
+  ].filter((x): x is string => x !== null).join(" ")
