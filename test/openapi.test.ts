@@ -29,6 +29,13 @@ layer(testServerLayer())("published contract", (it) => {
       }
       expect(spec.openapi).toBe("3.1.0")
       for (const [method, path] of ENDPOINTS) expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined()
+      // Every route the server serves is documented.
+      for (const key of ROUTES.keys()) {
+        const [method, path] = key.split(" ") as [string, string]
+        const openApiPath = path.replace(/:(\w+)/g, "{$1}")
+        expect(spec.paths[openApiPath]?.[method.toLowerCase()], key).toBeDefined()
+      }
+      expect(ROUTES.size).toBeGreaterThan(50)
       expect(JSON.stringify(spec)).not.toContain("HttpApiDecodeError")
       const params = spec.paths["/api/open/v1/matchmakers"].get.parameters.map((p: { name: string }) => p.name)
       expect(params).toEqual(expect.arrayContaining(["X-Signature", "keyword", "has_guests", "page_size"]))
