@@ -291,6 +291,20 @@ layer(testServerLayer())("guests", (it) => {
       expect(now.list.map((m) => m.id)).toEqual([m2.id])
     }))
 
+  it.effect("concurrent batches on the same matchmakers keep guest_count exact", () =>
+    Effect.gen(function*() {
+      const { client, company } = yield* setup
+      const m1 = yield* client.matchmakers.create({ payload: { name: "并发计数甲", company_id: company.id } })
+      const m2 = yield* client.matchmakers.create({ payload: { name: "并发计数乙", company_id: company.id } })
+      const batch = (first: number, second: number) =>
+        client.guests.batchCreate({
+          payload: { guests: Array.from({ length: 10 }, (_, i) => ({ name: `并发${i}`, gender: "male", company_id: company.id, matchmaker_id: i % 2 ? first : second })) }
+        })
+      yield* Effect.all([batch(m1.id, m2.id), batch(m2.id, m1.id), batch(m1.id, m2.id), batch(m2.id, m1.id)], { concurrency: "unbounded" })
+      expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(20)
+      expect((yield* client.matchmakers.get({ path: { id: m2.id } })).guest_count).toBe(20)
+    }))
+
   it.effect("guest.created and guest.updated are recorded in the outbox", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup

@@ -119,11 +119,16 @@ export const makeGuestsRepo = Effect.gen(function*() {
   /** Moves matchmaker guest counters by the given deltas (ids with a zero delta are skipped). */
   const adjustGuestCounts = (deltas: ReadonlyMap<number, number>) => {
     const entries = [...deltas].filter(([, d]) => d !== 0).sort(([a], [b]) => a - b)
-    return entries.length === 0
-      ? Effect.void
-      : Effect.asVoid(sql`UPDATE matchmakers m SET guest_count = m.guest_count + d.delta
-          FROM (SELECT unnest(${entries.map(([id]) => id)}::bigint[]) AS id, unnest(${entries.map(([, d]) => d)}::int[]) AS delta) d
-          WHERE m.id = d.id`)
+    if (entries.length === 0) return Effect.void
+    // Lock in id order first, so two writes moving the same counters cannot deadlock. NO KEY
+    // UPDATE (what the UPDATE itself takes) does not conflict with the KEY SHARE locks that the
+    // guests' foreign keys hold on the same rows.
+    return Effect.zipRight(
+      sql`SELECT id FROM matchmakers WHERE id IN ${sql.in(entries.map(([id]) => id))} ORDER BY id FOR NO KEY UPDATE`,
+      Effect.asVoid(sql`UPDATE matchmakers m SET guest_count = m.guest_count + d.delta
+        FROM (SELECT unnest(${entries.map(([id]) => id)}::bigint[]) AS id, unnest(${entries.map(([, d]) => d)}::int[]) AS delta) d
+        WHERE m.id = d.id`)
+    )
   }
 
   const existingIds = (table: "companies" | "matchmakers", ids: ReadonlyArray<number>) =>
