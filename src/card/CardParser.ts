@@ -2,8 +2,8 @@
 // back to OCR + rules when it is not or when the AI fails; plus a fake for other tests.
 import { Config, Effect, Layer, Option, Redacted } from "effect"
 import { type AiConfig, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
-import { ImageError, normalizeForParsing } from "./image.js"
-import { CardOcr, OCR_INSTALL_HINT, OcrLive } from "./ocr.js"
+import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
+import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OcrLive, type OcrModel } from "./ocr.js"
 import { confidenceOf, parseCardText } from "./rules.js"
 import { CardParseError, CardParser, type ParseOutcome, ParserUnavailable } from "./types.js"
 
@@ -14,6 +14,8 @@ export interface CardParserConfig {
   readonly ocrPoolSize: number
   /** A folder with chi_sim/eng `.traineddata.gz` instead of the installed packages (tests). */
   readonly ocrLangPath?: string
+  /** The packages' model folder for OCR; default DEFAULT_OCR_MODEL (4.0.0_best_int). */
+  readonly ocrModel?: OcrModel
 }
 
 /** Longest side of the image sent to the AI: larger images are scaled down by the API anyway. */
@@ -22,16 +24,17 @@ export const AI_IMAGE_MAX_SIDE = 1568
 /**
  * From the environment: ANTHROPIC_API_KEY (absent or empty: no AI), CARD_AI_MODEL (default
  * claude-sonnet-4-5), CARD_AI_TIMEOUT_MS (default 30000), ANTHROPIC_BASE_URL (optional),
- * CARD_OCR_POOL_SIZE (default 2).
+ * CARD_OCR_POOL_SIZE (default 2), CARD_OCR_MODEL (4.0.0_best_int or 4.0.0; default 4.0.0_best_int).
  */
 export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
   apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),
   model: Config.string("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
   timeoutMs: Config.integer("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
   baseURL: Config.option(Config.string("ANTHROPIC_BASE_URL")),
-  ocrPoolSize: Config.integer("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2))
+  ocrPoolSize: Config.integer("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
+  ocrModel: Config.literal("4.0.0_best_int", "4.0.0")("CARD_OCR_MODEL").pipe(Config.withDefault(DEFAULT_OCR_MODEL))
 }).pipe(
-  Config.map(({ apiKey, model, timeoutMs, baseURL, ocrPoolSize }) => {
+  Config.map(({ apiKey, model, timeoutMs, baseURL, ocrPoolSize, ocrModel }) => {
     const key = Option.getOrUndefined(apiKey)
     const ai: AiConfig | null = key === undefined || Redacted.value(key).trim() === ""
       ? null
@@ -42,20 +45,20 @@ export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
         maxRetries: 0,
         ...(Option.isSome(baseURL) ? { baseURL: baseURL.value } : {})
       }
-    return { ai, ocrPoolSize }
+    return { ai, ocrPoolSize, ocrModel }
   })
 )
 
 /** The ImageError behind a CardParseError when the image itself was refused (→ HTTP 400); else null. */
 export const imageErrorOf = (e: CardParseError): ImageError | null => (e.cause instanceof ImageError ? e.cause : null)
 
-const normalize = (image: Uint8Array, maxSide?: number, removeLines?: boolean) =>
+/** For OCR: the defaults (text rescaled for tesseract, rules erased). For the AI: bounded, as drawn. */
+const OCR_IMAGE: NormalizeOptions = {}
+const AI_IMAGE: NormalizeOptions = { maxSide: AI_IMAGE_MAX_SIDE, removeLines: false, textHeight: null }
+
+const normalize = (image: Uint8Array, options: NormalizeOptions) =>
   Effect.tryPromise({
-    try: () =>
-      normalizeForParsing(image, {
-        ...(maxSide !== undefined ? { maxSide } : {}),
-        ...(removeLines !== undefined ? { removeLines } : {})
-      }),
+    try: () => normalizeForParsing(image, options),
     catch: (e) =>
       e instanceof ImageError
         ? new CardParseError({ message: e.message, cause: e })
@@ -82,7 +85,7 @@ export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser
 
       const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
         Effect.gen(function*() {
-          const png = yield* normalize(image)
+          const png = yield* normalize(image, OCR_IMAGE)
           const text = yield* ocr.recognize(png)
           const parsed = parseCardText(text)
           return { method: "ocr", parsed, confidence: confidenceOf(parsed) } as const
@@ -98,7 +101,7 @@ export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser
             }
             return yield* viaOcr(image)
           }
-          const png = yield* normalize(image, AI_IMAGE_MAX_SIDE, false)
+          const png = yield* normalize(image, AI_IMAGE)
           const fromAi = yield* Effect.either(ai.parse(png))
           if (fromAi._tag === "Right") {
             const { confidence, ...parsed } = fromAi.right
@@ -118,7 +121,15 @@ export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser
 
       return { parse }
     })
-  ).pipe(Layer.provide(OcrLive({ poolSize: config.ocrPoolSize, ...(config.ocrLangPath !== undefined ? { langPath: config.ocrLangPath } : {}) })))
+  ).pipe(
+    Layer.provide(
+      OcrLive({
+        poolSize: config.ocrPoolSize,
+        ...(config.ocrLangPath !== undefined ? { langPath: config.ocrLangPath } : {}),
+        ...(config.ocrModel !== undefined ? { model: config.ocrModel } : {})
+      })
+    )
+  )
 
 /** A fake CardParser for tests elsewhere: a fixed outcome, or a function of the image. */
 export const CardParserTest = (

@@ -1,5 +1,5 @@
-// Pure rules that turn the text of a guest card (OCR output) into a ParsedCard: labelled fields,
-// units, synonyms, the partner requirement's tags, and how confident the result is. No I/O.
+// Rules that turn the text of a guest card (OCR output) into a ParsedCard: labelled fields, units,
+// synonyms, the partner requirement's tags, and how confident a result is. Pure (no I/O per call).
 import { createRequire } from "node:module"
 import { parseIncomeText } from "../domain/income.js"
 import {
@@ -20,7 +20,7 @@ type Field =
   | "name" | "gender" | "age" | "height" | "weight" | "education" | "occupation" | "workplace"
   | "income" | "marital" | "nativePlace" | "phone" | "selfIntro" | "requirement" | "other"
 
-/** Free-text fields run over several lines, until the next label with a colon. */
+/** Free-text fields run over several lines, until a label opens a line (see splitFields). */
 const FREE_FIELDS: ReadonlySet<Field> = new Set(["selfIntro", "requirement"])
 
 interface LabelDef {
@@ -75,6 +75,30 @@ const LABEL_RE = new RegExp(
   `(${[...LABEL_BY_WORD.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|")})(\\s*${COLON}+)?`,
   "g"
 )
+/**
+ * Labels of four or more characters with one character misread (`择仇要求:` for `择偶要求:`), each
+ * variant mapped to its label; only recognised when a colon follows, where a misread is unlikely
+ * to be anything else.
+ */
+const FUZZY_LABELS: ReadonlyMap<string, LabelDef> = new Map(
+  LABELS.filter((l) => [...l.word].length >= 4).flatMap((l) => {
+    const chars = [...l.word]
+    return chars.map((_, i) => [chars.map((c, j) => (j === i ? "\0" : c)).join(""), l] as const)
+  })
+)
+const FUZZY_LABEL_RE = new RegExp(
+  `(${[...new Set([...FUZZY_LABELS.keys()].map((k) => k.split("\0").map(escapeRegExp).join("\\p{Script=Han}")))].join("|")})(\\s*${COLON}+)`,
+  "gu"
+)
+const fuzzyLabel = (text: string): LabelDef | null => {
+  const chars = [...text]
+  for (let i = 0; i < chars.length; i++) {
+    const def = FUZZY_LABELS.get(chars.map((c, j) => (j === i ? "\0" : c)).join(""))
+    if (def !== undefined) return def
+  }
+  return null
+}
+
 /** Noise before the first word of a line: rules, bullets, brackets tesseract reads from borders. */
 const LEADING_NOISE = /^[\s|_\-=·•*#>»«<\[\]【】()（）'"“”‘’`~.,。、:;!]*/
 
@@ -139,7 +163,18 @@ const labelHits = (line: string): Array<LabelHit> => {
     const def = LABEL_BY_WORD.get(m[1]!)!
     hits.push({ def, start: m.index, end: m.index + m[0].length, colon: m[2] !== undefined, lineStart: m.index === lead })
   }
-  return hits
+  for (const m of line.matchAll(FUZZY_LABEL_RE)) {
+    const start = m.index
+    const end = start + m[0].length
+    const overlapping = hits.filter((h) => h.start < end && start < h.end)
+    // An exact label with its colon wins; one without (`工作` in `工作单仕:`) gives way.
+    if (overlapping.some((h) => h.colon)) continue
+    const def = fuzzyLabel(m[1]!)
+    if (def === null) continue
+    for (const h of overlapping) hits.splice(hits.indexOf(h), 1)
+    hits.push({ def, start, end, colon: true, lineStart: start === lead })
+  }
+  return hits.sort((a, b) => a.start - b.start)
 }
 
 interface Open {
@@ -171,29 +206,32 @@ const splitFields = (lines: ReadonlyArray<string>): Split => {
 
   const accepts = (hit: LabelHit): boolean => {
     if (open !== null && FREE_FIELDS.has(open.label.field)) {
-      // Inside free text only a label followed by a colon (or a free-text label opening a line)
-      // ends it: `年龄25-32岁` in a requirement is text, not the guest's age.
-      return hit.colon || (hit.lineStart && FREE_FIELDS.has(hit.def.field))
+      // Free text (self introduction, requirement) talks about age, height, education …: inside
+      // it a label only ends it when it names a field not read yet (`年龄:25-30` under 择偶要求 is
+      // part of the requirement when the guest's age was read above) and it opens a line with a
+      // colon — or it is the other free-text label followed by a colon.
+      const field = hit.def.field
+      if (field !== "other" && values.has(field)) return false
+      if (FREE_FIELDS.has(field)) return hit.colon || hit.lineStart
+      return hit.lineStart && hit.colon
     }
     return hit.colon || hit.lineStart || hit.def.weak
   }
 
   for (const line of lines) {
     let pos = 0
-    let first = true
     // In order: opening a free-text field changes what the later labels on the line mean.
     for (const hit of labelHits(line)) {
       if (!accepts(hit)) continue
       const before = line.slice(pos, hit.start)
       if (open !== null) {
-        if (!(first && open.waitingForValue && trimValue(before) === "")) open.parts.push(before)
+        open.parts.push(before)
         close()
       } else if (trimValue(before) !== "") {
         unlabelled.push(before)
       }
       open = { label: hit.def, parts: [], waitingForValue: false }
       pos = hit.end
-      first = false
     }
     const rest = line.slice(pos)
     if (open === null) {
@@ -215,13 +253,14 @@ const splitFields = (lines: ReadonlyArray<string>): Split => {
 // ---------------------------------------------------------------------------------------------
 // Field readers (each takes the cleaned value text)
 
+/** Digits tesseract split with a space (`2 8`, `1 .75`) joined again. */
+const joinDigits = (s: string): string => s.replace(/(?<=\d) (?=[\d.])|(?<=\d\.) (?=\d)/g, "")
+
 /** The first number; digits tesseract split with spaces (`2 8岁`) are joined first. */
 const firstNumber = (s: string): number | null => {
   const m = /\d+(?:\.\d+)?/.exec(joinDigits(s))
   return m === null ? null : Number(m[0])
 }
-
-const joinDigits = (s: string): string => s.replace(/(?<=\d) (?=[\d.])|(?<=\d\.) (?=\d)/g, "")
 
 const inRange = (n: number | null, min: number, max: number): number | null =>
   n !== null && Number.isFinite(n) && n >= min && n <= max ? n : null
@@ -412,8 +451,8 @@ const heightNumber = (s: string): number => {
 
 const NEGATED_BEFORE = /(?:不接受|不考虑|不要|不能|拒绝|谢绝|勿|非|无)$/
 const NEGATED_AFTER = /^[^,;。]{0,4}?(?:不考虑|不接受|勿扰|免谈|者勿|不行|不要)/
-const ACCEPTED_BEFORE = /(?:不介意|不在意|不排斥|不嫌弃|接受|可以|可)$/
-const ACCEPTANCE = /不介意|不在意|不排斥|接受|均可|都可|也可|也行|可以|不限/
+const ACCEPTED_BEFORE = /(?:不介意|不在意|不排斥|不嫌弃|(?<!不)接受|可以|(?<!不)可)$/
+const ACCEPTANCE = /不介意|不在意|不排斥|(?<!不)接受|均可|都可|也可|也行|可以|不限/
 
 const readMarriageStatus = (text: string): Array<number> | null => {
   const positive = new Set<number>()

@@ -3,6 +3,7 @@
 // claimed task into a guest — all of it in one transaction at the end, never during parsing.
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
+import { imageErrorOf } from "../card/CardParser.js"
 import { detectImageType, md5Hex } from "../card/image.js"
 import { CardParser, type ParseOutcome } from "../card/types.js"
 import { BadRequest, type Issue, NotFound, PayloadTooLarge, ServiceUnavailable } from "../../schema/Errors.js"
@@ -80,7 +81,11 @@ export const makeCardImport = Effect.gen(function*() {
     parser.parse(bytes).pipe(
       Effect.catchTags({
         ParserUnavailable: (e) => Effect.fail(new ServiceUnavailable({ error: "parser_unavailable", message: e.message })),
-        CardParseError: (e) => Effect.fail(new BadRequest({ error: "unsupported_image", message: `the image could not be read: ${e.message}` }))
+        // An image the parser refuses is the client's; any other parser failure is ours.
+        CardParseError: (e) =>
+          imageErrorOf(e) !== null
+            ? Effect.fail(new BadRequest({ error: "unsupported_image", message: `the image could not be read: ${e.message}` }))
+            : Effect.fail(new ServiceUnavailable({ error: "parser_unavailable", message: `card parsing failed: ${e.message}` }))
       })
     )
 
