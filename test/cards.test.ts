@@ -254,3 +254,24 @@ layer(testServerLayer({}, CardParserTest(() => Effect.fail(new ParserUnavailable
     }))
 })
 
+
+// With polling effectively off, only LISTEN/NOTIFY can wake the runner.
+layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, parser))("card runner wake-up", (it) => {
+  it.effect("a new task is picked up within a second through LISTEN/NOTIFY", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const company = yield* client.companies.create({ payload: { name: "通知婚介" } })
+      const matchmaker = yield* client.matchmakers.create({ payload: { name: "通知红娘", company_id: company.id } })
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* Layer.build(CardTasksJob)
+        // Let the runner's first poll and LISTEN settle, then upload.
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 300)))
+        const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
+        const taskId = (accepted as { task_id: string }).task_id
+        const started = Date.now()
+        const done = yield* waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 5)
+        expect(done.status).toBe("done")
+        expect(Date.now() - started).toBeLessThan(1500)
+      }))
+    }))
+})

@@ -79,6 +79,11 @@ layer(testServerLayer())("WeChat groups", (it) => {
       expect(mms.list.find((x) => x.matchmaker_id === m1.id)).toMatchObject({
         work_group_id: id, matchmaker_name: "成员甲", matchmaker_wechat: "wx_a", matchmaker_wechat_id: "wxid_a", remark: "群主"
       })
+      const masked = yield* signedClient(undefined, { masking: true })
+      const seen = (yield* masked.client.workGroups.matchmakers({ path: { id }, urlParams: {} })).list.find((x) => x.matchmaker_id === m1.id)
+      expect(seen).toMatchObject({ matchmaker_name: "成员甲", matchmaker_wechat: "***", matchmaker_wechat_id: "***" })
+      const seenAccounts = (yield* masked.client.workGroups.workWechats({ path: { id }, urlParams: {} })).list
+      expect(seenAccounts[0]!.phone).toMatch(/^137\*{4}\d{4}$/)
       const accs = yield* client.workGroups.workWechats({ path: { id }, urlParams: {} })
       expect(accs.list[0]).toMatchObject({ work_wechat_id: acc.id, wechat_number: acc.id ? expect.any(String) : "", wechat_nickname: "助手" })
       yield* client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } })
