@@ -3,6 +3,7 @@ import { bootstrapEnv } from "./bootstrap.js"
 
 await bootstrapEnv()
 
+const { HttpServer } = await import("@effect/platform")
 const { NodeHttpServer, NodeRuntime } = await import("@effect/platform-node")
 const { Effect, Layer } = await import("effect")
 const { createServer } = await import("node:http")
@@ -16,6 +17,7 @@ const ServerLive = Layer.unwrapEffect(
 )
 
 HttpAppLive.pipe(
+  HttpServer.withLogAddress,
   Layer.provide(ServerLive),
   Layer.provide(AppLive),
   Layer.launch,
