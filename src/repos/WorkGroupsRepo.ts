@@ -17,7 +17,8 @@ import type { AccountStatus, LogListParams } from "../../schema/WorkWechats.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
-import { type LogEntry, OPERATOR } from "./WorkWechatsRepo.js"
+import type { LogEntry } from "../domain/operationLog.js"
+import { OPERATOR } from "./WorkWechatsRepo.js"
 
 export type MemberKind = "matchmaker" | "work_wechat"
 

@@ -6,7 +6,6 @@ import type {
   AccountStatus,
   Association,
   AssociationListParams,
-  LogAction,
   LogListParams,
   TargetType,
   WorkWechat,
@@ -16,19 +15,12 @@ import type {
 } from "../../schema/WorkWechats.js"
 import { WORK_WECHAT_PAGE } from "../../schema/WorkWechats.js"
 import { AppConfig } from "../Config.js"
+import type { LogEntry } from "../domain/operationLog.js"
 import { formatTimestamp } from "../domain/time.js"
 import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
 
 export const OPERATOR = { id: 0, name: "Open API" } as const
 
-export interface LogEntry {
-  readonly action: LogAction
-  readonly target_type?: string | null
-  readonly target_id?: number | null
-  readonly from_value?: string | null
-  readonly to_value?: string | null
-  readonly remark?: string | null
-}
 
 /** Which unique rule a failed write broke, if any. */
 export type UniqueField = "wechat_number" | "phone" | "device_id"

@@ -5,10 +5,9 @@ import { Context, Effect, Layer } from "effect"
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { WorkGroupCreate, WorkGroupListParams, WorkGroupUpdate } from "../../schema/WorkGroups.js"
 import type { AccountStatus, LogListParams } from "../../schema/WorkWechats.js"
+import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { isDuplicateGroupNo, type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
-import type { LogEntry } from "../repos/WorkWechatsRepo.js"
 import { someOrNotFound } from "./common.js"
-import { changedFields } from "./WorkWechats.js"
 
 const isSqlError = (e: unknown): e is SqlError.SqlError => typeof e === "object" && e !== null && "_tag" in e && e._tag === "SqlError"
 
@@ -38,21 +37,20 @@ export const makeWorkGroups = Effect.gen(function*() {
 
   const update = (id: number, change: WorkGroupUpdate) =>
     tx(Effect.gen(function*() {
-      const current = yield* locked(id)
       const normalized = "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change
-      const diff = changedFields(current, normalized)
-      if (diff === undefined) return null
-      yield* repo.update(id, diff.to)
-      yield* repo.log(id, [{ action: "update", from_value: JSON.stringify(diff.from), to_value: JSON.stringify(diff.to) }])
+      const update = updateOf(yield* locked(id), normalized)
+      if (update === undefined) return null
+      yield* repo.update(id, update.set)
+      yield* repo.log(id, [update.entry])
       return null
     }))
 
   const setStatus = (id: number, status: AccountStatus) =>
     tx(Effect.gen(function*() {
-      const current = yield* locked(id)
-      if (current.status === status) return null
+      const entry = statusChangeOf((yield* locked(id)).status, status)
+      if (entry === undefined) return null
       yield* repo.update(id, { status })
-      yield* repo.log(id, [{ action: status === "active" ? "enable" : "disable", from_value: current.status, to_value: status }])
+      yield* repo.log(id, [entry])
       return null
     }))
 

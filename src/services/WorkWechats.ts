@@ -18,7 +18,8 @@ import type {
   WorkWechatListParams,
   WorkWechatUpdate
 } from "../../schema/WorkWechats.js"
-import { type LogEntry, uniqueViolation, WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
+import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
+import { uniqueViolation, WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 import { someOrNotFound } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
@@ -38,20 +39,6 @@ const mapUnique = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
   )
 
 const unique = (ids: ReadonlyArray<number>): Array<number> => [...new Set(ids)]
-
-/** Fields whose value changes, as the JSON texts of a log entry's from_value/to_value. */
-export const changedFields = (current: Record<string, unknown>, change: Record<string, unknown>) => {
-  const from: Record<string, unknown> = {}
-  const to: Record<string, unknown> = {}
-  for (const [k, v] of Object.entries(change)) {
-    if (v === undefined) continue
-    if ((current[k] ?? null) !== (v ?? null)) {
-      from[k] = current[k] ?? null
-      to[k] = v ?? null
-    }
-  }
-  return Object.keys(to).length === 0 ? undefined : { from, to }
-}
 
 export const makeWorkWechats = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -91,20 +78,19 @@ export const makeWorkWechats = Effect.gen(function*() {
 
   const update = (id: number, change: WorkWechatUpdate) =>
     tx(Effect.gen(function*() {
-      const current = yield* locked(id)
-      const diff = changedFields(current, change)
-      if (diff === undefined) return null
-      yield* repo.update(id, diff.to)
-      yield* repo.log(id, [{ action: "update", from_value: JSON.stringify(diff.from), to_value: JSON.stringify(diff.to) }])
+      const update = updateOf(yield* locked(id), change)
+      if (update === undefined) return null
+      yield* repo.update(id, update.set)
+      yield* repo.log(id, [update.entry])
       return null
     })).pipe(Effect.withSpan("WorkWechats.update"))
 
   const setStatus = (id: number, status: AccountStatus) =>
     tx(Effect.gen(function*() {
-      const current = yield* locked(id)
-      if (current.status === status) return null
+      const entry = statusChangeOf((yield* locked(id)).status, status)
+      if (entry === undefined) return null
       yield* repo.update(id, { status })
-      yield* repo.log(id, [{ action: status === "active" ? "enable" : "disable", from_value: current.status, to_value: status }])
+      yield* repo.log(id, [entry])
       return null
     }))
 

@@ -1,0 +1,26 @@
+// Operation log entries (DECISIONS §5): what each change writes, and that a no-op writes nothing.
+import { describe, expect, it } from "@effect/vitest"
+import { changedFields, statusChangeOf, updateOf } from "../../src/domain/operationLog.js"
+
+describe("operation log entries", () => {
+  it("enable and disable log the old and new status", () => {
+    expect(statusChangeOf("active", "disabled")).toEqual({ action: "disable", from_value: "active", to_value: "disabled" })
+    expect(statusChangeOf("disabled", "active")).toEqual({ action: "enable", from_value: "disabled", to_value: "active" })
+  })
+  it("setting the current status again writes no entry", () => {
+    expect(statusChangeOf("active", "active")).toBeUndefined()
+  })
+  it("an update logs JSON objects of the changed fields only", () => {
+    expect(updateOf({ remark: "a", name: "n", qr: null }, { remark: "b", name: "n", qr: "x" })).toEqual({
+      set: { remark: "b", qr: "x" },
+      entry: { action: "update", from_value: "{\"remark\":\"a\",\"qr\":null}", to_value: "{\"remark\":\"b\",\"qr\":\"x\"}" }
+    })
+  })
+  it("an update that changes nothing writes no entry", () => {
+    expect(updateOf({ remark: "a" }, { remark: "a" })).toBeUndefined()
+    expect(changedFields({ remark: null }, { remark: undefined })).toBeUndefined()
+  })
+  it("clearing a field is a change from its value to null", () => {
+    expect(changedFields({ remark: "a" }, { remark: null })).toEqual({ from: { remark: "a" }, to: { remark: null } })
+  })
+})
