@@ -75,6 +75,10 @@ export const Paging = (limits: PageLimits) => ({
   )
 })
 
+/** Query of a list endpoint with paging only. */
+export const PageParams = (limits: PageLimits) => Schema.Struct({ ...Paging(limits) }).annotations({ parseOptions: { errors: "all" } })
+export type PageParams = { readonly page?: number | undefined; readonly page_size?: number | undefined }
+
 export interface Page {
   readonly page: number
   readonly pageSize: number

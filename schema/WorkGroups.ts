@@ -1,8 +1,8 @@
 // WeChat groups (SPEC §2.5, §4.4): records, matchmaker and work-account members, operation logs.
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { BooleanFromQuery, EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
-import { AccountStatus, LogListParams, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
+import { BooleanFromQuery, EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, PageParams, Paging, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 
 export const GROUP_PAGE = { default: 20, max: 1000 } as const
 export const GROUP_MATCHMAKER_PAGE = { default: 20, max: 1000 } as const
@@ -122,10 +122,10 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
     .addSuccess(EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope")).annotate(RequiredPermission, write))
   .add(HttpApiEndpoint.del("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id").setPath(AccountMemberPath)
     .addSuccess(EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope")).annotate(RequiredPermission, write))
-  .add(HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(LogListParams(GROUP_MATCHMAKER_PAGE))
+  .add(HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(PageParams(GROUP_MATCHMAKER_PAGE))
     .addSuccess(Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope")).annotate(RequiredPermission, read))
-  .add(HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(LogListParams(GROUP_ACCOUNT_PAGE))
+  .add(HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(PageParams(GROUP_ACCOUNT_PAGE))
     .addSuccess(Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope")).annotate(RequiredPermission, read))
-  .add(HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(LogListParams(GROUP_LOG_PAGE))
+  .add(HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(PageParams(GROUP_LOG_PAGE))
     .addSuccess(Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope")).annotate(RequiredPermission, read))
 {}

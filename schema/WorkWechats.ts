@@ -2,7 +2,7 @@
 // franchisees, transfers, operation logs.
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const
 
@@ -150,8 +150,6 @@ export const AssociationListParams = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 export type AssociationListParams = typeof AssociationListParams.Type
 
-export const LogListParams = (limits: { default: number; max: number }) => Schema.Struct({ ...Paging(limits) }).annotations({ parseOptions: { errors: "all" } })
-export type LogListParams = { readonly page?: number | undefined; readonly page_size?: number | undefined }
 
 const read = "open:work_wechat:read" as const
 const write = "open:work_wechat:write" as const
@@ -181,7 +179,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
     .addSuccess(EmptyEnvelope("WorkWechatTransferAdminEnvelope")).annotate(RequiredPermission, write))
   .add(HttpApiEndpoint.get("associations", "/work-wechats/:id/associations").setPath(IdPath).setUrlParams(AssociationListParams)
     .addSuccess(Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope")).annotate(RequiredPermission, read))
-  .add(HttpApiEndpoint.get("logs", "/work-wechats/:id/logs").setPath(IdPath).setUrlParams(LogListParams(WORK_WECHAT_PAGE))
+  .add(HttpApiEndpoint.get("logs", "/work-wechats/:id/logs").setPath(IdPath).setUrlParams(PageParams(WORK_WECHAT_PAGE))
     .addSuccess(Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope")).annotate(RequiredPermission, read))
 {}
 

@@ -13,7 +13,8 @@ import {
   type WorkGroupLog,
   type WorkWechatMember
 } from "../../schema/WorkGroups.js"
-import type { AccountStatus, LogListParams } from "../../schema/WorkWechats.js"
+import type { PageParams } from "../../schema/Common.js"
+import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
@@ -133,7 +134,7 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
       total
     }))
 
-  const matchmakerMembers = (groupId: number, p: LogListParams) => {
+  const matchmakerMembers = (groupId: number, p: PageParams) => {
     const { pageSize, offset } = pageOf(p, GROUP_MATCHMAKER_PAGE)
     return Effect.map(
       page(
@@ -150,7 +151,7 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
     )
   }
 
-  const accountMembers = (groupId: number, p: LogListParams) => {
+  const accountMembers = (groupId: number, p: PageParams) => {
     const { pageSize, offset } = pageOf(p, GROUP_ACCOUNT_PAGE)
     return Effect.map(
       page(
@@ -181,7 +182,7 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
         remark: e.remark ?? null
       })))}`)
 
-  const listLogs = (groupId: number, p: LogListParams, limits: PageLimits = GROUP_LOG_PAGE) =>
+  const listLogs = (groupId: number, p: PageParams, limits: PageLimits = GROUP_LOG_PAGE) =>
     Effect.gen(function*() {
       const { pageSize, offset } = pageOf(p, limits)
       const { rows, total } = yield* pageWithTotal(

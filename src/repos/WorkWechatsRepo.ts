@@ -1,12 +1,11 @@
 // Work WeChat accounts, their associations and logs: the only SQL over those tables.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { pageOf } from "../../schema/Common.js"
+import { type PageParams, pageOf } from "../../schema/Common.js"
 import type {
   AccountStatus,
   Association,
   AssociationListParams,
-  LogListParams,
   TargetType,
   WorkWechat,
   WorkWechatCreate,
@@ -208,7 +207,7 @@ export const makeWorkWechatsRepo = Effect.gen(function*() {
         remark: e.remark ?? null
       })))}`)
 
-  const listLogs = (accountId: number, p: LogListParams) =>
+  const listLogs = (accountId: number, p: PageParams) =>
     Effect.gen(function*() {
       const { pageSize, offset } = pageOf(p, WORK_WECHAT_PAGE)
       const { rows, total } = yield* pageWithTotal(

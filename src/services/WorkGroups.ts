@@ -4,7 +4,8 @@ import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer } from "effect"
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { WorkGroupCreate, WorkGroupListParams, WorkGroupUpdate } from "../../schema/WorkGroups.js"
-import type { AccountStatus, LogListParams } from "../../schema/WorkWechats.js"
+import type { PageParams } from "../../schema/Common.js"
+import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { isDuplicateGroupNo, type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
 import { someOrNotFound } from "./common.js"
@@ -105,9 +106,9 @@ export const makeWorkGroups = Effect.gen(function*() {
       return null
     }))
 
-  const matchmakerMembers = (id: number, p: LogListParams) => Effect.zipRight(get(id), Effect.orDie(repo.matchmakerMembers(id, p)))
-  const accountMembers = (id: number, p: LogListParams) => Effect.zipRight(get(id), Effect.orDie(repo.accountMembers(id, p)))
-  const logs = (id: number, p: LogListParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, p)))
+  const matchmakerMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.matchmakerMembers(id, p)))
+  const accountMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.accountMembers(id, p)))
+  const logs = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, p)))
 
   return { create, get, list, update, setStatus, remove, addMember, addMembers, removeMember, matchmakerMembers, accountMembers, logs } as const
 })

@@ -2,6 +2,7 @@
 // commit in one transaction; unique values and associations are guarded by the database.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
+import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound, type ResourceName } from "../../schema/Errors.js"
 import type {
   AccountStatus,
@@ -9,7 +10,6 @@ import type {
   AssociationListParams,
   BatchAssociate,
   Disassociate,
-  LogListParams,
   TargetType,
   Transfer,
   TransferAdmin,
@@ -202,7 +202,7 @@ export const makeWorkWechats = Effect.gen(function*() {
   const associations = (id: number, params: AssociationListParams) =>
     Effect.zipRight(get(id), Effect.orDie(repo.listAssociations(id, params)))
 
-  const logs = (id: number, params: LogListParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, params)))
+  const logs = (id: number, params: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, params)))
 
   return { create, get, list, update, setStatus, remove, associate, batchAssociate, disassociate, transfer, transferAdmin, associations, logs } as const
 })
