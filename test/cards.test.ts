@@ -275,3 +275,19 @@ layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, p
       }))
     }))
 })
+
+// A parse that never ends: the daemon shuts down while holding the task.
+layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, CardParserTest(() => Effect.never)))("card runner shutdown", (it) => {
+  it.effect("a runner stopped mid-task puts the task back to pending for another daemon", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const company = yield* client.companies.create({ payload: { name: "停机婚介" } })
+      const matchmaker = yield* client.matchmakers.create({ payload: { name: "停机红娘", company_id: company.id } })
+      const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
+      const taskId = (accepted as { task_id: string }).task_id
+      yield* withRunner(waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "processing", 5))
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ status: string; locked_by: string | null; attempts: number }>`SELECT status, locked_by, attempts FROM card_tasks WHERE task_id = ${taskId}`
+      expect(row).toEqual({ status: "pending", locked_by: null, attempts: 0 })
+    }))
+})
