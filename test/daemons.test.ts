@@ -1,0 +1,126 @@
+// Job daemons as real processes on one queue: a daemon killed with SIGKILL mid-task leaves its
+// task to another after the lease, and two daemons never process a task twice. Card parsing uses
+// the real Anthropic SDK against a local fake server (nothing reaches the real API).
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+import { inject } from "vitest"
+import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { cardForm } from "./support/forms.js"
+import { signedClient, testServerLayer } from "./support/harness.js"
+
+const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
+let variant = 0
+const uniquePng = () => new Uint8Array([...PNG, ...new TextEncoder().encode(`daemon-${Date.now()}-${variant++}`)])
+
+const ANSWER = JSON.stringify({
+  name: "赵敏", gender: "female", age: 27, height: 163, education: "本科", occupation: "设计师", incomeAmount: 200000,
+  reqIncomeAmount: null, selfIntro: null, requirement: null, requirementTags: null, weight: null, maritalStatus: "未婚",
+  nativePlace: "北京", phone: null, workplace: null, confidence: "high"
+})
+
+const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
+
+/** Starts `jobs/main.ts` as its own process; resolves once it reports ready. */
+const startDaemon = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.async<ChildProcess>((resume) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let log = ""
+      let ready = false
+      child.stderr!.on("data", (c: Buffer) => {
+        log += c.toString()
+        if (!ready && log.includes("job daemon ready")) {
+          ready = true
+          resume(Effect.succeed(child))
+        }
+      })
+      child.on("exit", (code) => {
+        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
+      })
+    }),
+    (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+  )
+
+layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("daemons as processes", (it) => {
+  const setup = Effect.gen(function*() {
+    const ctx = yield* signedClient()
+    const company = yield* ctx.client.companies.create({ payload: { name: "进程婚介" } })
+    const matchmaker = yield* ctx.client.matchmakers.create({ payload: { name: "进程红娘", company_id: company.id } })
+    const sql = yield* SqlClient.SqlClient
+    const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
+    const url = new URL(inject("databaseAdminUrl"))
+    url.pathname = `/${db}`
+    const fake = yield* fakeAnthropic
+    const env = {
+      DATABASE_URL: url.toString(),
+      SECRET_KEY: "ab".repeat(32),
+      ANTHROPIC_API_KEY: "test-key",
+      ANTHROPIC_BASE_URL: fake.baseURL,
+      CARD_AI_TIMEOUT_MS: "60000",
+      CARD_TASK_LEASE_SECONDS: "2",
+      CARD_TASK_POLL_SECONDS: "0.5",
+      CARD_OCR_POOL_SIZE: "1",
+      NONCE_PRUNE_INTERVAL_SECONDS: "3600"
+    }
+    const upload = () =>
+      Effect.map(
+        ctx.client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) }),
+        (r) => (r as { task_id: string }).task_id
+      )
+    const task = (taskId: string) => ctx.client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie)
+    const attempts = (taskId: string) =>
+      Effect.map(sql<{ attempts: number }>`SELECT attempts FROM card_tasks WHERE task_id = ${taskId}`, (r) => r[0]!.attempts)
+    return { ...ctx, fake, env, upload, task, attempts, sql }
+  })
+
+  it.scoped("a daemon killed with SIGKILL mid-task: another daemon completes the task after the lease", () =>
+    Effect.gen(function*() {
+      const { fake, env, upload, task, attempts } = yield* setup
+      // The AI never answers the first daemon.
+      fake.reply(() => ({ status: 200, body: messageWithText(ANSWER), delayMs: 60_000 }))
+      const first = yield* startDaemon(env)
+      const taskId = yield* upload()
+      while (fake.requests.length === 0) yield* sleep(100)
+      expect((yield* task(taskId)).status).toBe("processing")
+      first.kill("SIGKILL")
+      fake.reply(() => ({ status: 200, body: messageWithText(ANSWER) }))
+      yield* startDaemon(env)
+      let t = yield* task(taskId)
+      const deadline = Date.now() + 30_000
+      while (t.status !== "done" && t.status !== "failed" && Date.now() < deadline) {
+        yield* sleep(200)
+        t = yield* task(taskId)
+      }
+      expect(t).toMatchObject({ status: "done", result: { method: "ai", summary: "赵敏 女 27岁 本科 设计师", saved: true } })
+      expect(yield* attempts(taskId)).toBe(2)
+    }), { timeout: 90_000 })
+
+  it.scoped("two daemons on one queue process every task exactly once", () =>
+    Effect.gen(function*() {
+      const { fake, env, upload, task, sql } = yield* setup
+      fake.reply(() => ({ status: 200, body: messageWithText(ANSWER), delayMs: 150 }))
+      const before = fake.requests.length
+      yield* startDaemon(env)
+      yield* startDaemon(env)
+      const ids: Array<string> = []
+      for (let i = 0; i < 10; i++) ids.push(yield* upload())
+      const deadline = Date.now() + 60_000
+      for (;;) {
+        const all = yield* Effect.forEach(ids, task)
+        if (all.every((t) => t.status === "done") || Date.now() > deadline) break
+        yield* sleep(250)
+      }
+      const rows = yield* sql<{ status: string; attempts: number; locked_by: string }>`
+        SELECT status, attempts, locked_by FROM card_tasks WHERE task_id IN ${sql.in(ids)}`
+      expect(rows.map((r) => [r.status, r.attempts])).toEqual(ids.map(() => ["done", 1]))
+      // Both daemons took part, and the AI was asked once per task.
+      expect(new Set(rows.map((r) => r.locked_by.split(":").slice(0, 2).join(":"))).size).toBe(2)
+      expect(fake.requests.length - before).toBe(10)
+    }), { timeout: 90_000 })
+})
