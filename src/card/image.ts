@@ -10,8 +10,12 @@ export type ImageType = "jpeg" | "png"
 /** Grey levels below this count as ink (ruled lines, text-height estimate). */
 const INK = 140
 
-/** Decoding refuses images with more pixels than this (decompression bombs). */
-export const MAX_INPUT_PIXELS = 40_000_000
+/**
+ * Decoding refuses images with more pixels than this (decompression bombs). 100 M pixels admits
+ * the full-resolution photos of 48–108 MP phone cameras; a 10 MiB file cannot be a real photo
+ * much larger than that.
+ */
+export const MAX_INPUT_PIXELS = 100_000_000
 /** The longest side of a normalised image, px (never exceeded). */
 export const DEFAULT_MAX_SIDE = 2000
 /** Small images are enlarged until their shorter side reaches this, px (OCR reads small text badly). */

@@ -141,9 +141,15 @@ describe("normalizeForParsing", () => {
   }, 60_000)
 
   it("sharp's own pixel limit also applies while decoding", async () => {
-    const big = await sharp({ create: { width: 8000, height: 6000, channels: 3, background: "#ffffff" } }).png().toBuffer()
+    const big = await sharp({ create: { width: 10500, height: 10000, channels: 3, background: "#ffffff" } }).png().toBuffer()
     const e = await rejection(normalizeForParsing(big))
     expect(e.reason).toBe("too_many_pixels")
+  }, 60_000)
+
+  it("a full-resolution 48 MP phone photo is accepted and scaled down", async () => {
+    const photo = await sharp({ create: { width: 8000, height: 6000, channels: 3, background: "#ffffff" } }).jpeg().toBuffer()
+    const meta = await sharp(await normalizeForParsing(photo)).metadata()
+    expect(Math.max(meta.width!, meta.height!)).toBeLessThanOrEqual(2000)
   }, 60_000)
 
   it("text and GIF bytes are refused as not an image", async () => {
