@@ -1,38 +1,11 @@
 // `npm run bench`: loads 200,000 guests into a bench database (once; kept for later runs) and
 // measures GET /guests through the signed HTTP API for every filter and ordering: p50/p95/p99.
 // BENCH_DATABASE_URL names the database; unset, `matchmaking_bench` on the embedded server.
-import { bootstrapEnv } from "../src/bootstrap.js"
-
-await bootstrapEnv()
-const { FetchHttpClient, HttpServer } = await import("@effect/platform")
-const { NodeHttpServer } = await import("@effect/platform-node")
-const { SqlClient } = await import("@effect/sql")
-const { ConfigProvider, Effect, Layer, Logger, LogLevel } = await import("effect")
-const { createServer } = await import("node:http")
-const { makeOpenApiClient } = await import("../src/client/Client.js")
-const { HttpAppLive } = await import("../src/http/Server.js")
-const { CardParserFromEnv, ServicesLive } = await import("../src/Layers.js")
-const { AppConfigLive } = await import("../src/Config.js")
-const { Clients } = await import("../src/services/Clients.js")
-const { SqlLive } = await import("../src/sql/Sql.js")
-const { withPgClient } = await import("../src/sql/embedded.js")
+import { Effect } from "effect"
+import { log, percentile, runBench, timeCalls } from "./support.js"
 
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 200_000)
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 300)
-
-const benchUrl = await (async () => {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
-  const url = new URL(process.env.DATABASE_URL!)
-  url.pathname = "/matchmaking_bench"
-  const admin = new URL(process.env.DATABASE_URL!)
-  await withPgClient(admin.toString(), async (client) => {
-    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'matchmaking_bench'")
-    if (exists.rows.length === 0) await client.query("CREATE DATABASE matchmaking_bench ENCODING 'UTF8' TEMPLATE template0")
-  })
-  return url.toString()
-})()
-
-const log = (line: string) => process.stderr.write(line + "\n")
 
 const GENERATE = `
 WITH c AS (
@@ -110,10 +83,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   { name: "page_size 100", params: { page_size: 100 } }
 ]
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
-const program = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+await runBench(["open:guest:read"], (api, sql) => Effect.gen(function*() {
   const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM guests`
   if (n < GUESTS) {
     log(`bench: generating ${GUESTS - n} guests (kept for later runs)…`)
@@ -129,26 +99,12 @@ const program = Effect.gen(function*() {
   const [{ total }] = yield* sql<{ total: number }>`SELECT count(*)::int AS total FROM guests`
   const [{ phone }] = yield* sql<{ phone: string }>`SELECT substr(phone, 4, 6) AS phone FROM guests ORDER BY id LIMIT 1`
 
-  const server = yield* HttpServer.HttpServer
-  const address = server.address as { port: number }
-  const clients = yield* Clients
-  const creds = yield* clients.create({ name: "bench", permissions: ["open:guest:read"], masking: false })
-  yield* clients.setRateLimit(creds.app_key, 1_000_000, 1_000_000)
-  const api = yield* makeOpenApiClient(`http://127.0.0.1:${address.port}`, { appKey: creds.app_key, appSecret: creds.app_secret })
 
   const rows: Array<Record<string, string | number>> = []
   for (const s of scenarios) {
     const urlParams = Object.fromEntries(Object.entries(s.params).map(([k, v]) => [k, v === "$company" ? company : v === "$phone" ? phone : v])) as never
-    for (let i = 0; i < 20; i++) yield* api.guests.list({ urlParams })
-    const times: Array<number> = []
-    let matched = 0
-    for (let i = 0; i < SAMPLES; i++) {
-      const t0 = performance.now()
-      const page = yield* api.guests.list({ urlParams })
-      times.push(performance.now() - t0)
-      matched = page.total
-    }
-    times.sort((a, b) => a - b)
+    const { times, last } = yield* timeCalls(api.guests.list({ urlParams }), SAMPLES, 20)
+    const matched = last.total
     rows.push({
       scenario: s.name,
       total: matched,
@@ -161,19 +117,6 @@ const program = Effect.gen(function*() {
   console.table(rows)
   const worst = Math.max(...rows.map((r) => r.p99_ms as number))
   process.stdout.write(`worst p99: ${worst.toFixed(2)} ms (target < 50 ms)\n`)
-})
+}))
 
-const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
-
-await Effect.runPromise(
-  program.pipe(
-    Effect.provide(ServerLive),
-    Effect.provide(AppLive),
-    Effect.provide(FetchHttpClient.layer),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", benchUrl], ["SECRET_KEY", process.env.SECRET_KEY!]]))),
-    Logger.withMinimumLogLevel(LogLevel.Warning),
-    Effect.scoped
-  )
-)
 process.exit(0)

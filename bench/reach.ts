@@ -2,37 +2,10 @@
 // matchmakers, 500 work accounts, 2,000 groups — timed over signed HTTP: GET /matchmakers/ids
 // (page of 10,000) per scope, and GET /matchmakers filtered by an account, a filter or groups.
 // Uses the bench database (BENCH_DATABASE_URL or `matchmaking_bench` on the embedded server).
-import type * as E from "effect/Effect"
-import { bootstrapEnv } from "../src/bootstrap.js"
-
-await bootstrapEnv()
-const { FetchHttpClient, HttpServer } = await import("@effect/platform")
-const { NodeHttpServer } = await import("@effect/platform-node")
-const { SqlClient } = await import("@effect/sql")
-const { ConfigProvider, Effect, Layer, Logger, LogLevel } = await import("effect")
-const { createServer } = await import("node:http")
-const { makeOpenApiClient } = await import("../src/client/Client.js")
-const { HttpAppLive } = await import("../src/http/Server.js")
-const { CardParserFromEnv, ServicesLive } = await import("../src/Layers.js")
-const { AppConfigLive } = await import("../src/Config.js")
-const { Clients } = await import("../src/services/Clients.js")
-const { SqlLive } = await import("../src/sql/Sql.js")
-const { withPgClient } = await import("../src/sql/embedded.js")
+import { Effect } from "effect"
+import { log, percentile, runBench, timeCalls } from "./support.js"
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100)
-
-const benchUrl = await (async () => {
-  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
-  const url = new URL(process.env.DATABASE_URL!)
-  url.pathname = "/matchmaking_bench"
-  await withPgClient(process.env.DATABASE_URL!, async (client) => {
-    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'matchmaking_bench'")
-    if (exists.rows.length === 0) await client.query("CREATE DATABASE matchmaking_bench ENCODING 'UTF8' TEMPLATE template0")
-  })
-  return url.toString()
-})()
-
-const log = (line: string) => process.stderr.write(line + "\n")
 
 // Each matchmaker: in 0-3 groups, directly associated with 0-2 accounts; each group has 1-3
 // accounts. Deterministic, so runs compare.
@@ -58,10 +31,7 @@ JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM work_wechats WHERE we
 ANALYZE matchmakers; ANALYZE work_wechats; ANALYZE work_groups; ANALYZE work_group_matchmakers;
 ANALYZE work_group_work_wechats; ANALYZE work_wechat_associations;`
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-
-const program = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
+await runBench(["open:matchmaker:read"], (api, sql) => Effect.gen(function*() {
   const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM work_groups WHERE group_no LIKE 'rg_%'`
   if (n === 0) {
     log("bench: generating the reach graph (kept for later runs)…")
@@ -76,14 +46,8 @@ const program = Effect.gen(function*() {
     (SELECT count(*)::int FROM work_wechats) AS accounts, (SELECT count(*)::int FROM work_group_matchmakers) AS group_members,
     (SELECT count(*)::int FROM work_wechat_associations) AS associations`
 
-  const server = yield* HttpServer.HttpServer
-  const address = server.address as { port: number }
-  const clients = yield* Clients
-  const creds = yield* clients.create({ name: "bench-reach", permissions: ["open:matchmaker:read"], masking: false })
-  yield* clients.setRateLimit(creds.app_key, 1_000_000, 1_000_000)
-  const api = yield* makeOpenApiClient(`http://127.0.0.1:${address.port}`, { appKey: creds.app_key, appSecret: creds.app_secret })
 
-  const scenarios: ReadonlyArray<readonly [string, E.Effect<{ readonly total: number }, unknown>]> = [
+  const scenarios: ReadonlyArray<readonly [string, Effect.Effect<{ readonly total: number }, unknown>]> = [
     ["ids, scope all, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000 } })],
     ["ids, scope direct, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "direct" } })],
     ["ids, scope group, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "group" } })],
@@ -96,32 +60,11 @@ const program = Effect.gen(function*() {
   ]
   const rows: Array<Record<string, string | number>> = []
   for (const [name, call] of scenarios) {
-    for (let i = 0; i < 5; i++) yield* call
-    const times: Array<number> = []
-    let total = 0
-    for (let i = 0; i < SAMPLES; i++) {
-      const t0 = performance.now()
-      total = (yield* call).total
-      times.push(performance.now() - t0)
-    }
-    times.sort((a, b) => a - b)
-    rows.push({ scenario: name, total, p50_ms: Number(percentile(times, 50).toFixed(2)), p99_ms: Number(percentile(times, 99).toFixed(2)) })
+    const { times, last } = yield* timeCalls(call, SAMPLES)
+    rows.push({ scenario: name, total: last.total, p50_ms: Number(percentile(times, 50).toFixed(2)), p99_ms: Number(percentile(times, 99).toFixed(2)) })
   }
   process.stdout.write(`\nReach queries over HTTP: ${JSON.stringify(counts)}, ${SAMPLES} requests each\n`)
   console.table(rows)
-})
+}))
 
-const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
-
-await Effect.runPromise(
-  program.pipe(
-    Effect.provide(ServerLive),
-    Effect.provide(AppLive),
-    Effect.provide(FetchHttpClient.layer),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", benchUrl], ["SECRET_KEY", process.env.SECRET_KEY!]]))),
-    Logger.withMinimumLogLevel(LogLevel.Warning),
-    Effect.scoped
-  )
-)
 process.exit(0)

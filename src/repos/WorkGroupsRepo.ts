@@ -1,7 +1,7 @@
 // WeChat groups, their members and logs: the only SQL over those tables.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { type PageLimits, pageOf } from "../../schema/Common.js"
+import { pageOf } from "../../schema/Common.js"
 import {
   GROUP_ACCOUNT_PAGE,
   GROUP_LOG_PAGE,
@@ -10,7 +10,6 @@ import {
   type MatchmakerMember,
   type WorkGroup,
   type WorkGroupListParams,
-  type WorkGroupLog,
   type WorkWechatMember
 } from "../../schema/WorkGroups.js"
 import type { PageParams } from "../../schema/Common.js"
@@ -18,8 +17,7 @@ import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { AppConfig } from "../Config.js"
 import { formatTimestamp } from "../domain/time.js"
 import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
-import type { LogEntry } from "../domain/operationLog.js"
-import { OPERATOR } from "./WorkWechatsRepo.js"
+import { makeOperationLogs } from "./operationLogs.js"
 
 export type MemberKind = "matchmaker" | "work_wechat"
 
@@ -167,35 +165,9 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
     )
   }
 
-  const log = (groupId: number, entries: ReadonlyArray<LogEntry>) =>
-    entries.length === 0
-      ? Effect.void
-      : Effect.asVoid(sql`INSERT INTO work_group_logs ${sql.insert(entries.map((e) => ({
-        work_group_id: groupId,
-        action: e.action,
-        target_type: e.target_type ?? null,
-        target_id: e.target_id ?? null,
-        from_value: e.from_value ?? null,
-        to_value: e.to_value ?? null,
-        operator_id: OPERATOR.id,
-        operator_name: OPERATOR.name,
-        remark: e.remark ?? null
-      })))}`)
-
-  const listLogs = (groupId: number, p: PageParams, limits: PageLimits = GROUP_LOG_PAGE) =>
-    Effect.gen(function*() {
-      const { pageSize, offset } = pageOf(p, limits)
-      const { rows, total } = yield* pageWithTotal(
-        sql<Omit<WorkGroupLog, "created_at"> & { created_at: Date; total_count: number }>`
-          SELECT id::int AS id, work_group_id::int AS work_group_id, action, target_type, target_id::int AS target_id,
-            from_value, to_value, operator_id::int AS operator_id, operator_name, remark, created_at,
-            count(*) OVER ()::int AS total_count
-          FROM work_group_logs WHERE work_group_id = ${groupId} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`,
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM work_group_logs WHERE work_group_id = ${groupId}`,
-        offset
-      )
-      return { list: rows.map(({ total_count: _, ...r }) => ({ ...r, created_at: ts(r.created_at) }) as WorkGroupLog), total }
-    })
+  const logs = makeOperationLogs(sql, "work_group_logs", "work_group_id", GROUP_LOG_PAGE, timeZone)
+  const log = logs.write
+  const listLogs = logs.page
 
   /** Of these ids, those that exist (matchmakers) or are live (accounts). */
   const existingMembers = (kind: MemberKind, ids: ReadonlyArray<number>) =>

@@ -1,7 +1,7 @@
 // Work WeChat accounts, their associations and logs: the only SQL over those tables.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Context, Effect, Layer, Option } from "effect"
-import { type PageParams, pageOf } from "../../schema/Common.js"
+import { pageOf } from "../../schema/Common.js"
 import type {
   AccountStatus,
   Association,
@@ -9,16 +9,13 @@ import type {
   TargetType,
   WorkWechat,
   WorkWechatCreate,
-  WorkWechatListParams,
-  WorkWechatLog
+  WorkWechatListParams
 } from "../../schema/WorkWechats.js"
 import { WORK_WECHAT_PAGE } from "../../schema/WorkWechats.js"
 import { AppConfig } from "../Config.js"
-import type { LogEntry } from "../domain/operationLog.js"
 import { formatTimestamp } from "../domain/time.js"
+import { makeOperationLogs } from "./operationLogs.js"
 import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
-
-export const OPERATOR = { id: 0, name: "Open API" } as const
 
 
 /** Which unique rule a failed write broke, if any. */
@@ -46,9 +43,6 @@ const ACCOUNT_COLUMNS = `w.id::int AS id, w.admin_id::int AS admin_id, w.wechat_
   (SELECT count(*)::int FROM work_wechat_associations a WHERE a.work_wechat_id = w.id) AS association_count,
   (SELECT count(*)::int FROM users u WHERE u.work_wechat_id = w.id) AS user_count,
   w.created_at, w.updated_at`
-
-const LOG_COLUMNS = `id::int AS id, work_wechat_id::int AS work_wechat_id, action, target_type, target_id::int AS target_id,
-  from_value, to_value, operator_id::int AS operator_id, operator_name, remark, created_at`
 
 export const makeWorkWechatsRepo = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -191,34 +185,10 @@ export const makeWorkWechatsRepo = Effect.gen(function*() {
       return { list: rows.map(({ total_count: _, ...r }) => ({ ...r, created_at: ts(r.created_at) })), total }
     })
 
+  const logs = makeOperationLogs(sql, "work_wechat_logs", "work_wechat_id", WORK_WECHAT_PAGE, timeZone)
   /** Writes log entries for one account (operator: this interface). */
-  const log = (accountId: number, entries: ReadonlyArray<LogEntry>) =>
-    entries.length === 0
-      ? Effect.void
-      : Effect.asVoid(sql`INSERT INTO work_wechat_logs ${sql.insert(entries.map((e) => ({
-        work_wechat_id: accountId,
-        action: e.action,
-        target_type: e.target_type ?? null,
-        target_id: e.target_id ?? null,
-        from_value: e.from_value ?? null,
-        to_value: e.to_value ?? null,
-        operator_id: OPERATOR.id,
-        operator_name: OPERATOR.name,
-        remark: e.remark ?? null
-      })))}`)
-
-  const listLogs = (accountId: number, p: PageParams) =>
-    Effect.gen(function*() {
-      const { pageSize, offset } = pageOf(p, WORK_WECHAT_PAGE)
-      const { rows, total } = yield* pageWithTotal(
-        sql<Omit<WorkWechatLog, "created_at"> & { created_at: Date; total_count: number }>`
-          SELECT ${sql.literal(LOG_COLUMNS)}, count(*) OVER ()::int AS total_count FROM work_wechat_logs
-          WHERE work_wechat_id = ${accountId} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`,
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM work_wechat_logs WHERE work_wechat_id = ${accountId}`,
-        offset
-      )
-      return { list: rows.map(({ total_count: _, ...r }) => ({ ...r, created_at: ts(r.created_at) }) as WorkWechatLog), total }
-    })
+  const log = logs.write
+  const listLogs = logs.page
 
   /** Of these account ids, the live ones. */
   const liveIds = (ids: ReadonlyArray<number>) =>

@@ -1,0 +1,80 @@
+// Shared by the HTTP benchmarks: the bench database, an in-process API server over it with a
+// signing client that is not rate limited, and latency percentiles.
+import { FetchHttpClient, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { SqlClient } from "@effect/sql"
+import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
+import { createServer } from "node:http"
+import type { Permission } from "../schema/Common.js"
+import { bootstrapEnv } from "../src/bootstrap.js"
+import { makeOpenApiClient } from "../src/client/Client.js"
+import { AppConfigLive } from "../src/Config.js"
+import { HttpAppLive } from "../src/http/Server.js"
+import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
+import { Clients } from "../src/services/Clients.js"
+import { SqlLive } from "../src/sql/Sql.js"
+import { withPgClient } from "../src/sql/embedded.js"
+
+export const log = (line: string) => process.stderr.write(line + "\n")
+
+/** BENCH_DATABASE_URL, or `matchmaking_bench` on the server of DATABASE_URL / the embedded one. */
+const benchDatabaseUrl = async (): Promise<string> => {
+  await bootstrapEnv()
+  if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
+  const url = new URL(process.env.DATABASE_URL!)
+  url.pathname = "/matchmaking_bench"
+  await withPgClient(process.env.DATABASE_URL!, async (client) => {
+    const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'matchmaking_bench'")
+    if (exists.rows.length === 0) await client.query("CREATE DATABASE matchmaking_bench ENCODING 'UTF8' TEMPLATE template0")
+  })
+  return url.toString()
+}
+
+export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
+
+/** Runs `call` `warmup` times, then `samples` times; milliseconds per call, sorted. */
+export const timeCalls = <A, E>(call: Effect.Effect<A, E>, samples: number, warmup = 5) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < warmup; i++) yield* call
+    const times: Array<number> = []
+    let last: A | undefined
+    for (let i = 0; i < samples; i++) {
+      const t0 = performance.now()
+      last = yield* call
+      times.push(performance.now() - t0)
+    }
+    return { times: times.sort((a, b) => a - b), last: last! }
+  })
+
+export type BenchApi = Effect.Effect.Success<ReturnType<typeof makeOpenApiClient>>
+
+/** Runs a benchmark against an API server on the bench database, with a signing client. */
+export const runBench = async <E>(
+  permissions: ReadonlyArray<Permission>,
+  program: (api: BenchApi, sql: SqlClient.SqlClient) => Effect.Effect<void, E, SqlClient.SqlClient>
+): Promise<void> => {
+  const url = await benchDatabaseUrl()
+  const main = Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const server = yield* HttpServer.HttpServer
+    const { port } = server.address as { port: number }
+    const clients = yield* Clients
+    const creds = yield* clients.create({ name: "bench", permissions, masking: false })
+    yield* clients.setRateLimit(creds.app_key, 1_000_000, 1_000_000)
+    const api = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: creds.app_key, appSecret: creds.app_secret })
+    yield* program(api, sql)
+  })
+  const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
+  const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
+  await Effect.runPromise(
+    main.pipe(
+      Effect.provide(ServerLive),
+      Effect.provide(AppLive),
+      Effect.provide(FetchHttpClient.layer),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["SECRET_KEY", process.env.SECRET_KEY!]]))),
+      Logger.withMinimumLogLevel(LogLevel.Warning),
+      Effect.scoped
+    )
+  )
+}
