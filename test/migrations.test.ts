@@ -18,7 +18,12 @@ it.scoped("two concurrent migration runs on an empty database apply each migrati
     )
     const url = new URL(adminUrl)
     url.pathname = `/${name}`
-    yield* Effect.promise(() => Promise.all([migrateDatabase(url.toString()), migrateDatabase(url.toString()), migrateDatabase(url.toString())]))
+    const runs = yield* Effect.promise(() => Promise.all([migrateDatabase(url.toString()), migrateDatabase(url.toString()), migrateDatabase(url.toString())]))
+    // One run applied everything; the others found the database current.
+    const applied = runs.flat()
+    expect(new Set(applied).size).toBe(applied.length)
+    expect(runs.filter((r) => r.length > 0)).toHaveLength(1)
+    expect(applied[0]).toBe("0001_foundation")
     const db = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url.toString()), "test")), SqlClient.SqlClient)
     const rows = yield* db<{ migration_id: number }>`SELECT migration_id FROM effect_sql_migrations ORDER BY migration_id`
     expect(rows.map((r) => r.migration_id)).toEqual([...new Set(rows.map((r) => r.migration_id))])

@@ -46,14 +46,16 @@ const MIGRATION_LOCK_KEY = 727_001_1
  */
 export const migrate = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* Effect.scoped(
+  return yield* Effect.scoped(
     Effect.gen(function*() {
       const conn = yield* sql.reserve
       yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
-      yield* Effect.ensuring(
+      const applied = yield* Effect.ensuring(
         Migrator.make({})({ loader: sqlFileLoader }),
         Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
       )
+      // The migrations this run applied, as "0001_name" (empty when the database was current).
+      return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
     })
   )
 }).pipe(Effect.provide(NodeContext.layer), Effect.withSpan("Sql.migrate"))

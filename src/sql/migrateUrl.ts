@@ -2,6 +2,6 @@
 import { Effect, Redacted } from "effect"
 import { migrate, pgClientLayer } from "./Sql.js"
 
-export async function migrateDatabase(url: string): Promise<void> {
-  await Effect.runPromise(migrate.pipe(Effect.provide(pgClientLayer(Redacted.make(url), "migrate")), Effect.orDie))
+export async function migrateDatabase(url: string): Promise<ReadonlyArray<string>> {
+  return await Effect.runPromise(migrate.pipe(Effect.provide(pgClientLayer(Redacted.make(url), "migrate")), Effect.orDie))
 }
