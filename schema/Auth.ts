@@ -3,7 +3,15 @@
 import { HttpApiMiddleware } from "@effect/platform"
 import { Context, Schema } from "effect"
 import type { Permission } from "./Common.js"
-import { BadRequestEnvelope, ForbiddenEnvelope, PayloadTooLargeEnvelope, TooManyRequestsEnvelope, UnauthorizedEnvelope, UnsupportedMediaTypeEnvelope } from "./Errors.js"
+import {
+  BadRequestEnvelope,
+  ForbiddenEnvelope,
+  PayloadTooLargeEnvelope,
+  ServiceUnavailableEnvelope,
+  TooManyRequestsEnvelope,
+  UnauthorizedEnvelope,
+  UnsupportedMediaTypeEnvelope
+} from "./Errors.js"
 
 export interface CallerInfo {
   readonly id: number
@@ -16,6 +24,12 @@ export interface CallerInfo {
 /** The authenticated client of the current request. */
 export class Caller extends Context.Tag("Auth/Caller")<Caller, CallerInfo>() {}
 
+/**
+ * What any signed operation can answer besides its own errors: 400 (a query, path or body that
+ * does not decode), 401, 403, 429 and 503 (the database behind authentication is unreachable).
+ * 413 and 415 come from the body checks, so the document keeps them only on operations with a
+ * request body (see finishSpec in Api.ts).
+ */
 export class Signed extends HttpApiMiddleware.Tag<Signed>()("Auth/Signed", {
   provides: Caller,
   failure: Schema.Union(
@@ -24,7 +38,8 @@ export class Signed extends HttpApiMiddleware.Tag<Signed>()("Auth/Signed", {
     TooManyRequestsEnvelope,
     UnsupportedMediaTypeEnvelope,
     PayloadTooLargeEnvelope,
-    BadRequestEnvelope
+    BadRequestEnvelope,
+    ServiceUnavailableEnvelope
   )
 }) {}
 

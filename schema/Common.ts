@@ -26,16 +26,24 @@ export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
 
 export const IdOnly = Schema.Struct({ id: Schema.Int })
 
+/** Largest id: ids are PostgreSQL `integer` (int4). */
+export const MAX_ID = 2_147_483_647
+
+/** An id in a JSON body: a positive int4. */
+export const Id = Schema.Int.pipe(
+  Schema.between(1, MAX_ID, { message: () => `must be an id (an integer from 1 to ${MAX_ID})` })
+)
+
 /** Integers in path and query strings: digits only, so `1.5`, `1e3` and ` 7` are refused. */
 export const IntFromString = Schema.String.pipe(
   Schema.pattern(/^-?\d{1,15}$/, { message: () => "must be an integer" }),
   Schema.compose(Schema.NumberFromString),
   Schema.int(),
-  Schema.annotations({ jsonSchema: { type: "string", pattern: "^-?\\d{1,15}$", description: "an integer" } })
+  Schema.annotations({ jsonSchema: { type: "integer", maximum: 2147483647, description: "an integer" } })
 )
 export const PositiveIntFromString = IntFromString.pipe(
-  Schema.greaterThanOrEqualTo(1, { message: () => "must be an integer >= 1" }),
-  Schema.annotations({ jsonSchema: { type: "string", pattern: "^\\d{1,15}$", description: "an integer >= 1" } })
+  Schema.between(1, 2_147_483_647, { message: () => "must be an integer from 1 to 2147483647" }),
+  Schema.annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2147483647, description: "an integer >= 1" } })
 )
 export const IdPath = Schema.Struct({ id: PositiveIntFromString })
 
@@ -44,7 +52,11 @@ export const BooleanFromQuery = Schema.transform(
   Schema.Literal("true", "false", "1", "0"),
   Schema.Boolean,
   { strict: true, decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") }
-).annotations({ identifier: "QueryBoolean" })
+).annotations({
+  identifier: "QueryBoolean",
+  // Generated clients send a boolean, which serialises as true/false; 1/0 are accepted too.
+  jsonSchema: { type: "boolean", description: "true or false (1 and 0 are accepted too)" }
+})
 
 /** Array query parameters accept repeated keys and comma-separated values. */
 export const CsvStrings = Schema.transform(
@@ -107,6 +119,12 @@ export const Phone = Schema.String.pipe(
   Schema.pattern(/^\d{11}$/, { message: () => "must be exactly 11 digits" })
 )
 
+/** A company's contact phone may be a landline: 5 to 20 of digits, spaces and `+ - ( )` (DECISIONS §1). */
+export const ContactPhone = Schema.String.pipe(
+  Schema.pattern(/^[0-9 +\-()]{5,20}$/, { message: () => "must be 5 to 20 characters of digits, spaces and + - ( )" }),
+  Schema.filter((s) => /\d/.test(s) || "must contain digits")
+)
+
 /** `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
 export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
 
@@ -137,3 +155,9 @@ export const ALL_PERMISSIONS: ReadonlyArray<Permission> = Permission.literals
 
 /** The permission an endpoint needs; read by the signature middleware through `HttpApi.reflect`. */
 export class RequiredPermission extends Context.Tag("schema/RequiredPermission")<RequiredPermission, Permission>() {}
+
+/**
+ * Annotation of a body whose named top-level array holds items that succeed or fail one by one
+ * (batches): the edge leaves their text checks to the item decoder, so a bad item fails alone.
+ */
+export const ItemwiseField: unique symbol = Symbol.for("schema/ItemwiseField")

@@ -1,7 +1,8 @@
 // Companies (SPEC §2.8, §4.7): records, create/update bodies, list filters and endpoints.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Envelope, IdPath, ListOf, Paging, Phone, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"
 
 export const CompanyType = Schema.Literal("normal", "franchisee")
@@ -40,7 +41,7 @@ const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Sche
 
 const companyWritable = {
   contact_name: nullable(Text(50)),
-  contact_phone: nullable(Phone),
+  contact_phone: nullable(ContactPhone),
   province: nullable(Text(50)),
   city: nullable(Text(50)),
   district: nullable(Text(50)),
@@ -83,24 +84,33 @@ export class CompaniesApi extends HttpApiGroup.make("companies")
       .setUrlParams(CompanyListParams)
       .addSuccess(Envelope(ListOf(CompanyListItem), "CompanyListEnvelope"))
       .annotate(RequiredPermission, "open:company:read")
+      .annotate(OpenApi.Summary, "List companies")
   )
   .add(
     HttpApiEndpoint.get("get", "/companies/:id")
       .setPath(IdPath)
       .addSuccess(Envelope(Company, "CompanyEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:company:read")
+      .annotate(OpenApi.Summary, "Get a company")
   )
   .add(
     HttpApiEndpoint.post("create", "/companies")
       .setPayload(CompanyCreate)
       .addSuccess(Envelope(Company, "CompanyCreatedEnvelope"))
       .annotate(RequiredPermission, "open:company:manage")
+      .annotate(OpenApi.Summary, "Create a company")
+      .annotate(OpenApi.Description, "A new company is active; its status and cert_level are set by the platform's operators.")
   )
   .add(
     HttpApiEndpoint.put("update", "/companies/:id")
       .setPath(IdPath)
       .setPayload(CompanyUpdate)
       .addSuccess(Envelope(CompanyUpdated, "CompanyUpdatedEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:company:manage")
+      .annotate(OpenApi.Summary, "Update a company")
+      .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values.")
   )
+  .annotate(OpenApi.Description, "Companies (and franchisees) that guests and matchmakers belong to.")
 {}

@@ -53,7 +53,9 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   message: Schema.String,
   server_time: Schema.optional(Schema.Number),
   string_to_sign: Schema.optional(Schema.String),
-  hint: Schema.optional(Schema.String)
+  hint: Schema.optional(Schema.String),
+  /** The signing header that is present but malformed (DECISIONS §2). */
+  header: Schema.optional(Schema.String)
 }) {}
 
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
@@ -134,8 +136,9 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 }) {}
 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
-  error: Schema.Literal("parser_unavailable"),
-  message: Schema.String
+  error: Schema.Literal("parser_unavailable", "service_unavailable"),
+  message: Schema.String,
+  retry_after: Schema.optional(Schema.Number)
 }) {}
 
 export type ApiError =

@@ -1,9 +1,9 @@
 // Guests (SPEC §2.2, §2.3, §4.2): the record, the requirement_tags object, create/update bodies,
 // batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema } from "effect"
-import { Envelope, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
-import { Issue } from "./Errors.js"
+import { Envelope, Id, IdPath, ItemwiseField, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { Issue, NotFoundEnvelope } from "./Errors.js"
 
 export const GUEST_PAGE = { default: 20, max: 100 } as const
 export const GUEST_BATCH_MAX = 50
@@ -89,7 +89,7 @@ export const guestWritableFields = {
   personality: nullable(Text(200)),
   source_id: nullable(Text(150)),
   source: nullable(Text(150)),
-  matchmaker_id: nullable(Schema.Int.pipe(Schema.positive()))
+  matchmaker_id: nullable(Id)
 }
 
 /** Accepted only by the single-record update (DECISIONS §4); refused per item by batch update. */
@@ -106,7 +106,7 @@ export const UPDATE_ONLY_FIELDS = Object.keys(guestUpdateOnlyFields) as Readonly
 export const GuestCreate = Schema.Struct({
   name: Text(20, 1),
   gender: Gender,
-  company_id: Schema.Int.pipe(Schema.positive()),
+  company_id: Id,
   ...guestWritableFields
 }).annotations({ identifier: "GuestCreate", parseOptions: { errors: "all" } })
 export type GuestCreate = typeof GuestCreate.Type
@@ -114,7 +114,7 @@ export type GuestCreate = typeof GuestCreate.Type
 export const GuestUpdate = Schema.Struct({
   name: Schema.optionalWith(Text(20, 1), { exact: true }),
   gender: Schema.optionalWith(Gender, { exact: true }),
-  company_id: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  company_id: Schema.optionalWith(Id, { exact: true }),
   ...guestWritableFields,
   ...guestUpdateOnlyFields
 }).annotations({ identifier: "GuestUpdate", parseOptions: { errors: "all" } })
@@ -122,10 +122,10 @@ export type GuestUpdate = typeof GuestUpdate.Type
 
 /** One item of a batch update: an id, the single-update fields but the update-only ones, status. */
 export const GuestBatchUpdateItem = Schema.Struct({
-  id: Schema.Int.pipe(Schema.positive()),
+  id: Id,
   name: Schema.optionalWith(Text(20, 1), { exact: true }),
   gender: Schema.optionalWith(Gender, { exact: true }),
-  company_id: Schema.optionalWith(Schema.Int.pipe(Schema.positive()), { exact: true }),
+  company_id: Schema.optionalWith(Id, { exact: true }),
   status: Schema.optionalWith(GuestStatus, { exact: true }),
   ...guestWritableFields
 }).annotations({ identifier: "GuestBatchUpdateItem", parseOptions: { errors: "all" } })
@@ -241,12 +241,16 @@ export type BatchOutcome = typeof BatchOutcome.Type
  */
 const batchItems = <A, I>(item: Schema.Schema<A, I, never>) =>
   Schema.Array(Schema.Unknown).annotations({
-    jsonSchema: { type: "array", maxItems: GUEST_BATCH_MAX, items: JSONSchema.make(item) },
+    // The item's own definitions ($defs) are hoisted into components/schemas by finishSpec (Api.ts).
+    jsonSchema: { type: "array", maxItems: GUEST_BATCH_MAX, items: JSONSchema.make(item, { target: "openApi3.1" }) },
     description: `at most ${GUEST_BATCH_MAX} items; each item succeeds or fails on its own`
   })
 
-export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({ identifier: "GuestBatchCreate" })
-export const GuestBatchUpdate = Schema.Struct({ guests: batchItems(GuestBatchUpdateItem) }).annotations({ identifier: "GuestBatchUpdate" })
+export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({ identifier: "GuestBatchCreate", [ItemwiseField]: "guests" })
+export const GuestBatchUpdate = Schema.Struct({ guests: batchItems(GuestBatchUpdateItem) }).annotations({
+  identifier: "GuestBatchUpdate",
+  [ItemwiseField]: "guests"
+})
 
 export const GuestListParams = Schema.Struct({
   ...Paging(GUEST_PAGE),
@@ -336,54 +340,92 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       .setUrlParams(GuestListParams)
       .addSuccess(Envelope(ListOf(GuestListItem), "GuestListEnvelope"))
       .annotate(RequiredPermission, "open:guest:read")
+      .annotate(OpenApi.Summary, "List guests")
+      .annotate(OpenApi.Description, "Newest first unless order_by is given (id breaks ties). keyword matches name or phone.")
   )
   .add(
     HttpApiEndpoint.post("batchCreate", "/guests/batch")
       .setPayload(GuestBatchCreate)
       .addSuccess(Envelope(BatchOutcome, "GuestBatchCreateEnvelope"))
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(OpenApi.Summary, "Create guests in a batch")
+      .annotate(
+        OpenApi.Description,
+        "Up to 50 guests. Each item succeeds or fails on its own: a failure (an invalid item, an unknown company_id or matchmaker_id) is reported in results with error, reason and issues, and the request still answers 200."
+      )
   )
   .add(
     HttpApiEndpoint.put("batchUpdate", "/guests/batch")
       .setPayload(GuestBatchUpdate)
       .addSuccess(Envelope(BatchOutcome, "GuestBatchUpdateEnvelope"))
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(OpenApi.Summary, "Update guests in a batch")
+      .annotate(
+        OpenApi.Description,
+        "Up to 50 items, each with its id. Each item succeeds or fails on its own (an unknown id fails only that item); the update-only fields of the single update are refused per item."
+      )
   )
   .add(
     HttpApiEndpoint.post("parseCard", "/guests/parse-card")
       .setPayload(ParseCardForm)
       .addSuccess(Envelope(ParseCardResult, "ParseCardEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:read")
+      .annotate(OpenApi.Summary, "Parse a guest card image")
+      .annotate(
+        OpenApi.Description,
+        "Reads a JPEG or PNG card and creates nothing. With matchmaker_id, an image already imported for that matchmaker answers duplicate: true with existing_guest (404 for an unknown matchmaker). 503 parser_unavailable when no parser is available."
+      )
   )
   .add(
     HttpApiEndpoint.post("createFromCard", "/guests/create-from-card")
       .setPayload(CreateFromCardForm)
       .addSuccess(Envelope(CreateFromCardResult, "CreateFromCardEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(OpenApi.Summary, "Create a guest from a card image")
+      .annotate(
+        OpenApi.Description,
+        "Asynchronous: answers a task_id to poll at /guests/card-task/{task_id} (or wait for the guest.card_created event). A card already imported for the matchmaker answers duplicate: true with existing_guest. 404 for an unknown matchmaker_id or company_id."
+      )
   )
   .add(
     HttpApiEndpoint.get("cardTask", "/guests/card-task/:task_id")
       .setPath(Schema.Struct({ task_id: Schema.String.pipe(Schema.pattern(/^ct_[0-9a-f]{24}$/, { message: () => "not a card task id" })) }))
       .addSuccess(Envelope(CardTask, "CardTaskEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:read")
+      .annotate(OpenApi.Summary, "Get a card import task")
   )
   .add(
     HttpApiEndpoint.get("get", "/guests/:id")
       .setPath(IdPath)
       .addSuccess(Envelope(Guest, "GuestEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:read")
+      .annotate(OpenApi.Summary, "Get a guest")
   )
   .add(
     HttpApiEndpoint.post("create", "/guests")
       .setPayload(GuestCreate)
       .addSuccess(Envelope(GuestCreated, "GuestCreatedEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(OpenApi.Summary, "Create a guest")
+      .annotate(
+        OpenApi.Description,
+        "Derived fields (req_* from requirement_tags, location codes, income levels, completeness) are computed. 404 when company_id or matchmaker_id names no record."
+      )
   )
   .add(
     HttpApiEndpoint.put("update", "/guests/:id")
       .setPath(IdPath)
       .setPayload(GuestUpdate)
       .addSuccess(Envelope(GuestUpdated, "GuestUpdatedEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(OpenApi.Summary, "Update a guest")
+      .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown guest, company_id or matchmaker_id.")
   )
+  .annotate(OpenApi.Description, "Guests: profiles with partner requirements, batch import and update, and import from card images.")
 {}

@@ -1,8 +1,9 @@
 // Image blacklist (SPEC §2.7, §4.6; DECISIONS §4, §8): MD5 records for synchronisation and upload
 // checks.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { EmptyEnvelope, Envelope, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
+import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
 
 export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
 export const BLACKLIST_ADD_MAX = 1000
@@ -34,7 +35,7 @@ export const BlacklistAdd = Schema.Struct({
   items: Schema.Array(Schema.Unknown).annotations({
     description: `at most ${BLACKLIST_ADD_MAX} items of {md5 (32 hex), source (external|upload|manual|sync, default external), reject_reason}`
   })
-}).annotations({ identifier: "ImageBlacklistAdd", parseOptions: { errors: "all" } })
+}).annotations({ identifier: "ImageBlacklistAdd", parseOptions: { errors: "all" }, [ItemwiseField]: "items" })
 
 export const BlacklistAddOutcome = Schema.Struct({
   added: Schema.Int,
@@ -57,11 +58,19 @@ export type BlacklistCheckOutcome = typeof BlacklistCheckOutcome.Type
 
 export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(HttpApiEndpoint.get("list", "/image-blacklist").setUrlParams(BlacklistListParams)
-    .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read"))
+    .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+    .annotate(OpenApi.Summary, "List image blacklist records"))
   .add(HttpApiEndpoint.post("check", "/image-blacklist/check").setPayload(BlacklistCheck)
-    .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read"))
+    .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+    .annotate(OpenApi.Summary, "Check image MD5s against the blacklist")
+    .annotate(OpenApi.Description, "Up to 500 values. blocked lists those matching an active record (each hit is counted); malformed values are listed in invalid."))
   .add(HttpApiEndpoint.post("add", "/image-blacklist").setPayload(BlacklistAdd)
-    .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write"))
+    .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write")
+    .annotate(OpenApi.Summary, "Add image MD5s to the blacklist")
+    .annotate(OpenApi.Description, "Up to 1000 items. An md5 already active is skipped, a disabled one restored; a bad item is reported in errors and the others proceed."))
   .add(HttpApiEndpoint.del("remove", "/image-blacklist/:record_id").setPath(Schema.Struct({ record_id: PositiveIntFromString }))
-    .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write"))
+    .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, "open:image_blacklist:write")
+    .annotate(OpenApi.Summary, "Delete an image blacklist record")
+    .annotate(OpenApi.Description, "Permanent removal."))
+  .annotate(OpenApi.Description, "MD5s of images refused at card import, for synchronisation with other systems and checks before upload.")
 {}

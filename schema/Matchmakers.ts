@@ -1,7 +1,8 @@
 // Matchmakers (SPEC §2.1, §4.1): records, create/update bodies, list filters and endpoints.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BooleanFromQuery, CsvStrings, Envelope, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { BooleanFromQuery, CsvStrings, Envelope, Id, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
 
 export const MatchmakerLevel = Schema.Literal("normal", "silver", "gold")
 export const CertLevel = Schema.Literal("none", "junior", "intermediate", "senior")
@@ -39,8 +40,8 @@ const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Sche
 
 /** Writable fields; null clears an optional one. */
 export const MatchmakerWritable = {
-  company_id: nullable(Schema.Int.pipe(Schema.positive())),
-  store_id: nullable(Schema.Int.pipe(Schema.positive())),
+  company_id: nullable(Id),
+  store_id: nullable(Id),
   phone: nullable(Phone),
   wechat: nullable(Text(100)),
   wechat_id: nullable(Text(100)),
@@ -117,30 +118,49 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       .setUrlParams(MatchmakerListParams)
       .addSuccess(Envelope(ListOf(Matchmaker), "MatchmakerListEnvelope"))
       .annotate(RequiredPermission, "open:matchmaker:read")
+      .annotate(OpenApi.Summary, "List matchmakers")
+      .annotate(
+        OpenApi.Description,
+        "Filters combine. work_wechat_id, group_nos, work_wechat_scope and work_wechat_filter select by the reach of work WeChat accounts: a direct association, a shared group, or either (all, the default)."
+      )
   )
   .add(
     HttpApiEndpoint.get("ids", "/matchmakers/ids")
       .setUrlParams(MatchmakerIdsParams)
       .addSuccess(Envelope(ListOf(MatchmakerIdItem), "MatchmakerIdsEnvelope"))
       .annotate(RequiredPermission, "open:matchmaker:read")
+      .annotate(OpenApi.Summary, "List matchmaker WeChat ids with their groups and accounts")
+      .annotate(
+        OpenApi.Description,
+        "Only matchmakers that have a wechat_id. work_wechat_ids are the accounts that reach the matchmaker under work_wechat_scope; group_nos are all of its groups."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/matchmakers/:id")
       .setPath(IdPath)
       .addSuccess(Envelope(Matchmaker, "MatchmakerEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:matchmaker:read")
+      .annotate(OpenApi.Summary, "Get a matchmaker")
   )
   .add(
     HttpApiEndpoint.post("create", "/matchmakers")
       .setPayload(MatchmakerCreate)
       .addSuccess(Envelope(Matchmaker, "MatchmakerCreatedEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:matchmaker:manage")
+      .annotate(OpenApi.Summary, "Create a matchmaker")
+      .annotate(OpenApi.Description, "404 when company_id names no company.")
   )
   .add(
     HttpApiEndpoint.put("update", "/matchmakers/:id")
       .setPath(IdPath)
       .setPayload(MatchmakerUpdate)
       .addSuccess(Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"))
+      .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:matchmaker:manage")
+      .annotate(OpenApi.Summary, "Update a matchmaker")
+      .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown matchmaker or company_id.")
   )
+  .annotate(OpenApi.Description, "Matchmakers: records, statistics, and their reach through work WeChat accounts and groups.")
 {}

@@ -1,5 +1,5 @@
 // Unsigned helper endpoints: server time for clock correction (DECISIONS §2).
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Envelope, Timestamp } from "./Common.js"
 
@@ -9,5 +9,14 @@ export const ServerTime = Schema.Struct({
 }).annotations({ identifier: "ServerTime" })
 
 export class SystemApi extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("time", "/time").addSuccess(Envelope(ServerTime, "ServerTimeEnvelope")))
+  .add(
+    HttpApiEndpoint.get("time", "/time")
+      .addSuccess(Envelope(ServerTime, "ServerTimeEnvelope"))
+      .annotate(OpenApi.Summary, "Server time")
+      .annotate(
+        OpenApi.Description,
+        "Unsigned. The server's clock as Unix seconds and platform time, so a client can correct the X-Timestamp it signs."
+      )
+  )
+  .annotate(OpenApi.Description, "Unsigned helpers for integrators.")
 {}

@@ -1,8 +1,9 @@
 // Work WeChat accounts (SPEC §2.4, §4.3): records, associations with matchmakers, companies and
 // franchisees, transfers, operation logs.
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { EmptyEnvelope, Envelope, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const
 
@@ -60,12 +61,12 @@ export const StatusParams = Schema.Struct({ status: AccountStatus }).annotations
 
 export const Associate = Schema.Struct({
   target_type: TargetType,
-  target_id: Schema.Int.pipe(Schema.positive()),
+  target_id: Id,
   remark: nullable(Text(500))
 }).annotations({ identifier: "WorkWechatAssociate", parseOptions: { errors: "all" } })
 export type Associate = typeof Associate.Type
 
-const IdList = Schema.Array(Schema.Int.pipe(Schema.positive())).pipe(Schema.minItems(1), Schema.maxItems(1000))
+const IdList = Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(1000))
 
 export const BatchAssociate = Schema.Struct({
   target_type: TargetType,
@@ -76,7 +77,7 @@ export type BatchAssociate = typeof BatchAssociate.Type
 
 export const Disassociate = Schema.Struct({
   target_type: TargetType,
-  target_id: Schema.Int.pipe(Schema.positive()),
+  target_id: Id,
   remark: nullable(Text(500))
 }).annotations({ identifier: "WorkWechatDisassociate", parseOptions: { errors: "all" } })
 export type Disassociate = typeof Disassociate.Type
@@ -84,13 +85,13 @@ export type Disassociate = typeof Disassociate.Type
 export const Transfer = Schema.Struct({
   target_type: TargetType,
   target_ids: Schema.optionalWith(IdList, { exact: true }),
-  target_work_wechat_id: Schema.Int.pipe(Schema.positive()),
+  target_work_wechat_id: Id,
   remark: nullable(Text(500))
 }).annotations({ identifier: "WorkWechatTransfer", parseOptions: { errors: "all" } })
 export type Transfer = typeof Transfer.Type
 
 export const TransferAdmin = Schema.Struct({
-  target_admin_id: Schema.Int.pipe(Schema.positive()),
+  target_admin_id: Id,
   remark: nullable(Text(500))
 }).annotations({ identifier: "WorkWechatTransferAdmin", parseOptions: { errors: "all" } })
 export type TransferAdmin = typeof TransferAdmin.Type
@@ -156,30 +157,51 @@ const write = "open:work_wechat:write" as const
 
 export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
   .add(HttpApiEndpoint.get("list", "/work-wechats").setUrlParams(WorkWechatListParams)
-    .addSuccess(Envelope(ListOf(WorkWechat), "WorkWechatListEnvelope")).annotate(RequiredPermission, read))
+    .addSuccess(Envelope(ListOf(WorkWechat), "WorkWechatListEnvelope")).annotate(RequiredPermission, read)
+    .annotate(OpenApi.Summary, "List work WeChat accounts")
+    .annotate(OpenApi.Description, "keyword matches the WeChat number, phone, device id or nickname."))
   .add(HttpApiEndpoint.get("get", "/work-wechats/:id").setPath(IdPath)
-    .addSuccess(Envelope(WorkWechat, "WorkWechatEnvelope")).annotate(RequiredPermission, read))
+    .addSuccess(Envelope(WorkWechat, "WorkWechatEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+    .annotate(OpenApi.Summary, "Get a work WeChat account"))
   .add(HttpApiEndpoint.post("create", "/work-wechats").setPayload(WorkWechatCreate)
-    .addSuccess(Envelope(IdOnly, "WorkWechatCreatedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(Envelope(IdOnly, "WorkWechatCreatedEnvelope")).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Create a work WeChat account")
+    .annotate(OpenApi.Description, "400 duplicate_wechat_number, duplicate_phone or duplicate_device_id when the value is taken."))
   .add(HttpApiEndpoint.put("update", "/work-wechats/:id").setPath(IdPath).setPayload(WorkWechatUpdate)
-    .addSuccess(EmptyEnvelope("WorkWechatUpdatedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Update a work WeChat account"))
   .add(HttpApiEndpoint.put("setStatus", "/work-wechats/:id/status").setPath(IdPath).setUrlParams(StatusParams)
-    .addSuccess(EmptyEnvelope("WorkWechatStatusEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Enable or disable a work WeChat account"))
   .add(HttpApiEndpoint.del("remove", "/work-wechats/:id").setPath(IdPath)
-    .addSuccess(EmptyEnvelope("WorkWechatDeletedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Delete a work WeChat account")
+    .annotate(OpenApi.Description, "Soft delete that releases its unique values; 400 has_associations while associations or users remain. Its logs stay readable."))
   .add(HttpApiEndpoint.post("associate", "/work-wechats/:id/associate").setPath(IdPath).setPayload(Associate)
-    .addSuccess(EmptyEnvelope("WorkWechatAssociatedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Associate a matchmaker, company or franchisee")
+    .annotate(OpenApi.Description, "400 already_associated, or account_disabled for a disabled account; 404 for an unknown account or target."))
   .add(HttpApiEndpoint.post("batchAssociate", "/work-wechats/:id/batch-associate").setPath(IdPath).setPayload(BatchAssociate)
-    .addSuccess(Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Associate several targets")
+    .annotate(OpenApi.Description, "Targets already associated count in skip_count; unknown target ids give 404 with data.missing_ids, and nothing changes."))
   .add(HttpApiEndpoint.post("disassociate", "/work-wechats/:id/disassociate").setPath(IdPath).setPayload(Disassociate)
-    .addSuccess(EmptyEnvelope("WorkWechatDisassociatedEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatDisassociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Remove an association"))
   .add(HttpApiEndpoint.post("transfer", "/work-wechats/:id/transfer").setPath(IdPath).setPayload(Transfer)
-    .addSuccess(Envelope(TransferOutcome, "WorkWechatTransferEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(Envelope(TransferOutcome, "WorkWechatTransferEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Transfer associations to another account")
+    .annotate(OpenApi.Description, "{id} is the source account. Without target_ids every target of target_type moves; targets the destination already has, or the source lacks, are skipped."))
   .add(HttpApiEndpoint.post("transferAdmin", "/work-wechats/:id/transfer-admin").setPath(IdPath).setPayload(TransferAdmin)
-    .addSuccess(EmptyEnvelope("WorkWechatTransferAdminEnvelope")).annotate(RequiredPermission, write))
+    .addSuccess(EmptyEnvelope("WorkWechatTransferAdminEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    .annotate(OpenApi.Summary, "Transfer the account to another admin"))
   .add(HttpApiEndpoint.get("associations", "/work-wechats/:id/associations").setPath(IdPath).setUrlParams(AssociationListParams)
-    .addSuccess(Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope")).annotate(RequiredPermission, read))
+    .addSuccess(Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+    .annotate(OpenApi.Summary, "List an account's associations"))
   .add(HttpApiEndpoint.get("logs", "/work-wechats/:id/logs").setPath(IdPath).setUrlParams(PageParams(WORK_WECHAT_PAGE))
-    .addSuccess(Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope")).annotate(RequiredPermission, read))
+    .addSuccess(Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+    .annotate(OpenApi.Summary, "List an account's operation logs")
+    .annotate(OpenApi.Description, "Readable after the account is deleted: the audit trail outlives the record."))
+  .annotate(OpenApi.Description, "Work WeChat accounts: associations with matchmakers, companies and franchisees, transfers and operation logs.")
 {}
 

@@ -1,32 +1,112 @@
-// The contract is published unsigned: the OpenAPI 3.1 document and an offline docs page that
-// list every endpoint; and every signed endpoint declares the permission it needs.
+// The contract is published unsigned and serves integrators' tools: an OpenAPI 3.1 document that
+// lists every endpoint, whose references all resolve, that Redocly lints clean, from which
+// openapi-typescript generates a client that signs in one middleware, and in which each
+// operation documents only the statuses it can answer.
+import { HttpApi, OpenApi } from "@effect/platform"
 import { expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
+import { OpenApiDef } from "../schema/Api.js"
 import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { ROUTES } from "../src/http/routes.js"
-import { TestServer, testServerLayer } from "./support/harness.js"
+import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
+import { checkGeneratedClient, lintDocument } from "./support/openapiTools.js"
+
+const PREFIX = "/api/open/v1"
 
 const ENDPOINTS = [
-  ["get", "/api/open/v1/time"],
-  ["get", "/api/open/v1/matchmakers"],
-  ["get", "/api/open/v1/matchmakers/ids"],
-  ["get", "/api/open/v1/matchmakers/{id}"],
-  ["post", "/api/open/v1/matchmakers"],
-  ["put", "/api/open/v1/matchmakers/{id}"],
-  ["get", "/api/open/v1/companies"],
-  ["get", "/api/open/v1/companies/{id}"],
-  ["post", "/api/open/v1/companies"],
-  ["put", "/api/open/v1/companies/{id}"]
+  ["get", `${PREFIX}/time`],
+  ["get", `${PREFIX}/matchmakers`],
+  ["get", `${PREFIX}/matchmakers/ids`],
+  ["get", `${PREFIX}/matchmakers/{id}`],
+  ["post", `${PREFIX}/matchmakers`],
+  ["put", `${PREFIX}/matchmakers/{id}`],
+  ["get", `${PREFIX}/companies`],
+  ["get", `${PREFIX}/companies/{id}`],
+  ["post", `${PREFIX}/companies`],
+  ["put", `${PREFIX}/companies/{id}`]
 ] as const
+
+type Json = Record<string, unknown>
+
+interface Parameter {
+  readonly name: string
+  readonly in: string
+  readonly schema: Json
+}
+
+interface Operation {
+  readonly operationId: string
+  readonly summary?: string
+  readonly parameters?: ReadonlyArray<Parameter>
+  readonly requestBody?: unknown
+  readonly responses: Record<string, unknown>
+  readonly security?: ReadonlyArray<Record<string, ReadonlyArray<string>>>
+}
+
+interface Document {
+  readonly openapi: string
+  readonly servers?: ReadonlyArray<{ readonly url: string }>
+  readonly tags: ReadonlyArray<{ readonly name: string; readonly description?: string }>
+  readonly paths: Record<string, Record<string, Operation>>
+  readonly components: { readonly schemas: Record<string, Json>; readonly securitySchemes: Record<string, Json> }
+}
+
+const METHODS = new Set(["get", "put", "post", "delete", "patch"])
+
+const operationsOf = (doc: Document) =>
+  Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).filter(([method]) => METHODS.has(method)).map(([method, op]) => ({ key: `${method} ${path}`, method, path, op }))
+  )
+
+const servedDocument = Effect.gen(function*() {
+  const { baseUrl } = yield* TestServer
+  return (yield* Effect.promise(() => fetch(`${baseUrl}${PREFIX}/openapi.json`).then((r) => r.json()))) as Document
+})
+
+/** The value a local JSON pointer (`#/a/b`) names in the document, or undefined. */
+const resolvePointer = (doc: unknown, ref: string): unknown =>
+  ref.slice(2).split("/").reduce<unknown>((node, raw) => {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~")
+    return typeof node === "object" && node !== null && key in node ? (node as Json)[key] : undefined
+  }, doc)
+
+/** Every `$ref` in the document with the JSON path where it occurs. */
+const refsOf = (node: unknown, at = "#", out: Array<{ at: string; ref: unknown }> = []) => {
+  if (Array.isArray(node)) node.forEach((item, i) => refsOf(item, `${at}/${i}`, out))
+  else if (typeof node === "object" && node !== null) {
+    for (const [key, value] of Object.entries(node)) {
+      if (key === "$ref") out.push({ at, ref: value })
+      else refsOf(value, `${at}/${key}`, out)
+    }
+  }
+  return out
+}
+
+const SIGNING = { AppKey: "X-App-Key", Timestamp: "X-Timestamp", Nonce: "X-Nonce", Signature: "X-Signature" } as const
+
+/** What every signed operation can answer: 400 (decoding), 401, 403, 429, 500, 503. */
+const SIGNED_STATUSES = ["200", "400", "401", "403", "429", "500", "503"]
+/** Operations whose body names other records by id (company_id, matchmaker_id) that may be unknown. */
+const BODY_REFERENCES = new Set([
+  `post ${PREFIX}/matchmakers`,
+  `post ${PREFIX}/guests`,
+  `post ${PREFIX}/guests/parse-card`,
+  `post ${PREFIX}/guests/create-from-card`
+])
+
+const expectedStatuses = (o: { key: string; path: string; op: Operation }): Array<string> => {
+  if (o.path === `${PREFIX}/time`) return ["200", "500"]
+  return [
+    ...SIGNED_STATUSES,
+    ...(o.path.includes("{") || BODY_REFERENCES.has(o.key) ? ["404"] : []),
+    ...(o.op.requestBody !== undefined ? ["413", "415"] : [])
+  ].sort()
+}
 
 layer(testServerLayer())("published contract", (it) => {
   it.effect("GET /api/open/v1/openapi.json is an unsigned OpenAPI 3.1 document with every endpoint", () =>
     Effect.gen(function*() {
-      const { baseUrl } = yield* TestServer
-      const spec = (yield* Effect.promise(() => fetch(`${baseUrl}/api/open/v1/openapi.json`).then((r) => r.json()))) as {
-        openapi: string
-        paths: Record<string, Record<string, { parameters: Array<{ name: string }> }>>
-      }
+      const spec = yield* servedDocument
       expect(spec.openapi).toBe("3.1.0")
       for (const [method, path] of ENDPOINTS) expect(spec.paths[path]?.[method], `${method} ${path}`).toBeDefined()
       // Every route the server serves is documented.
@@ -37,9 +117,108 @@ layer(testServerLayer())("published contract", (it) => {
       }
       expect(ROUTES.size).toBeGreaterThan(50)
       expect(JSON.stringify(spec)).not.toContain("HttpApiDecodeError")
-      const params = spec.paths["/api/open/v1/matchmakers"].get.parameters.map((p: { name: string }) => p.name)
-      expect(params).toEqual(expect.arrayContaining(["X-Signature", "keyword", "has_guests", "page_size"]))
+      const params = spec.paths[`${PREFIX}/matchmakers`]!.get!.parameters!.map((p) => p.name)
+      expect(params).toEqual(expect.arrayContaining(["keyword", "has_guests", "page_size"]))
     }))
+
+  it.effect("every $ref in the served document resolves within it (no nested $defs remain)", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      const refs = refsOf(spec)
+      expect(refs.length).toBeGreaterThan(100)
+      const dangling = refs.filter(({ ref }) => typeof ref !== "string" || !ref.startsWith("#/") || resolvePointer(spec, ref) === undefined)
+      expect(dangling).toEqual([])
+      expect(JSON.stringify(spec)).not.toContain("\"$defs\"")
+      // The batch item schemas (formerly nested definitions) are components of their own.
+      expect(spec.components.schemas.GuestBatchUpdateItem).toBeDefined()
+    }))
+
+  it.effect("every operation has a summary, every tag a description, and the document a server", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      for (const { key, op } of operationsOf(spec)) expect(op.summary, key).toMatch(/\S/)
+      for (const tag of spec.tags) expect(tag.description, tag.name).toMatch(/\S/)
+      expect(spec.servers?.length).toBeGreaterThan(0)
+    }))
+
+  it.effect("signing is four apiKey header schemes required on every operation but GET /time, not header parameters", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      for (const [scheme, header] of Object.entries(SIGNING)) {
+        expect(spec.components.securitySchemes[scheme], scheme).toMatchObject({ type: "apiKey", in: "header", name: header })
+        expect(spec.components.securitySchemes[scheme]!.description, scheme).toMatch(/\S/)
+      }
+      for (const { key, path, op } of operationsOf(spec)) {
+        expect(op.security, key).toEqual(path === `${PREFIX}/time` ? [] : [{ AppKey: [], Timestamp: [], Nonce: [], Signature: [] }])
+        expect((op.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name), key).toEqual([])
+      }
+    }))
+
+  it.effect("integer query and path parameters are integers within int4 (>= 1); query booleans are booleans", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      const schemaOf = (p: Parameter): Json =>
+        typeof p.schema.$ref === "string" ? (resolvePointer(spec, p.schema.$ref) as Json) : p.schema
+      const integers = new Set(["page", "page_size", "id", "company_id", "matchmaker_id", "work_wechat_id", "record_id"])
+      const booleans = new Set(["has_guests", "has_matchmaker", "has_work_wechat"])
+      const seen = new Set<string>()
+      for (const { key, op } of operationsOf(spec)) {
+        for (const p of op.parameters ?? []) {
+          const schema = schemaOf(p)
+          if (integers.has(p.name)) {
+            seen.add(p.name)
+            expect(schema, `${key} ${p.name}`).toMatchObject({ type: "integer", minimum: 1, maximum: 2147483647 })
+          } else if (booleans.has(p.name)) {
+            seen.add(p.name)
+            expect(schema, `${key} ${p.name}`).toMatchObject({ type: "boolean" })
+          } else {
+            // No other parameter is a number or boolean in disguise.
+            expect(schema.type, `${key} ${p.name}`).not.toBe("integer")
+          }
+        }
+      }
+      expect([...seen].sort()).toEqual([...integers, ...booleans].sort())
+    }))
+
+  it.effect("each operation documents only what it can answer: 404 with an id in the path or body, 413/415 with a body", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      const operations = operationsOf(spec)
+      for (const o of operations) expect(Object.keys(o.op.responses).sort(), o.key).toEqual(expectedStatuses(o))
+      const statuses = (key: string) => Object.keys(operations.find((o) => o.key === key)!.op.responses)
+      expect(statuses(`get ${PREFIX}/guests`)).not.toEqual(expect.arrayContaining(["404"]))
+      expect(statuses(`get ${PREFIX}/guests`).filter((s) => ["404", "413", "415"].includes(s))).toEqual([])
+      expect(statuses(`put ${PREFIX}/guests/{id}`)).toEqual(expect.arrayContaining(["404", "413", "415"]))
+      expect(statuses(`put ${PREFIX}/work-wechats/{id}/status`).filter((s) => ["413", "415"].includes(s))).toEqual([])
+      expect(operations.filter((o) => "409" in o.op.responses).map((o) => o.key)).toEqual([])
+    }))
+
+  it.effect("the redocly linter (recommended rules, redocly.yaml) reports no problem in the served document", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      const report = yield* Effect.promise(() => lintDocument(spec))
+      const problems = report.problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer ?? "?"}`)
+      expect(problems).toEqual([])
+      expect(report.totals).toMatchObject({ errors: 0, warnings: 0 })
+    }))
+
+  it.effect("a client generated by openapi-typescript type-checks strictly and, signing in one openapi-fetch middleware, gets 200 envelopes", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const spec = yield* servedDocument
+      const credentials = yield* createCredentials()
+      const result = yield* Effect.promise(() => checkGeneratedClient(spec, { baseUrl, ...credentials }))
+      expect(result.typeCheck.stdout + result.typeCheck.stderr).toBe("")
+      expect(result.typeCheck.code).toBe(0)
+      expect(result.run?.stderr).toBe("")
+      expect(result.run?.code).toBe(0)
+      const out = JSON.parse(result.run!.stdout) as Record<string, { code: number; message: string; data: Json }>
+      expect(out.created).toMatchObject({ code: 200, message: "ok", data: { id: expect.any(Number), name: "生成客户端婚介", city: "长沙" } })
+      expect(out.company).toMatchObject({ code: 200, data: { id: out.created!.data.id, name: "生成客户端婚介" } })
+      expect(out.guests).toEqual({ code: 200, message: "ok", data: { list: [], total: 0 } })
+      expect(out.matchmakers).toMatchObject({ code: 200, data: { list: expect.any(Array), total: expect.any(Number) } })
+      expect(out.missing).toEqual({ status: 404, reason: "not_found" })
+    }), 45_000)
 
   it.effect("GET /docs is a self-contained page (no external scripts) embedding the document", () =>
     Effect.gen(function*() {
@@ -58,4 +237,18 @@ it("every signed endpoint declares one of SPEC's permission strings", () => {
     if (key.endsWith("/time")) continue
     expect(ALL_PERMISSIONS, key).toContain(info.permission)
   }
+})
+
+it("the typed client decodes every error status the document lists for an operation", () => {
+  const documented = new Map(
+    operationsOf(OpenApi.fromApi(OpenApiDef) as unknown as Document).map(({ key, op }) => [key, Object.keys(op.responses).filter((s) => s !== "200")])
+  )
+  HttpApi.reflect(OpenApiDef, {
+    onGroup: () => {},
+    onEndpoint: ({ endpoint, errors }) => {
+      const key = `${endpoint.method.toLowerCase()} ${endpoint.path.replace(/:(\w+)/g, "{$1}")}`
+      const declared = [...errors.keys()].map(String)
+      expect(declared, key).toEqual(expect.arrayContaining(documented.get(key) ?? ["(undocumented)"]))
+    }
+  })
 })
