@@ -48,7 +48,7 @@ layer(testServerLayer())("companies", (it) => {
       const res = yield* rawRequest(baseUrl, {
         method: "POST",
         path: PATH,
-        body: JSON.stringify({ name: "某婚介", company_type: "chain", credit_code: "123", contact_phone: "0731-888" }),
+        body: JSON.stringify({ name: "某婚介", company_type: "chain", credit_code: "123", contact_phone: "tel:0731" }),
         credentials
       })
       expect(res.status).toBe(400)

@@ -48,6 +48,16 @@ layer(testServerLayer())("WeChat groups", (it) => {
       expect((yield* post({ name: "五", group_no: `dup_${tag}` })).status).toBe(200)
     }))
 
+  it.effect("the logs of a soft-deleted group stay readable, its delete entry first; an id never used is 404", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const { id } = yield* client.workGroups.create({ payload: { name: `散群${uniq()}` } })
+      yield* client.workGroups.remove({ path: { id } })
+      expect((yield* client.workGroups.logs({ path: { id }, urlParams: {} })).list.map((l) => l.action)).toEqual(["delete", "create"])
+      expect(yield* Effect.flip(client.workGroups.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+      expect(yield* Effect.flip(client.workGroups.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+    }))
+
   it.effect("two concurrent creates of one group_no give one 200 and one 400", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials } = yield* signedClient()
@@ -129,8 +139,9 @@ layer(testServerLayer())("WeChat groups", (it) => {
       yield* client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m.id } })
       expect((yield* del()).status).toBe(200)
       expect(yield* Effect.flip(client.workGroups.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+      // The audit trail outlives the group (DECISIONS §5).
       const logs = yield* rawRequest(baseUrl, { path: `${BASE}/${id}/logs`, credentials })
-      expect(logs.status).toBe(404)
+      expect(logs.json.data.list[0].action).toBe("delete")
     }))
 })
 

@@ -45,6 +45,17 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       expect(again.id).not.toBe(id)
     }))
 
+  it.effect("the logs of a soft-deleted account stay readable, its delete entry first; an id never used is 404", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const tag = uniq()
+      const { id } = yield* client.workWechats.create({ payload: { wechat_number: `gone_${tag}`, phone: phone() } })
+      yield* client.workWechats.remove({ path: { id } })
+      const logs = yield* client.workWechats.logs({ path: { id }, urlParams: {} })
+      expect(logs.list.map((l) => l.action)).toEqual(["delete", "create"])
+      expect(yield* Effect.flip(client.workWechats.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
+    }))
+
   it.effect("two concurrent creates of one wechat_number give one 200 and one 400, never two rows", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials, client } = yield* signedClient()

@@ -25,7 +25,7 @@ export interface Authenticated {
   readonly rate: { readonly rps: number; readonly burst: number }
 }
 
-const fail = (error: Unauthorized["error"], message: string, extra: Partial<Pick<Unauthorized, "server_time" | "string_to_sign" | "hint">> = {}) =>
+const fail = (error: Unauthorized["error"], message: string, extra: Partial<Pick<Unauthorized, "server_time" | "string_to_sign" | "hint" | "header">> = {}) =>
   Effect.fail(new Unauthorized({ error, message, ...extra }))
 
 export const makeAuthenticator = Effect.gen(function*() {
@@ -44,11 +44,12 @@ export const makeAuthenticator = Effect.gen(function*() {
         .filter(([, v]) => v === "")
         .map(([k]) => k)
       if (missing.length > 0) return yield* fail("missing_credentials", `missing signing header(s): ${missing.join(", ")}`)
+      // A present but malformed header counts as missing and names itself (DECISIONS §2).
       if (!/^\d{1,16}$/.test(timestamp)) {
-        return yield* fail("missing_credentials", "X-Timestamp must be Unix time in whole seconds")
+        return yield* fail("missing_credentials", "X-Timestamp must be Unix time in whole seconds", { header: "X-Timestamp" })
       }
       if (!NONCE_PATTERN.test(nonce)) {
-        return yield* fail("missing_credentials", "X-Nonce must be 16 to 64 characters of [A-Za-z0-9_-]")
+        return yield* fail("missing_credentials", "X-Nonce must be 16 to 64 characters of [A-Za-z0-9_-]", { header: "X-Nonce" })
       }
 
       const row = Option.getOrUndefined(yield* Effect.orDie(clients.findByAppKey(appKey)))

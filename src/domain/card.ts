@@ -32,7 +32,12 @@ export const cardGuestFields = (parsed: ParsedCard): Record<string, unknown> => 
     const value = parsed[key as keyof ParsedCard]
     if (value === null || value === undefined) continue
     if (typeof value === "number" && !Number.isFinite(value)) continue
-    out[field] = typeof value === "number" && field !== "income_amount" && field !== "req_income_amount" ? Math.round(value) : value
+    out[field] = typeof value === "number" && field !== "income_amount" && field !== "req_income_amount"
+      ? Math.round(value)
+      // A recogniser may emit control characters; U+0000 is never storable text (DECISIONS §1).
+      : typeof value === "string"
+      ? value.replaceAll("\u0000", "")
+      : value
   }
   return out
 }

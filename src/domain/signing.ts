@@ -1,20 +1,24 @@
 // Request signing of DECISIONS.md §2: the canonical string and its HMAC, shared by the server's
 // verifier and the integrators' client so both compute byte-identical strings.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { percentDecodeBytes } from "./text.js"
 
-/** RFC 3986 encoding: only A-Z a-z 0-9 - _ . ~ stay, every other UTF-8 byte is %XX (upper hex). */
-export const rfc3986 = (s: string): string =>
-  encodeURIComponent(s).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase())
-
-const formDecode = (s: string): string => {
-  const spaced = s.replace(/\+/g, " ")
-  try {
-    return decodeURIComponent(spaced)
-  } catch {
-    // A stray '%' is not an escape; keep the text as sent so the client can still match it.
-    return spaced
+/** RFC 3986 encoding of bytes: only A-Z a-z 0-9 - _ . ~ stay, every other byte is %XX (upper hex). */
+export const rfc3986Bytes = (bytes: Uint8Array): string => {
+  let out = ""
+  for (const b of bytes) {
+    const unreserved = (b >= 0x41 && b <= 0x5a) || (b >= 0x61 && b <= 0x7a) || (b >= 0x30 && b <= 0x39) ||
+      b === 0x2d || b === 0x5f || b === 0x2e || b === 0x7e
+    out += unreserved ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, "0")}`
   }
+  return out
 }
+
+/** RFC 3986 encoding of text (its UTF-8 bytes). */
+export const rfc3986 = (s: string): string => rfc3986Bytes(new TextEncoder().encode(s))
+
+/** Form-decodes one name or value to bytes and re-encodes them (DECISIONS §2 works on bytes). */
+const canonical = (s: string): string => rfc3986Bytes(percentDecodeBytes(s, true))
 
 /** The `sorted_query` line from the raw query string (without the leading `?`). */
 export const sortedQuery = (rawQuery: string): string => {
@@ -25,7 +29,7 @@ export const sortedQuery = (rawQuery: string): string => {
     const eq = part.indexOf("=")
     const name = eq === -1 ? part : part.slice(0, eq)
     const value = eq === -1 ? "" : part.slice(eq + 1)
-    pairs.push([rfc3986(formDecode(name)), rfc3986(formDecode(value))])
+    pairs.push([canonical(name), canonical(value)])
   }
   pairs.sort(([an, av], [bn, bv]) => (an < bn ? -1 : an > bn ? 1 : av < bv ? -1 : av > bv ? 1 : 0))
   return pairs.map(([n, v]) => `${n}=${v}`).join("&")

@@ -7,9 +7,21 @@ import { Cause, Clock, Effect, Option, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 import { OpenApiDef } from "../../schema/Api.js"
-import { AnyErrorEnvelope, type ApiError, BadRequest, ErrorStatus, InternalError, isApiError, NotFound, PayloadTooLarge } from "../../schema/Errors.js"
+import {
+  AnyErrorEnvelope,
+  type ApiError,
+  BadRequest,
+  ErrorStatus,
+  InternalError,
+  isApiError,
+  NotFound,
+  PayloadTooLarge,
+  ServiceUnavailable
+} from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { mergeIssues } from "../domain/issues.js"
+import { clip } from "../domain/text.js"
+import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
 import { maskDeep } from "../domain/masking.js"
 import { RequestState, type RequestStateShape } from "./RequestState.js"
 
@@ -20,56 +32,56 @@ const MULTIPART_SLACK = 256 * 1024
 const tooLarge = (limit: number) =>
   new PayloadTooLarge({ error: "payload_too_large", message: `request body exceeds ${limit} bytes`, limit })
 
-/** Reads a Node request body, keeping at most `limit` bytes; past it, drains the rest and fails. */
+/**
+ * A declared or actual oversize body is still read (and discarded) up to this many bytes before
+ * the 413 is sent, so a client that sends `Connection: close` gets the answer rather than a broken
+ * pipe; past it the connection is given up.
+ */
+const DRAIN_CAP = 64 * 1024 * 1024
+
+/**
+ * Reads a Node request body, keeping at most `limit` bytes. Past the limit it keeps reading
+ * without keeping (up to DRAIN_CAP) and fails once the body has ended.
+ */
 const readNodeBody = (msg: IncomingMessage, limit: number) =>
   Effect.async<Uint8Array, PayloadTooLarge>((resume) => {
     const chunks: Array<Buffer> = []
     let size = 0
     let done = false
+    let over = false
+    const finish = (effect: Effect.Effect<Uint8Array, PayloadTooLarge>) => {
+      if (!done) {
+        done = true
+        resume(effect)
+      }
+    }
     msg.on("data", (chunk: Buffer) => {
-      if (done) return
       size += chunk.length
-      if (size > limit) {
-        done = true
+      if (!over && size > limit) {
+        over = true
         chunks.length = 0
-        resume(Effect.fail(tooLarge(limit)))
-      } else {
-        chunks.push(chunk)
       }
+      if (!over) chunks.push(chunk)
+      else if (size > DRAIN_CAP) finish(Effect.fail(tooLarge(limit)))
     })
-    msg.on("end", () => {
-      if (!done) {
-        done = true
-        resume(Effect.succeed(new Uint8Array(Buffer.concat(chunks))))
-      }
-    })
-    msg.on("error", (err) => {
-      if (!done) {
-        done = true
-        resume(Effect.die(err))
-      }
-    })
+    msg.on("end", () => finish(over ? Effect.fail(tooLarge(limit)) : Effect.succeed(new Uint8Array(Buffer.concat(chunks)))))
+    msg.on("error", (err) => finish(Effect.die(err)))
   })
+
+const nodeMessage = (request: HttpServerRequest.HttpServerRequest): IncomingMessage | undefined => {
+  try {
+    return NodeHttpServerRequest.toIncomingMessage(request)
+  } catch {
+    return undefined
+  }
+}
 
 const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
   Effect.gen(function*() {
     const declared = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(declared) && declared > limit) {
-      // Drain what the client still sends so the 413 reaches it on an intact connection.
-      yield* Effect.sync(() => {
-        try {
-          NodeHttpServerRequest.toIncomingMessage(request).resume()
-        } catch {
-          // not a Node request: nothing to drain
-        }
-      })
+    const msg = nodeMessage(request)
+    if (Number.isFinite(declared) && declared > limit && (msg === undefined || declared > DRAIN_CAP)) {
       return yield* Effect.fail(tooLarge(limit))
-    }
-    let msg: IncomingMessage | undefined
-    try {
-      msg = NodeHttpServerRequest.toIncomingMessage(request)
-    } catch {
-      msg = undefined
     }
     if (msg !== undefined) return yield* readNodeBody(msg, limit)
     const buffer = yield* Effect.orDie(request.arrayBuffer)
@@ -101,8 +113,20 @@ const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 
+/** The app_key a request sent, as far as it is fit for a log line (an unauthenticated request too). */
+const sentAppKey = (value: string | undefined): string | null =>
+  value === undefined || value === "" ? null : clip(value, 64)
+
 export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(encodeError(error), { status: ErrorStatus[error._tag] })
+  HttpServerResponse.unsafeJson(encodeError(error), {
+    status: ErrorStatus[error._tag],
+    ...(error._tag === "ServiceUnavailable" && error.retry_after !== undefined
+      ? { headers: { "retry-after": String(error.retry_after) } }
+      : {})
+  })
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+const DATABASE_RETRY_AFTER = 2
 
 /** Every cause becomes an ApiError; anything unforeseen is a logged 500. */
 const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effect<ApiError> => {
@@ -112,9 +136,28 @@ const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effe
   if (isApiError(err)) return Effect.succeed(err)
   if (err instanceof HttpApiError.HttpApiDecodeError) {
     return Effect.succeed(BadRequest.invalid(
-      mergeIssues(err.issues.map((i) => ({ path: renderPath(i.path), message: i.message }))),
+      mergeIssues(err.issues.map((i) => ({ path: renderPath(i.path), message: clip(i.message) }))),
       "invalid parameters"
     ))
+  }
+  if (isConnectionFailure(err)) {
+    return Effect.as(
+      Effect.logWarning("database unavailable", Cause.pretty(cause)).pipe(Effect.annotateLogs({ request_id: requestId })),
+      new ServiceUnavailable({
+        error: "service_unavailable",
+        message: "the database is unavailable for a moment; retry shortly",
+        retry_after: DATABASE_RETRY_AFTER
+      })
+    )
+  }
+  if (isDataException(err)) {
+    // The contract should have refused this value; it is still the client's input, not a 500.
+    return Effect.as(
+      Effect.logWarning("database refused a value the contract let through", Cause.pretty(cause)).pipe(
+        Effect.annotateLogs({ request_id: requestId })
+      ),
+      BadRequest.invalid([{ path: "body", message: "a value is out of range or not storable" }], "invalid parameters")
+    )
   }
   if (HttpServerError.isServerError(err) && err._tag === "RouteNotFound") {
     return Effect.succeed(new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" }))
@@ -163,7 +206,10 @@ export const EdgeLive = HttpApiBuilder.middleware(
         }).pipe(
           Effect.provideService(RequestState, state),
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.map(toApiError(cause, requestId), errorResponse)
+            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, requestId), (error) => {
+              state.error = error.error
+              return errorResponse(error)
+            })
           )
         )
         if (state.caller?.masking === true) response = maskResponse(response)
@@ -176,7 +222,8 @@ export const EdgeLive = HttpApiBuilder.middleware(
             path: original.url.split("?")[0],
             status: response.status,
             ms: ended - started,
-            app_key: state.caller?.appKey ?? null
+            app_key: state.caller?.appKey ?? sentAppKey(original.headers["x-app-key"]),
+            ...(state.error !== undefined ? { error: state.error } : {})
           })
         )
         return response

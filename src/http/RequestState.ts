@@ -8,6 +8,8 @@ export interface RequestStateShape {
   body: Uint8Array
   caller: CallerInfo | undefined
   readonly headers: Record<string, string>
+  /** The `data.error` of an error response, for the request log. */
+  error?: string | undefined
 }
 
 export class RequestState extends Context.Reference<RequestState>()("Http/RequestState", {

@@ -6,6 +6,8 @@ import { Signed } from "../../schema/Auth.js"
 import { BadRequest, Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
+import { splitUrl } from "../domain/signing.js"
+import { clip, decodeUtf8, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
 import { RequestState } from "./RequestState.js"
 import { routeKey, ROUTES } from "./routes.js"
 
@@ -56,6 +58,11 @@ export const SignedLive = Layer.effect(
         })
       }
 
+      // Text rules of DECISIONS §1 on what the decoders will see: path and query bytes, then the body.
+      const { path, rawQuery } = splitUrl(request.url)
+      const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
+      if (urlIssues.length > 0) return yield* BadRequest.invalid(urlIssues, "a path or query parameter is not valid text")
+
       const type = mediaType(request.headers["content-type"])
       if (info.body === "json") {
         if (type !== "application/json") {
@@ -65,16 +72,21 @@ export const SignedLive = Layer.effect(
             expected: "application/json"
           })
         }
-        const text = new TextDecoder("utf-8", { fatal: false }).decode(state.body)
+        const text = decodeUtf8(state.body)
+        if (text === undefined) {
+          return yield* BadRequest.invalid([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8")
+        }
         let parsed: unknown
         try {
           parsed = JSON.parse(text)
         } catch (e) {
-          return yield* BadRequest.invalid([{ path: "body", message: `malformed JSON: ${(e as Error).message}` }], "malformed JSON body")
+          return yield* BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }], "malformed JSON body")
         }
         if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
           return yield* BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
         }
+        const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
+        if (textIssues.length > 0) return yield* BadRequest.invalid(textIssues, "the body holds text or nesting the service refuses")
       } else if (info.body === "multipart" && type !== "multipart/form-data") {
         return yield* new UnsupportedMediaType({
           error: "unsupported_media_type",

@@ -3,6 +3,7 @@
 import { Effect } from "effect"
 import { BadRequest } from "../../schema/Errors.js"
 import type { HttpServerRequest } from "@effect/platform"
+import { textProblem } from "../domain/text.js"
 import { RequestState } from "./RequestState.js"
 
 export interface Upload {
@@ -26,5 +27,10 @@ export const readUpload = (request: HttpServerRequest.HttpServerRequest): Effect
       file = { bytes: new Uint8Array(yield* Effect.promise(() => value.arrayBuffer())), name: value.name, type: value.type }
     }
   }
+  const textIssues = Object.entries(fields).flatMap(([key, value]) => {
+    const problem = textProblem(value)
+    return problem === undefined ? [] : [{ path: key, message: problem }]
+  })
+  if (textIssues.length > 0) return yield* BadRequest.invalid(textIssues)
   return { file, fields }
 })

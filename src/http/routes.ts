@@ -3,7 +3,7 @@
 import { HttpApi, HttpApiSchema } from "@effect/platform"
 import { Context, Option } from "effect"
 import { OpenApiDef } from "../../schema/Api.js"
-import { type Permission, RequiredPermission } from "../../schema/Common.js"
+import { ItemwiseField, type Permission, RequiredPermission } from "../../schema/Common.js"
 
 export type BodyKind = "none" | "json" | "multipart"
 
@@ -12,6 +12,8 @@ export interface RouteInfo {
   readonly name: string
   readonly permission: Permission | undefined
   readonly body: BodyKind
+  /** The top-level array of a batch body whose items are checked one by one. */
+  readonly itemwise: string | undefined
 }
 
 export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
@@ -22,16 +24,20 @@ const build = (): ReadonlyMap<string, RouteInfo> => {
     onGroup: () => {},
     onEndpoint: ({ endpoint, group, mergedAnnotations, payloads }) => {
       let body: BodyKind = "none"
+      let itemwise: string | undefined
       if (endpoint.method !== "GET" && endpoint.method !== "DELETE" && endpoint.method !== "HEAD") {
         for (const [contentType, { ast }] of payloads) {
           body = contentType.includes("multipart") || HttpApiSchema.getMultipart(ast) !== undefined ? "multipart" : "json"
+          const field = ast.annotations[ItemwiseField]
+          if (typeof field === "string") itemwise = field
         }
       }
       table.set(routeKey(endpoint.method, endpoint.path), {
         group: group.identifier,
         name: endpoint.name,
         permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
-        body
+        body,
+        itemwise
       })
     }
   })

@@ -168,6 +168,7 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
   const logs = makeOperationLogs(sql, "work_group_logs", "work_group_id", GROUP_LOG_PAGE, timeZone)
   const log = logs.write
   const listLogs = logs.page
+  const logOwnerEverExisted = logs.ownerEverExisted
 
   /** Of these ids, those that exist (matchmakers) or are live (accounts). */
   const existingMembers = (kind: MemberKind, ids: ReadonlyArray<number>) =>
@@ -182,7 +183,7 @@ export const makeWorkGroupsRepo = Effect.gen(function*() {
 
   return {
     insert, findLive, lockLive, update, softDelete, memberCounts, list, addMembers, removeMember, matchmakerMembers,
-    accountMembers, log, listLogs, existingMembers
+    accountMembers, log, listLogs, logOwnerEverExisted, existingMembers
   } as const
 })
 

@@ -189,6 +189,7 @@ export const makeWorkWechatsRepo = Effect.gen(function*() {
   /** Writes log entries for one account (operator: this interface). */
   const log = logs.write
   const listLogs = logs.page
+  const logOwnerEverExisted = logs.ownerEverExisted
 
   /** Of these account ids, the live ones. */
   const liveIds = (ids: ReadonlyArray<number>) =>
@@ -199,7 +200,7 @@ export const makeWorkWechatsRepo = Effect.gen(function*() {
 
   return {
     insert, findLive, lockLive, update, touch, softDelete, attachments, list, checkTargets, associate, disassociate,
-    associatedTargets, move, listAssociations, log, listLogs, liveIds
+    associatedTargets, move, listAssociations, log, listLogs, logOwnerEverExisted, liveIds
   } as const
 })
 

@@ -23,6 +23,8 @@ export interface OperationLogRow {
   readonly created_at: string
 }
 
+const OWNER_TABLE = { work_wechat_logs: "work_wechats", work_group_logs: "work_groups" } as const
+
 export const makeOperationLogs = <Owner extends "work_wechat_id" | "work_group_id">(
   sql: SqlClient.SqlClient,
   table: "work_wechat_logs" | "work_group_logs",
@@ -61,5 +63,12 @@ export const makeOperationLogs = <Owner extends "work_wechat_id" | "work_group_i
       return { list: list as Array<OperationLogRow & Record<Owner, number>>, total }
     })
 
-  return { write, page } as const
+  /** The owner row exists, soft-deleted included: its audit trail outlives it (DECISIONS §5). */
+  const ownerEverExisted = (ownerId: number) =>
+    Effect.map(
+      sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM ${sql(OWNER_TABLE[table])} WHERE id = ${ownerId}) AS found`,
+      (rows) => rows[0]?.found === true
+    )
+
+  return { write, page, ownerEverExisted } as const
 }

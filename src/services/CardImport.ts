@@ -12,6 +12,7 @@ import { Text } from "../../schema/Common.js"
 import { AppConfig } from "../Config.js"
 import { cardGuestFields, cardSummary, normalizeOverrides } from "../domain/card.js"
 import { mergeIssues } from "../domain/issues.js"
+import { clip, jsonTextIssues } from "../domain/text.js"
 import type { Upload } from "../http/multipart.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../repos/CardTasksRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
@@ -35,7 +36,7 @@ const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
 const issuesOf = (error: ParseResult.ParseError, prefix = ""): ReadonlyArray<Issue> =>
   mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({
     path: prefix + (renderPath(i.path) || ""),
-    message: i.message
+    message: clip(i.message)
   })))
 
 const intField = (fields: Readonly<Record<string, string>>, key: string, required: boolean): Either.Either<number | undefined, Issue> => {
@@ -130,8 +131,11 @@ export const makeCardImport = Effect.gen(function*() {
           issues.push({ path: "overrides", message: "must be a JSON object (malformed JSON)" })
         }
         if (parsed !== undefined) {
+          const textIssues = jsonTextIssues(parsed, { prefix: "overrides" })
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
             issues.push({ path: "overrides", message: "must be a JSON object" })
+          } else if (textIssues.length > 0) {
+            issues.push(...textIssues)
           } else {
             const normalized = normalizeOverrides(parsed as Record<string, unknown>)
             const decoded = Schema.decodeUnknownEither(Overrides)(normalized)

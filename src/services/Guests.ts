@@ -17,17 +17,23 @@ import {
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
 import { mergeIssues } from "../domain/issues.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
+import { clip, jsonTextIssues } from "../domain/text.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { pickSent, someOrNotFound } from "./common.js"
 
 const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
   path.reduce<string>((out, seg) => (typeof seg === "number" ? `${out}[${seg}]` : out === "" ? String(seg) : `${out}.${String(seg)}`), "")
 
-const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Either<A, ReadonlyArray<Issue>> =>
-  Either.mapLeft(
+const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Either<A, ReadonlyArray<Issue>> => {
+  // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
+  const textIssues = jsonTextIssues(item)
+  if (textIssues.length > 0) return Either.left(textIssues.map((i) => (i.path === "body" ? { ...i, path: "item" } : i)))
+  return Either.mapLeft(
     Schema.decodeUnknownEither(schema, { errors: "all" })(item),
-    (error) => mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || "item", message: i.message })))
+    (error) =>
+      mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || "item", message: clip(i.message) })))
   )
+}
 
 const invalidItem = (index: number, issues: ReadonlyArray<Issue>, id?: number): BatchResult => ({
   index,

@@ -10,6 +10,7 @@ import {
   type BlacklistListParams,
   BlacklistSource
 } from "../../schema/ImageBlacklist.js"
+import { jsonTextIssues } from "../domain/text.js"
 import { type BlacklistItem, ImageBlacklistRepo } from "../repos/ImageBlacklistRepo.js"
 
 export const DEFAULT_REJECT_REASON = "added through the Open API"
@@ -32,6 +33,8 @@ export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: st
   if (reject_reason !== undefined && reject_reason !== null && (typeof reject_reason !== "string" || [...reject_reason].length > 255)) {
     return { md5: md5Text, reason: "reject_reason must be a string of at most 255 characters" }
   }
+  const textIssue = jsonTextIssues(item)[0]
+  if (textIssue !== undefined) return { md5: md5Text, reason: `${textIssue.path}: ${textIssue.message}` }
   return {
     item: {
       md5: md5Text.toLowerCase(),

@@ -108,7 +108,10 @@ export const makeWorkGroups = Effect.gen(function*() {
 
   const matchmakerMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.matchmakerMembers(id, p)))
   const accountMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.accountMembers(id, p)))
-  const logs = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, p)))
+  // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
+  const logs = (id: number, p: PageParams) =>
+    Effect.flatMap(Effect.orDie(repo.logOwnerEverExisted(id)), (found) =>
+      found ? Effect.orDie(repo.listLogs(id, p)) : Effect.fail(NotFound.of("work_group", id)))
 
   return { create, get, list, update, setStatus, remove, addMember, addMembers, removeMember, matchmakerMembers, accountMembers, logs } as const
 })

@@ -202,7 +202,10 @@ export const makeWorkWechats = Effect.gen(function*() {
   const associations = (id: number, params: AssociationListParams) =>
     Effect.zipRight(get(id), Effect.orDie(repo.listAssociations(id, params)))
 
-  const logs = (id: number, params: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.listLogs(id, params)))
+  // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
+  const logs = (id: number, params: PageParams) =>
+    Effect.flatMap(Effect.orDie(repo.logOwnerEverExisted(id)), (found) =>
+      found ? Effect.orDie(repo.listLogs(id, params)) : Effect.fail(NotFound.of("work_wechat", id)))
 
   return { create, get, list, update, setStatus, remove, associate, batchAssociate, disassociate, transfer, transferAdmin, associations, logs } as const
 })

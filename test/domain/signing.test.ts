@@ -34,7 +34,11 @@ describe("sorted_query", () => {
     ["unreserved characters stay", "q=A-z_0.9~", "q=A-z_0.9~"],
     ["reserved characters are escaped", "q=!'()*", "q=%21%27%28%29%2A"],
     ["= inside a value is kept in the value", "q=a=b", "q=a%3Db"],
-    ["empty parts between & are skipped", "a=1&&b=2", "a=1&b=2"]
+    ["empty parts between & are skipped", "a=1&&b=2", "a=1&b=2"],
+    ["a byte escape that is not UTF-8 stays that byte", "keyword=%FF", "keyword=%FF"],
+    ["a % without two hex digits is a literal %", "q=100%&r=%zz", "q=100%25&r=%25zz"],
+    ["a truncated UTF-8 sequence keeps its bytes", "x=%e4%b8", "x=%E4%B8"],
+    ["raw non-ASCII text is encoded as its UTF-8 bytes", "q=张", "q=%E5%BC%A0"]
   ]
   for (const [rule, raw, expected] of table) {
     it(rule, () => expect(sortedQuery(raw)).toBe(expected))

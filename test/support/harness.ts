@@ -4,7 +4,7 @@ import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Redacted, TestClock } from "effect"
+import { Context, Effect, Layer, Redacted, type Scope, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 import { inject } from "vitest"
@@ -24,21 +24,29 @@ const databaseUrl = (serverUrl: string, database: string): string => {
   return url.toString()
 }
 
-/** A fresh database copied from the migrated template, dropped when the layer is released. */
-export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = Layer.unwrapScoped(
-  Effect.gen(function*() {
-    const adminUrl = inject("databaseAdminUrl")
-    const template = inject("templateDatabase")
-    const name = `${template}_${randomBytes(5).toString("hex")}`
-    const admin = yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin"))
-    const sql = Context.get(admin, SqlClient.SqlClient)
-    yield* Effect.acquireRelease(
-      Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
-      () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
-    )
-    return pgClientLayer(Redacted.make(databaseUrl(adminUrl, name)), "test")
-  })
-).pipe(Layer.orDie)
+/**
+ * A fresh database copied from the migrated template, dropped when the layer is released. `via`
+ * may route the service's connections elsewhere (a proxy that plays an outage).
+ */
+export const testDatabaseLayer = (
+  via: (url: string) => Effect.Effect<string, never, Scope.Scope> = Effect.succeed
+): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> =>
+  Layer.unwrapScoped(
+    Effect.gen(function*() {
+      const adminUrl = inject("databaseAdminUrl")
+      const template = inject("templateDatabase")
+      const name = `${template}_${randomBytes(5).toString("hex")}`
+      const admin = yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin"))
+      const sql = Context.get(admin, SqlClient.SqlClient)
+      yield* Effect.acquireRelease(
+        Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
+        () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
+      )
+      return pgClientLayer(Redacted.make(yield* via(databaseUrl(adminUrl, name))), "test")
+    })
+  ).pipe(Layer.orDie)
+
+export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = testDatabaseLayer()
 
 /** A card parser that reads every card as the same guest (tests where parsing is not the point). */
 export const fakeCardParser = CardParserTest({
@@ -48,10 +56,14 @@ export const fakeCardParser = CardParserTest({
 })
 
 /** The services over a private database; time starts at the real now (tests may move it). */
-export const testAppLayer = (config: Partial<AppConfigShape> = {}, parser: Layer.Layer<CardParser> = fakeCardParser) =>
+export const testAppLayer = (
+  config: Partial<AppConfigShape> = {},
+  parser: Layer.Layer<CardParser> = fakeCardParser,
+  database: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = TestDatabaseLive
+) =>
   ServicesLive.pipe(
     Layer.provide(parser),
-    Layer.provideMerge(TestDatabaseLive),
+    Layer.provideMerge(database),
     Layer.provideMerge(appConfigWith(config)),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now())))
   )
@@ -72,8 +84,11 @@ export const serverLayer = Layer.scoped(
 )
 
 /** Services, one server and an HTTP client: what most endpoint tests need. */
-export const testServerLayer = (config: Partial<AppConfigShape> = {}, parser: Layer.Layer<CardParser> = fakeCardParser) =>
-  serverLayer.pipe(Layer.provideMerge(testAppLayer(config, parser)), Layer.provideMerge(FetchHttpClient.layer))
+export const testServerLayer = (
+  config: Partial<AppConfigShape> = {},
+  parser: Layer.Layer<CardParser> = fakeCardParser,
+  database?: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient>
+) => serverLayer.pipe(Layer.provideMerge(testAppLayer(config, parser, database)), Layer.provideMerge(FetchHttpClient.layer))
 
 /** Creates an API client with the given permissions and returns its credentials. */
 export const createCredentials = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; name?: string } = {}) =>

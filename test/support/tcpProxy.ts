@@ -1,0 +1,57 @@
+// A TCP proxy in front of the test PostgreSQL that a test can take down and bring back, to play
+// a database outage or restart without stopping the server other tests share.
+import * as net from "node:net"
+
+export interface TcpProxy {
+  readonly port: number
+  /** Cuts every open connection and refuses new ones (as a stopped server does). */
+  readonly down: () => Promise<void>
+  /** Accepts connections again on the same port. */
+  readonly up: () => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+export const startTcpProxy = async (targetHost: string, targetPort: number): Promise<TcpProxy> => {
+  const sockets = new Set<net.Socket>()
+  const track = (s: net.Socket) => {
+    sockets.add(s)
+    s.on("close", () => sockets.delete(s))
+    s.on("error", () => s.destroy())
+  }
+  const make = () =>
+    net.createServer((client) => {
+      const upstream = net.connect(targetPort, targetHost)
+      track(client)
+      track(upstream)
+      client.pipe(upstream)
+      upstream.pipe(client)
+      client.on("close", () => upstream.destroy())
+      upstream.on("close", () => client.destroy())
+    })
+  let server = make()
+  const listen = (port: number) =>
+    new Promise<number>((resolve, reject) => {
+      server.once("error", reject)
+      server.listen(port, "127.0.0.1", () => {
+        const address = server.address()
+        resolve(typeof address === "object" && address !== null ? address.port : port)
+      })
+    })
+  const port = await listen(0)
+  let listening = true
+  const down = async () => {
+    if (!listening) return
+    listening = false
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      for (const s of sockets) s.destroy()
+    })
+  }
+  const up = async () => {
+    if (listening) return
+    server = make()
+    await listen(port)
+    listening = true
+  }
+  return { port, down, up, close: down }
+}
