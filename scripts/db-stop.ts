@@ -1,7 +1,10 @@
 // Stops the project's embedded PostgreSQL (.data/pg), e.g. one left running by a crashed `npm start`.
-// Prints one JSON value on stdout; diagnostics go to stderr.
+// Prints one JSON value on stdout; diagnostics go to stderr as JSON lines.
 import { embeddedDataDir } from "../src/bootstrap.js"
+import { exitWithError } from "../src/logging.js"
 import { stopEmbeddedPostgres } from "../src/sql/embedded.js"
 
-const stopped = await stopEmbeddedPostgres(embeddedDataDir())
+const stopped = await stopEmbeddedPostgres(embeddedDataDir()).catch((error: unknown) =>
+  exitWithError("db:stop", `stopping the embedded PostgreSQL failed: ${error instanceof Error ? error.message : String(error)}`)
+)
 process.stdout.write(`${JSON.stringify({ stopped })}\n`)

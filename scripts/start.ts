@@ -1,15 +1,38 @@
 // `npm start`: prepares the environment once (embedded PostgreSQL, secret key), then runs the HTTP
 // server and the job runner side by side and shuts everything down together.
+import { LogLevel } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
-import { bootstrapEnv, projectRoot } from "../src/bootstrap.js"
+import { createInterface } from "node:readline"
+import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
+import { appConfig } from "../src/Config.js"
+import { logFor, writeLog } from "../src/logging.js"
 
-const log = (line: string) => {
-  process.stderr.write(`${line}\n`)
-}
+const log = logFor("start")
 
-const { embedded } = await bootstrapEnv({ log })
+// The children check every setting again, but the common ones are reported before the database
+// starts. (The card parser's are left to them: its module takes a second and 100 MB to load.)
+const { embedded } = await bootstrapOrExit("start", [appConfig])
 const root = projectRoot()
+
+// The children log JSON lines; anything else they write to stderr (a crash's stack trace, a Node
+// warning) is wrapped into one, so that stderr stays one JSON object per line.
+const relayStderr = (name: string, child: ChildProcess): void => {
+  if (child.stderr === null) return
+  createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
+    if (line.trim() === "") return
+    if (line.startsWith("{")) {
+      try {
+        JSON.parse(line)
+        process.stderr.write(`${line}\n`)
+        return
+      } catch {
+        // not JSON after all: wrapped below
+      }
+    }
+    writeLog(LogLevel.Error, line, { source: name })
+  })
+}
 
 interface Managed {
   readonly name: string
@@ -21,13 +44,18 @@ const launch = (name: string, entry: string): Managed => {
   const child = spawn(process.execPath, ["--import", "tsx", path.join(root, entry)], {
     cwd: root,
     env: process.env,
-    stdio: "inherit"
+    stdio: ["inherit", "inherit", "pipe"],
+    // Its own process group, so that a Ctrl-C on the terminal reaches it only through this process
+    // and only once: Effect's runMain stops gracefully on a first signal but dies on a second.
+    detached: true
   })
+  relayStderr(name, child)
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on("exit", (code, signal) => resolve({ code, signal }))
+    // "close" rather than "exit": the last lines of its stderr have been relayed by then.
+    child.on("close", (code, signal) => resolve({ code, signal }))
     // A child that cannot be spawned at all never emits "exit".
     child.on("error", (error) => {
-      log(`start: ${name} could not be started: ${error.message}`)
+      log(`${name} could not be started: ${error.message}`, LogLevel.Error)
       resolve({ code: 1, signal: null })
     })
   })
@@ -45,11 +73,21 @@ const signalRunning = (signal: NodeJS.Signals) => {
   }
 }
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
+let firstSignalAt: number | undefined
+// SIGHUP too: the children are no longer in the terminal's process group, so closing the terminal
+// would not stop them otherwise.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
   process.on(signal, () => {
     shutdownRequested = true
-    log(`start: ${signal} received, stopping children`)
-    signalRunning(signal)
+    if (firstSignalAt === undefined) {
+      firstSignalAt = Date.now()
+      log(`${signal} received, stopping children`)
+      signalRunning(signal === "SIGHUP" ? "SIGTERM" : signal)
+    } else if (Date.now() - firstSignalAt > 1000) {
+      // npm passes a terminal's Ctrl-C on as well, so only a later repeat means "stop now".
+      log(`${signal} received again, killing children`, LogLevel.Warning)
+      signalRunning("SIGKILL")
+    }
   })
 }
 
@@ -58,7 +96,7 @@ for (const { name, exited } of children) {
     if (shutdownRequested || failureCode !== undefined) return
     // One half of the service alone is not a working service, so the other half is stopped too.
     failureCode = code !== null && code !== 0 ? code : 1
-    log(`start: ${name} exited on its own (${signal ?? `code ${code}`}); stopping the other process`)
+    log(`${name} exited on its own (${signal ?? `code ${code}`}); stopping the other process`, LogLevel.Error)
     signalRunning("SIGTERM")
   })
 }
@@ -69,7 +107,7 @@ if (embedded?.startedHere === true) {
   try {
     await embedded.stop()
   } catch (error) {
-    log(`start: stopping embedded PostgreSQL failed: ${error instanceof Error ? error.message : String(error)}`)
+    log(`stopping embedded PostgreSQL failed: ${error instanceof Error ? error.message : String(error)}`, LogLevel.Error)
     failureCode ??= 1
   }
 }

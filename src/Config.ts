@@ -1,6 +1,6 @@
 // Service configuration from the environment; every window, lease and limit has its documented
 // default here (README "Configuration" and .env.example list the same names).
-import { Config, ConfigProvider, Context, Effect, Layer, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, Redacted } from "effect"
 
 export interface AppConfigShape {
   readonly port: number
@@ -30,15 +30,23 @@ export interface AppConfigShape {
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
 
-const secretKey = Config.redacted("SECRET_KEY").pipe(
-  Config.validate({
-    message: "SECRET_KEY must be 64 hexadecimal characters",
-    validation: (r) => /^[0-9a-fA-F]{64}$/.test(Redacted.value(r))
-  })
+// Nested under its name so that a bad value is reported as SECRET_KEY's; empty counts as unset,
+// as in the bootstrap, which generates a key in embedded mode.
+const secretKey: Config.Config<Redacted.Redacted<string>> = Config.nested(
+  Config.string().pipe(
+    Config.mapOrFail((raw) =>
+      raw === ""
+        ? Either.left(ConfigError.MissingData([], "SECRET_KEY is empty"))
+        : /^[0-9a-fA-F]{64}$/.test(raw)
+        ? Either.right(Redacted.make(raw))
+        : Either.left(ConfigError.InvalidData([], "expected 64 hexadecimal characters"))
+    )
+  ),
+  "SECRET_KEY"
 )
 
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.integer("PORT").pipe(Config.withDefault(8080)),
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
   timeZone: Config.string("TZ").pipe(Config.withDefault("Asia/Shanghai")),
   secretKey,
@@ -56,12 +64,24 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   cardTaskMaxAttempts: Config.integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
 })
 
-export const AppConfigLive = Layer.effect(AppConfig, appConfig)
+/**
+ * The platform time zone (DECISIONS §10) on its own, for the code that only formats instants (row
+ * schemas): provided with AppConfig, a reference so that it asks nothing of that code's callers.
+ */
+export class PlatformTimeZone extends Context.Reference<PlatformTimeZone>()("App/PlatformTimeZone", {
+  defaultValue: () => "Asia/Shanghai"
+}) {}
+
+const provideConfig = <E>(config: Effect.Effect<AppConfigShape, E>): Layer.Layer<AppConfig, E> =>
+  Layer.unwrapEffect(
+    Effect.map(config, (c) => Layer.merge(Layer.succeed(AppConfig, c), Layer.succeed(PlatformTimeZone, c.timeZone)))
+  )
+
+export const AppConfigLive = provideConfig(appConfig)
 
 /** Tests: the defaults (with a fixed test master key) and some values replaced. */
 export const appConfigWith = (overrides: Partial<AppConfigShape>): Layer.Layer<AppConfig> =>
-  Layer.effect(
-    AppConfig,
+  provideConfig(
     appConfig.pipe(
       Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SECRET_KEY", "ab".repeat(32)]]))),
       Effect.orDie,

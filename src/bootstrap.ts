@@ -1,20 +1,23 @@
 // Resolves DATABASE_URL and SECRET_KEY before any entry point reads its configuration: without
 // DATABASE_URL a project-local embedded PostgreSQL is started and a local secret key is kept.
-import { randomBytes } from "node:crypto"
+import { Config, ConfigError, Effect, Either } from "effect"
+import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
+import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { ensureEmbeddedPostgres, withPgClient } from "./sql/embedded.js"
+import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"
+import { ensureEmbeddedPostgres, serverCanReach, withPgClient } from "./sql/embedded.js"
 
 type Log = (line: string) => void
-// stdout is reserved for the JSON that admin commands print.
-const defaultLog: Log = (line) => {
-  process.stderr.write(line.endsWith("\n") ? line : `${line}\n`)
-}
+// JSON lines on stderr like every other log line; stdout is reserved for the JSON admin prints.
+const defaultLog: Log = logFor("bootstrap")
 
 const DEFAULT_EMBEDDED_PORT = 54329
 const DATABASE_NAME = "matchmaking"
+// Names this project's folders outside the checkout (see embeddedDataDir).
+const PROJECT_NAME = "matchmaking-open-api"
 
 /** The folder holding package.json, found upwards from this file (works from src/ and from a build). */
 export function projectRoot(): string {
@@ -27,16 +30,25 @@ export function projectRoot(): string {
   }
 }
 
-/** Where the embedded cluster of this project lives. */
+/**
+ * Where the embedded cluster of this project lives: `.data/pg`, or, when the postgres OS user cannot
+ * reach the checkout, a symbolic link there to a folder outside it (see placeDataDir).
+ */
 export const embeddedDataDir = (): string => path.join(projectRoot(), ".data", "pg")
 
-const embeddedPort = (): number => {
-  const raw = process.env["EMBEDDED_PG_PORT"]
-  if (raw === undefined || raw === "") return DEFAULT_EMBEDDED_PORT
-  const port = Number(raw)
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`EMBEDDED_PG_PORT is not a port: ${raw}`)
-  return port
-}
+/** EMBEDDED_PG_PORT; unset or empty means 54329. */
+export const embeddedPortConfig: Config.Config<number> = Config.nested(
+  Config.string().pipe(
+    Config.mapOrFail((raw) => {
+      if (raw === "") return Either.right(DEFAULT_EMBEDDED_PORT)
+      const port = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+      return port >= 1 && port <= 65535
+        ? Either.right(port)
+        : Either.left(ConfigError.InvalidData([], `expected a port number (1-65535); got ${JSON.stringify(raw)}`))
+    })
+  ),
+  "EMBEDDED_PG_PORT"
+).pipe(Config.withDefault(DEFAULT_EMBEDDED_PORT))
 
 const errorCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
@@ -47,7 +59,7 @@ async function ensureDatabase(adminUrl: string, name: string, log: Log): Promise
   await withPgClient(adminUrl, async (client) => {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])
     if (found.rows.length > 0) return
-    log(`bootstrap: creating database ${name}`)
+    log(`creating database ${name}`)
     try {
       await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}" ENCODING 'UTF8' TEMPLATE template0`)
     } catch (error) {
@@ -87,7 +99,7 @@ async function localSecretKey(file: string, log: Log): Promise<string> {
   await fs.writeFile(temp, `${randomBytes(32).toString("hex")}\n`, { mode: 0o600, flag: "wx" })
   try {
     await fs.link(temp, file)
-    log(`bootstrap: generated a new secret key in ${file}`)
+    log(`generated a new secret key in ${file}`)
   } catch (error) {
     if (errorCode(error) !== "EEXIST") throw error
   } finally {
@@ -98,6 +110,116 @@ async function localSecretKey(file: string, log: Log): Promise<string> {
   return secret
 }
 
+// ---------------------------------------------------------------------------------------------
+// Where the cluster lives when the postgres OS user cannot reach the checkout
+
+// Folders outside the checkout that may hold the cluster, most durable first: /var/lib survives
+// reboots and temp-folder cleaners; the temp folder is the fallback when /var/lib is unusable.
+const outsideRoots = (): ReadonlyArray<string> => [
+  ...new Set([
+    path.join("/var/lib", PROJECT_NAME),
+    path.join(os.tmpdir(), `${PROJECT_NAME}-data`),
+    path.join("/tmp", `${PROJECT_NAME}-data`)
+  ])
+]
+
+// A folder this process creates, or created on an earlier run; one that another user owns or may
+// write to is not trusted with the cluster (a shared temp folder could hold a planted one).
+async function ownFolder(dir: string, mode: number): Promise<boolean> {
+  try {
+    await fs.mkdir(dir, { mode })
+    // mkdir's mode is narrowed by the umask; the postgres user needs the search bit.
+    await fs.chmod(dir, mode)
+    return true
+  } catch (error) {
+    if (errorCode(error) !== "EEXIST") return false
+  }
+  const stat = await fs.lstat(dir)
+  return stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o022) === 0
+}
+
+/**
+ * The folder outside the checkout that holds this checkout's cluster: `<root>/<name>-<hash of the
+ * checkout's path>`, so that each checkout keeps its own cluster across restarts.
+ */
+async function outsideFolder(root: string): Promise<string | undefined> {
+  const name = path.basename(root).replace(/[^A-Za-z0-9._-]/g, "_")
+  const key = `${name}-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`
+  for (const base of outsideRoots()) {
+    if (!(await ownFolder(base, 0o711))) continue
+    const folder = path.join(base, key)
+    if (!(await ownFolder(folder, 0o711)) || !(await serverCanReach(folder))) continue
+    // Tells an operator which checkout the folder belongs to.
+    await fs.writeFile(path.join(folder, "project"), `${root}\n`)
+    return folder
+  }
+  return undefined
+}
+
+/**
+ * Makes `.data/pg` usable by the PostgreSQL server. As root, the server runs as the postgres OS
+ * user; when a folder above the checkout is private to its owner, that user cannot reach `.data/pg`,
+ * and rather than changing permissions of folders that are not the project's, the cluster is kept
+ * outside the checkout and `.data/pg` becomes a symbolic link to it.
+ */
+async function placeDataDir(log: Log): Promise<void> {
+  const local = embeddedDataDir()
+  const dataRoot = path.dirname(local)
+  // Search permission for others: the postgres user has to pass through to .data/pg.
+  await fs.mkdir(dataRoot, { recursive: true, mode: 0o711 })
+
+  const linked = await fs.readlink(local).catch(() => undefined)
+  if (linked !== undefined) {
+    if (existsSync(path.dirname(path.resolve(dataRoot, linked)))) return
+    // Its folder is gone (a temp folder cleared on reboot): start over with a new one.
+    log(`the folder of the embedded cluster that .data/pg linked to (${linked}) is gone; a new cluster is made`)
+    await fs.rm(local, { force: true })
+  }
+
+  const root = await fs.realpath(projectRoot())
+  if (await serverCanReach(root)) {
+    // .data is the project's own folder (unless it links elsewhere); a umask of 077 may have made
+    // it private.
+    const stat = await fs.lstat(dataRoot)
+    if (process.getuid?.() === 0 && stat.isDirectory() && (stat.mode & 0o001) === 0) {
+      await fs.chmod(dataRoot, (stat.mode & 0o7777) | 0o001)
+    }
+    return
+  }
+
+  const unreachable = `the postgres OS user (which runs PostgreSQL for root) cannot pass through a private folder above ${root}`
+  // An empty folder left by an earlier run gives way to the link; a cluster is never moved silently.
+  await fs.rmdir(local).catch((error: unknown) => {
+    if (errorCode(error) === "ENOENT") return
+    throw new Error(
+      `${local} holds a cluster that PostgreSQL cannot use: ${unreachable}. Move the checkout, or set DATABASE_URL`,
+      { cause: error }
+    )
+  })
+  const folder = await outsideFolder(root)
+  if (folder === undefined) {
+    throw new Error(`${unreachable}, and none of ${outsideRoots().join(", ")} could take its cluster; set DATABASE_URL`)
+  }
+  const target = path.join(folder, "pg")
+  await fs.symlink(target, local).catch((error: unknown) => {
+    // Another process starting at the same moment placed the same link.
+    if (errorCode(error) !== "EEXIST") throw error
+  })
+  log(`${unreachable}, so the embedded cluster lives in ${target} (.data/pg links to it)`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entry points
+
+let envFileLoaded = false
+// A project-local .env fills in what the environment does not already set.
+const loadProjectEnv = (): void => {
+  if (envFileLoaded) return
+  const envFile = path.join(projectRoot(), ".env")
+  if (existsSync(envFile)) process.loadEnvFile(envFile)
+  envFileLoaded = true
+}
+
 /**
  * Fills in DATABASE_URL and SECRET_KEY in process.env. `embedded` describes the embedded server
  * when one is used; `stop` only stops it when this call started it.
@@ -106,17 +228,14 @@ export async function bootstrapEnv(opts?: {
   log?: (line: string) => void
 }): Promise<{ embedded: null | { startedHere: boolean; stop: () => Promise<void> } }> {
   const log = opts?.log ?? defaultLog
-  // A project-local .env fills in what the environment does not already set.
-  const envFile = path.join(projectRoot(), ".env")
-  if (existsSync(envFile)) process.loadEnvFile(envFile)
+  loadProjectEnv()
   let embedded: null | { startedHere: boolean; stop: () => Promise<void> } = null
 
   const databaseUrl = process.env["DATABASE_URL"]
   if (databaseUrl === undefined || databaseUrl === "") {
-    const dataRoot = path.join(projectRoot(), ".data")
-    // Search permission for others: the postgres user has to pass through to .data/pg.
-    await fs.mkdir(dataRoot, { recursive: true, mode: 0o711 })
-    const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port: embeddedPort(), log })
+    const port = Effect.runSync(embeddedPortConfig)
+    await placeDataDir(log)
+    const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, ...(opts?.log ? { log: opts.log } : {}) })
     embedded = { startedHere: server.startedHere, stop: server.stop }
     try {
       await ensureDatabase(server.url, DATABASE_NAME, log)
@@ -138,4 +257,26 @@ export async function bootstrapEnv(opts?: {
   }
 
   return { embedded }
+}
+
+/**
+ * The start of every entry point: loads .env, checks `settings` (LOG_LEVEL and EMBEDDED_PG_PORT are
+ * always checked) and runs bootstrapEnv. A failure is reported as one JSON line on stderr naming
+ * what is wrong, and the process exits with code 1.
+ */
+export async function bootstrapOrExit(
+  source: string,
+  settings: ReadonlyArray<Config.Config<unknown>> = []
+): Promise<{ embedded: null | { startedHere: boolean; stop: () => Promise<void> } }> {
+  try {
+    loadProjectEnv()
+  } catch (error) {
+    exitWithStartupError(source, error)
+  }
+  exitOnInvalidSettings(source, Config.all([logLevelConfig, embeddedPortConfig, ...settings]))
+  try {
+    return await bootstrapEnv()
+  } catch (error) {
+    return exitWithStartupError(source, error)
+  }
 }

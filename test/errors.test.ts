@@ -2,7 +2,7 @@
 // and details ride along in data; X-Request-Id on every response.
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, HashMap, Layer, Logger } from "effect"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -152,5 +152,33 @@ layer(testServerLayer())("defects", (it) => {
       })
       expect(JSON.stringify(res.json)).not.toMatch(/at .*\.ts|companies_gone|relation/)
       yield* sql`ALTER TABLE companies_gone RENAME TO companies`
+    }))
+})
+
+const logged: Array<Record<string, unknown>> = []
+const captureLogs = Logger.replace(
+  Logger.defaultLogger,
+  Logger.make(({ annotations, message }) => {
+    const line: Record<string, unknown> = { message: Array.isArray(message) ? message.join(" ") : String(message) }
+    for (const [k, v] of HashMap.toEntries(annotations)) line[k] = v
+    logged.push(line)
+  })
+)
+
+layer(testServerLayer().pipe(Layer.provide(captureLogs)))("request log", (it) => {
+  it.effect("a 401 is logged with the app_key the request sent and its data.error; a success with the caller's key", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const bad = yield* rawRequest(baseUrl, { path: "/api/open/v1/guests", credentials: { ...credentials, appSecret: "0".repeat(64) } })
+      expect(bad.status).toBe(401)
+      const ok = yield* rawRequest(baseUrl, { path: "/api/open/v1/guests", credentials })
+      expect(ok.status).toBe(200)
+      const lines = logged.filter((l) => l.message === "request")
+      const badLine = lines.find((l) => l.request_id === bad.headers.get("x-request-id"))
+      const okLine = lines.find((l) => l.request_id === ok.headers.get("x-request-id"))
+      expect(badLine).toMatchObject({ status: 401, app_key: credentials.appKey, error: "invalid_signature" })
+      expect(okLine).toMatchObject({ status: 200, app_key: credentials.appKey })
+      expect(okLine).not.toHaveProperty("error")
     }))
 })

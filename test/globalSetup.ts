@@ -1,12 +1,10 @@
 // Vitest global setup: one PostgreSQL server per test run (TEST_DATABASE_URL or a throwaway embedded
 // one) and a migrated template database that tests copy instead of migrating again.
-import { execFileSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
 import type { TestProject } from "vitest/node"
-import { ensureEmbeddedPostgres, findFreePort, withPgClient } from "../src/sql/embedded.js"
+import { ensureEmbeddedPostgres, findFreePort, makeServerTempDir, withPgClient } from "../src/sql/embedded.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 
 declare module "vitest" {
@@ -30,22 +28,12 @@ const databaseUrl = (serverUrl: string, database: string): string => {
   return url.toString()
 }
 
-// Starts a private server in a fresh temp folder; the folder belongs to the postgres user because
-// the server cannot run as root and mkdtemp makes it private to its creator.
+// Starts a private server in a fresh temp folder owned by the server's OS user (as root, PostgreSQL
+// runs as the postgres user; its binaries are copied where that user can run them when needed).
 async function startThrowawayServer(): Promise<{ url: string; teardown: () => Promise<void> }> {
-  const folder = await fs.mkdtemp(path.join(os.tmpdir(), "mm-test-pg-"))
+  const folder = await makeServerTempDir("mm-test-pg-")
   const removeFolder = () => fs.rm(folder, { recursive: true, force: true })
   try {
-    if (process.getuid?.() === 0) {
-      try {
-        const uid = Number.parseInt(execFileSync("id", ["-u", "postgres"], { encoding: "utf8" }), 10)
-        const gid = Number.parseInt(execFileSync("id", ["-g", "postgres"], { encoding: "utf8" }), 10)
-        await fs.chown(folder, uid, gid)
-      } catch {
-        // No postgres user yet (ensureEmbeddedPostgres creates it); passing through is all it needs.
-        await fs.chmod(folder, 0o711)
-      }
-    }
     const server = await ensureEmbeddedPostgres({
       dataDir: path.join(folder, "pg"),
       port: await findFreePort(),
@@ -67,12 +55,28 @@ async function startThrowawayServer(): Promise<{ url: string; teardown: () => Pr
   }
 }
 
+const causeText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+// Vitest reports a failed global setup as "No test files found" followed by the bare error, so the
+// error itself says which step failed, why, and what to do about it.
+const setupFailure = (step: string, error: unknown, external: boolean): Error => {
+  const hint = external
+    ? "Hint: check that the server of TEST_DATABASE_URL accepts connections and lets its user create databases."
+    : "Hint: to run the tests against an existing PostgreSQL server instead, set " +
+      "TEST_DATABASE_URL=postgres://USER@HOST:PORT/postgres (a user that may create databases)."
+  const failure = new Error(`Test setup failed while ${step}: ${causeText(error)}\n${hint}`, { cause: error })
+  log(`\n${failure.message}\n(No test could run: that is what vitest's "No test files found" below means.)\n`)
+  return failure
+}
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const external = process.env["TEST_DATABASE_URL"]
-  const server =
-    external !== undefined && external !== ""
-      ? { url: external, teardown: async () => {} }
-      : await startThrowawayServer()
+  const usesExternal = external !== undefined && external !== ""
+  const server = usesExternal
+    ? { url: external, teardown: async () => {} }
+    : await startThrowawayServer().catch((error: unknown) => {
+      throw setupFailure("starting a throwaway embedded PostgreSQL", error, false)
+    })
 
   const template = `mm_tpl_${randomBytes(6).toString("hex")}`
 
@@ -89,16 +93,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     })
   }
 
+  let step = `creating the template database ${template}`
   try {
     await withPgClient(server.url, (client) =>
       client.query(`CREATE DATABASE ${quoteIdent(template)} ENCODING 'UTF8' TEMPLATE template0`)
     )
+    step = `migrating the template database ${template}`
     await migrateDatabase(databaseUrl(server.url, template))
   } catch (error) {
-    log(`globalSetup: preparing template database ${template} failed`)
     await dropDatabases().catch(() => {})
-    await server.teardown()
-    throw error
+    await server.teardown().catch(() => {})
+    throw setupFailure(step, error, usesExternal)
   }
 
   project.provide("databaseAdminUrl", server.url)
@@ -106,7 +111,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
 
   return async () => {
     // A throwaway server disappears with its folder; only a shared server needs cleaning.
-    if (external !== undefined && external !== "") await dropDatabases()
+    if (usesExternal) await dropDatabases()
     await server.teardown()
   }
 }

@@ -1,5 +1,5 @@
-// `npm run admin -- <command>`: prints one JSON value on stdout; logs and errors go to stderr,
-// and a bad command exits non-zero.
+// `npm run -s admin -- <command>`: prints one JSON value on stdout; logs and errors go to stderr
+// as JSON lines, and a bad command exits non-zero.
 import { bootstrapEnv } from "../bootstrap.js"
 
 const argv = process.argv.slice(2)
@@ -10,19 +10,24 @@ if (argv.length === 0 || argv[0] === "--help" || argv[0] === "help") {
 }
 
 await bootstrapEnv()
-const { Effect, Exit, Cause, Option, Logger, LogLevel } = await import("effect")
+const { Effect, Exit, Cause, Option, Layer, Logger, LogLevel } = await import("effect")
 const { AppLive } = await import("../Layers.js")
+const { StderrJsonLive, writeLog } = await import("../logging.js")
 
+// Only warnings and worse: stdout is the command's answer, and stderr stays quiet for scripts.
 const exit = await Effect.runPromiseExit(
-  runAdmin(argv).pipe(Effect.provide(AppLive), Logger.withMinimumLogLevel(LogLevel.Warning))
+  runAdmin(argv).pipe(Effect.provide(Layer.merge(AppLive, StderrJsonLive)), Logger.withMinimumLogLevel(LogLevel.Warning))
 )
 if (Exit.isSuccess(exit)) {
   process.stdout.write(JSON.stringify(exit.value, null, 2) + "\n")
   process.exit(0)
 } else {
   const failure = Cause.failureOption(exit.cause)
-  process.stderr.write(
-    (Option.isSome(failure) ? describeFailure(failure.value) : `internal error: ${Cause.pretty(exit.cause)}`) + "\n"
+  writeLog(
+    LogLevel.Error,
+    Option.isSome(failure) ? describeFailure(failure.value) : `internal error: ${Cause.pretty(exit.cause)}`,
+    { source: "admin" },
+    { always: true }
   )
   process.exit(Option.isSome(failure) ? 2 : 1)
 }

