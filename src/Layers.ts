@@ -6,7 +6,7 @@ import { AuthenticatorLive } from "./auth/Authenticator.js"
 import { SecretBoxLive } from "./auth/SecretBox.js"
 import { AppConfigLive } from "./Config.js"
 import { ClientsRepoLive } from "./repos/ClientsRepo.js"
-import { CompaniesRepoLive } from "./repos/CompaniesRepo.js"
+import { CompaniesRepo } from "./repos/CompaniesRepo.js"
 import { CardTasksRepoLive } from "./repos/CardTasksRepo.js"
 import { GuestsRepoLive } from "./repos/GuestsRepo.js"
 import { ImageBlacklistRepoLive } from "./repos/ImageBlacklistRepo.js"
@@ -17,7 +17,7 @@ import { UsersRepoLive } from "./repos/UsersRepo.js"
 import { WorkGroupsRepoLive } from "./repos/WorkGroupsRepo.js"
 import { WorkWechatsRepoLive } from "./repos/WorkWechatsRepo.js"
 import { ClientsLive } from "./services/Clients.js"
-import { CompaniesLive } from "./services/Companies.js"
+import { Companies } from "./services/Companies.js"
 import { CardImportLive } from "./services/CardImport.js"
 import { GuestsLive } from "./services/Guests.js"
 import { ImageBlacklistLive } from "./services/ImageBlacklist.js"
@@ -30,7 +30,7 @@ import { SqlLive } from "./sql/Sql.js"
 export const ReposLive = Layer.mergeAll(
   ClientsRepoLive,
   ReplayRepoLive,
-  CompaniesRepoLive,
+  CompaniesRepo.Default,
   MatchmakersRepoLive,
   GuestsRepoLive,
   WorkWechatsRepoLive,
@@ -49,7 +49,7 @@ export const ServicesLive = Layer.mergeAll(
   WorkWechatsLive,
   WorkGroupsLive,
   UsersLive,
-  MatchmakersLive.pipe(Layer.provideMerge(CompaniesLive))
+  MatchmakersLive.pipe(Layer.provideMerge(Companies.Default))
 ).pipe(
   Layer.provideMerge(SecretBoxLive),
   Layer.provideMerge(ReposLive)

@@ -117,3 +117,16 @@ layer(testServerLayer())("companies", (it) => {
       expect(page.list.length).toBeLessThanOrEqual(100)
     }))
 })
+
+layer(testServerLayer({ timeZone: "UTC" }))("platform time zone", (it) => {
+  it.effect("timestamps are written in the configured platform time zone (TZ=UTC here), through the shared row transform", () =>
+    Effect.gen(function*() {
+      const { client } = yield* signedClient()
+      const before = Date.now()
+      const company = yield* client.companies.create({ payload: { name: "时区公司" } })
+      const read = yield* client.companies.get({ path: { id: company.id } })
+      const utc = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace("T", " ")
+      // Within the seconds the request took, in UTC (Asia/Shanghai would be 8 hours later).
+      expect(read.created_at >= utc(before - 1000) && read.created_at <= utc(Date.now() + 1000)).toBe(true)
+    }))
+})

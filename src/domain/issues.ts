@@ -40,3 +40,13 @@ export const mergeIssues = (issues: ReadonlyArray<Issue>): ReadonlyArray<Issue> 
     .filter(([path, messages]) => !(messages.every((m) => NULL_BRANCH.test(m)) && nestedBelow(path)))
     .map(([path, messages]) => ({ path, message: foldMessages(messages) }))
 }
+
+/** A decode path as clients see it: `guests[3].age`, `requirement_tags.age_min` (DECISIONS §1). */
+export const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
+  let out = ""
+  for (const segment of path) {
+    if (typeof segment === "number") out += `[${segment}]`
+    else out += out === "" ? String(segment) : `.${String(segment)}`
+  }
+  return out
+}

@@ -19,7 +19,7 @@ import {
   ServiceUnavailable
 } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
-import { mergeIssues } from "../domain/issues.js"
+import { mergeIssues, renderPath } from "../domain/issues.js"
 import { clip } from "../domain/text.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
 import { maskDeep } from "../domain/masking.js"
@@ -102,15 +102,6 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array
   return HttpServerRequest.fromWeb(web).modify({ url: request.url, remoteAddress: Option.getOrUndefined(request.remoteAddress) })
 }
 
-const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
-  let out = ""
-  for (const segment of path) {
-    if (typeof segment === "number") out += `[${segment}]`
-    else out += out === "" ? String(segment) : `.${String(segment)}`
-  }
-  return out === "" ? "body" : out
-}
-
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 
 /** The app_key a request sent, as far as it is fit for a log line (an unauthenticated request too). */
@@ -136,7 +127,7 @@ const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effe
   if (isApiError(err)) return Effect.succeed(err)
   if (err instanceof HttpApiError.HttpApiDecodeError) {
     return Effect.succeed(BadRequest.invalid(
-      mergeIssues(err.issues.map((i) => ({ path: renderPath(i.path), message: clip(i.message) }))),
+      mergeIssues(err.issues.map((i) => ({ path: renderPath(i.path) || "body", message: clip(i.message) }))),
       "invalid parameters"
     ))
   }

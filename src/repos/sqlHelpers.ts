@@ -1,14 +1,71 @@
-// Small helpers shared by repositories: LIKE patterns and page windows.
-import { Effect } from "effect"
+// The repository edge and small helpers shared by repositories: SQL and row-decoding failures are
+// mapped here, once (a lost connection is the 503 of DECISIONS §1, a unique violation the typed
+// error it means, anything else a defect); LIKE patterns and page windows.
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Cause, Effect, ParseResult } from "effect"
+import { ServiceUnavailable } from "../../schema/Errors.js"
 
 /** `%text%` with LIKE's own wildcards escaped, for a case-insensitive substring match. */
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-/** Postgres unique violation. */
-export const isUniqueViolation = (error: unknown, constraint?: string): boolean => {
-  const cause = (error as { cause?: { code?: string; constraint?: string } } | undefined)?.cause
-  return cause?.code === "23505" && (constraint === undefined || cause.constraint === constraint)
+const isSqlError = (error: unknown): error is SqlError.SqlError =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError"
+
+/** The constraint a Postgres unique violation names, if the error is one. */
+const violatedConstraint = (error: unknown): string | undefined => {
+  const cause = isSqlError(error) ? (error.cause as { code?: unknown; constraint?: unknown } | undefined) : undefined
+  return cause?.code === "23505" && typeof cause.constraint === "string" ? cause.constraint : undefined
 }
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2
+
+export const databaseUnavailable = () =>
+  new ServiceUnavailable({
+    error: "service_unavailable",
+    message: "the database is unavailable for a moment; retry shortly",
+    retry_after: DATABASE_RETRY_AFTER_SECONDS
+  })
+
+/**
+ * The repository edge: a lost or refused connection becomes the typed 503, any other SQL error, a
+ * row that does not match its schema or a missing row that must exist becomes a defect (a bug,
+ * answered 500 and logged).
+ */
+type EdgeFailure = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+
+export const sqlEdge = <A, E, R>(
+  self: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, EdgeFailure> | ServiceUnavailable, R> =>
+  Effect.catchAll(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | ServiceUnavailable> =>
+    isSqlError(error)
+      ? isConnectionFailure(error) ? Effect.fail(databaseUnavailable()) : Effect.die(error)
+      // A row that does not match its schema, or no row where the statement always returns one.
+      : ParseResult.isParseError(error) || Cause.isNoSuchElementException(error)
+      ? Effect.die(error)
+      : Effect.fail(error as Exclude<E, EdgeFailure>))
+
+/**
+ * A unique violation that means a domain error (a duplicate value a client sent): the constraint
+ * names map to the errors they mean. Apply before `sqlEdge`.
+ */
+export const onUniqueViolation = <E2>(errors: Readonly<Record<string, () => E2>>) =>
+<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+  Effect.catchIf(
+    self,
+    (error): error is E => {
+      const constraint = violatedConstraint(error)
+      return constraint !== undefined && constraint in errors
+    },
+    (error) => Effect.fail(errors[violatedConstraint(error)!]!())
+  )
+
+/** The one way services run a unit of work atomically; BEGIN/COMMIT failures pass the same edge. */
+export class Transaction extends Effect.Service<Transaction>()("Sql/Transaction", {
+  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self))
+  }))
+}) {}
 
 /**
  * A page of rows selected with `count(*) OVER () AS total_count`, and the total. Only a page past

@@ -1,0 +1,38 @@
+// Row schemas' shared pieces: every repository decodes what PostgreSQL returns at the boundary
+// (a column that changes type fails there, loudly, instead of reaching a client), and instants
+// become text in the platform time zone through one transform.
+import { Effect, ParseResult, Schema } from "effect"
+import { PlatformTimeZone } from "../Config.js"
+import { formatDate, formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
+
+export { PlatformTimeZone }
+
+const instantAs = (format: (date: Date, timeZone: string) => string, description: string) =>
+  Schema.transformOrFail(Schema.ValidDateFromSelf, Schema.String, {
+    strict: true,
+    decode: (date) => Effect.map(PlatformTimeZone, (timeZone) => format(date, timeZone)),
+    encode: (text, _, ast) =>
+      Effect.flatMap(PlatformTimeZone, (timeZone) =>
+        Effect.try({
+          try: () => parseTimestamp(text, timeZone),
+          catch: () => new ParseResult.Type(ast, text, "not a timestamp")
+        }))
+  }).annotations({ description })
+
+/** A `timestamptz` column as `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
+export const Timestamp = instantAs(formatTimestamp, "YYYY-MM-DD HH:MM:SS (platform time zone)")
+
+/** A `timestamptz` column as ISO `YYYY-MM-DDTHH:MM:SS` in the platform time zone (SPEC §1's ISO fields). */
+export const IsoTimestamp = instantAs(formatIso, "YYYY-MM-DDTHH:MM:SS (platform time zone)")
+
+/** A `timestamptz` column as the date `YYYY-MM-DD` it falls on in the platform time zone. */
+export const DateOfInstant = instantAs(formatDate, "YYYY-MM-DD (platform time zone)")
+
+/** A `timestamptz` column kept as an instant (leases, expiries: compared, not shown). */
+export const Instant = Schema.ValidDateFromSelf
+
+/** `count(*) OVER ()` of a page query. */
+export const TotalCount = Schema.Struct({ total_count: Schema.Int })
+
+/** `SELECT count(*)::int AS n`. */
+export const CountRow = Schema.Struct({ n: Schema.Int })
