@@ -14,6 +14,7 @@ import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
 import { Clients } from "../src/services/Clients.js"
 import { SqlLive } from "../src/sql/Sql.js"
 import { withPgClient } from "../src/sql/embedded.js"
+import { withDatabase } from "../src/sql/urls.js"
 
 export const log = (line: string) => process.stderr.write(line + "\n")
 
@@ -21,13 +22,11 @@ export const log = (line: string) => process.stderr.write(line + "\n")
 const benchDatabaseUrl = async (): Promise<string> => {
   await bootstrapEnv()
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
-  const url = new URL(process.env.DATABASE_URL!)
-  url.pathname = "/matchmaking_bench"
   await withPgClient(process.env.DATABASE_URL!, async (client) => {
     const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'matchmaking_bench'")
     if (exists.rows.length === 0) await client.query("CREATE DATABASE matchmaking_bench ENCODING 'UTF8' TEMPLATE template0")
   })
-  return url.toString()
+  return withDatabase(process.env.DATABASE_URL!, "matchmaking_bench")
 }
 
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>

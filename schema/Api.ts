@@ -206,5 +206,10 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .annotate(OpenApi.Description, description)
   // Paths carry the /api/open/v1 prefix, so the server is the host that serves this document.
   .annotate(OpenApi.Servers, [{ url: "/", description: "the host serving this document" }])
-  .annotate(OpenApi.Transform, (spec) => finishSpec(spec as unknown as Json) as unknown as typeof spec)
+  .annotate(OpenApi.Transform, (spec) => {
+    // Worked on as plain JSON (the spread gives the index signature the interface lacks), in place.
+    const doc: Json = { ...spec }
+    finishSpec(doc)
+    return Object.assign(spec, doc)
+  })
 {}

@@ -3,20 +3,19 @@
 import { Context, Schema } from "effect"
 
 /** `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. */
-export const Envelope = <S extends Schema.Schema.Any>(data: S, identifier: string) =>
+export const Envelope = <A, I, R>(
+  data: Schema.Schema<A, I, R>,
+  identifier: string
+): Schema.Schema<A, { readonly code: 200; readonly message: string; readonly data: I }, R> =>
   Schema.transform(
     Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data }),
-    Schema.typeSchema(data) as Schema.Schema<Schema.Schema.Type<S>>,
+    Schema.typeSchema(data),
     {
-      strict: false,
-      decode: (envelope) => (envelope as unknown as { readonly data: unknown }).data,
+      strict: true,
+      decode: (envelope) => envelope.data,
       encode: (value) => ({ code: 200 as const, message: "ok", data: value })
     }
-  ).annotations({ identifier }) as unknown as Schema.Schema<Schema.Schema.Type<S>, {
-    readonly code: 200
-    readonly message: string
-    readonly data: Schema.Schema.Encoded<S>
-  }, Schema.Schema.Context<S>>
+  ).annotations({ identifier })
 
 /** A success whose `data` is null. */
 export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)

@@ -155,12 +155,19 @@ export type ApiError =
 
 // The wire form of an error: `{code, message, data: {error, ...details}}`, with the HTTP status
 // equal to `code`. Decoding it gives back the tagged error, so the typed client fails with it.
-type ErrorClass = Schema.Schema<any, any, never> & {
+type ErrorClass = Schema.Schema.AnyNoContext & {
   readonly fields: Schema.Struct.Fields
   readonly _tag: string
 }
 
-const errorEnvelope = <C extends ErrorClass>(cls: C, status: number) => {
+/** The wire form's type: a client sees `data` as the error's fields (besides `message`). */
+export interface ErrorWire {
+  readonly code: number
+  readonly message: string
+  readonly data: { readonly [field: string]: unknown }
+}
+
+const errorEnvelope = <C extends ErrorClass>(cls: C, status: number): Schema.Schema<Schema.Schema.Type<C>, ErrorWire> => {
   const { message: _message, _tag: _t, ...dataFields } = cls.fields
   return Schema.transform(
     Schema.Struct({
@@ -176,9 +183,10 @@ const errorEnvelope = <C extends ErrorClass>(cls: C, status: number) => {
     }
   ).annotations({ identifier: `${cls._tag}Response`, ...HttpApiSchema.annotations({ status }) }) as unknown as Schema.Schema<
     Schema.Schema.Type<C>,
-    unknown,
-    never
+    ErrorWire
   >
+  // (The cast: an error class's fields need no context, but the generic `Struct.Fields` of the
+  // rest-spread above cannot say so, and the wire type is the documented ErrorWire shape.)
 }
 
 export const ErrorStatus = {

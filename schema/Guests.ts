@@ -13,6 +13,7 @@ export const Education = Schema.Literal("高中及以下", "大专", "本科", "
 export type Education = typeof Education.Type
 export const IncomeLevel = Schema.Literal("10万以下", "10-20万", "20-30万", "30-50万", "50-100万", "100万以上")
 export const MaritalStatus = Schema.Literal("未婚", "离异", "丧偶")
+export type MaritalStatus = typeof MaritalStatus.Type
 export const YesNo = Schema.Literal("yes", "no")
 export const GuestStatus = Schema.Literal("incomplete", "available", "matching", "matched", "archived")
 export type GuestStatus = typeof GuestStatus.Type
@@ -317,6 +318,18 @@ export const CardTask = Schema.Struct({
   error: Schema.optional(Schema.String)
 }).annotations({ identifier: "CardTask" })
 export type CardTask = typeof CardTask.Type
+
+/**
+ * The guest fields a card upload's `overrides` may set, replacing or adding to the parsed ones;
+ * the matchmaker and company come from the form's own fields. Unknown keys are ignored.
+ */
+const { matchmaker_id: _matchmakerId, ...overridableFields } = guestWritableFields
+export const CardOverrides = Schema.Struct({
+  name: Schema.optionalWith(Text(20, 1), { exact: true }),
+  gender: Schema.optionalWith(Gender, { exact: true }),
+  ...overridableFields
+}).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore" } })
+export type CardOverrides = typeof CardOverrides.Type
 
 /**
  * Card uploads are multipart/form-data. The form is read from the exact bytes that were signed,

@@ -3,8 +3,9 @@
 import { embeddedDataDir } from "../src/bootstrap.js"
 import { exitWithError } from "../src/logging.js"
 import { stopEmbeddedPostgres } from "../src/sql/embedded.js"
+import { errorMessage } from "../src/domain/text.js"
 
 const stopped = await stopEmbeddedPostgres(embeddedDataDir()).catch((error: unknown) =>
-  exitWithError("db:stop", `stopping the embedded PostgreSQL failed: ${error instanceof Error ? error.message : String(error)}`)
+  exitWithError("db:stop", `stopping the embedded PostgreSQL failed: ${errorMessage(error)}`)
 )
 process.stdout.write(`${JSON.stringify({ stopped })}\n`)

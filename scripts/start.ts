@@ -1,12 +1,15 @@
 // `npm start`: prepares the environment once (embedded PostgreSQL, secret key), then runs the HTTP
 // server and the job runner side by side and shuts everything down together.
-import { LogLevel } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
+
+import { LogLevel } from "effect"
+
 import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { logFor, writeLog } from "../src/logging.js"
+import { errorMessage } from "../src/domain/text.js"
 
 const log = logFor("start")
 
@@ -107,7 +110,7 @@ if (embedded?.startedHere === true) {
   try {
     await embedded.stop()
   } catch (error) {
-    log(`stopping embedded PostgreSQL failed: ${error instanceof Error ? error.message : String(error)}`, LogLevel.Error)
+    log(`stopping embedded PostgreSQL failed: ${errorMessage(error)}`, LogLevel.Error)
     failureCode ??= 1
   }
 }

@@ -1,18 +1,22 @@
 // Resolves DATABASE_URL and SECRET_KEY before any entry point reads its configuration: without
 // DATABASE_URL a project-local embedded PostgreSQL is started and a local secret key is kept.
-import { Config, ConfigError, Effect, Either } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { Config, ConfigError, Effect, Either } from "effect"
+import { escapeIdentifier } from "pg"
+
 import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"
-import { ensureEmbeddedPostgres, serverCanReach, withPgClient } from "./sql/embedded.js"
+import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
+import { withDatabase } from "./sql/urls.js"
 
 type Log = (line: string) => void
-// JSON lines on stderr like every other log line; stdout is reserved for the JSON admin prints.
-const defaultLog: Log = logFor("bootstrap")
+/** The embedded server when one is used; `stop` only stops it when the call that made it started it. */
+type Embedded = { readonly startedHere: boolean; readonly stop: () => Promise<void> }
 
 const DEFAULT_EMBEDDED_PORT = 54329
 const DATABASE_NAME = "matchmaking"
@@ -50,18 +54,13 @@ export const embeddedPortConfig: Config.Config<number> = Config.nested(
   "EMBEDDED_PG_PORT"
 ).pipe(Config.withDefault(DEFAULT_EMBEDDED_PORT))
 
-const errorCode = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
-    ? error.code
-    : undefined
-
 async function ensureDatabase(adminUrl: string, name: string, log: Log): Promise<void> {
   await withPgClient(adminUrl, async (client) => {
     const found = await client.query("SELECT 1 FROM pg_database WHERE datname = $1", [name])
     if (found.rows.length > 0) return
     log(`creating database ${name}`)
     try {
-      await client.query(`CREATE DATABASE "${name.replaceAll('"', '""')}" ENCODING 'UTF8' TEMPLATE template0`)
+      await client.query(`CREATE DATABASE ${escapeIdentifier(name)} ENCODING 'UTF8' TEMPLATE template0`)
     } catch (error) {
       // Another process bootstrapping at the same moment may have created it first: that shows up as
       // duplicate_database, or as unique_violation on pg_database when both inserts race.
@@ -224,18 +223,17 @@ const loadProjectEnv = (): void => {
  * Fills in DATABASE_URL and SECRET_KEY in process.env. `embedded` describes the embedded server
  * when one is used; `stop` only stops it when this call started it.
  */
-export async function bootstrapEnv(opts?: {
-  log?: (line: string) => void
-}): Promise<{ embedded: null | { startedHere: boolean; stop: () => Promise<void> } }> {
-  const log = opts?.log ?? defaultLog
+export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Embedded | null }> {
+  // JSON lines on stderr like every other log line; stdout is reserved for the JSON admin prints.
+  const log = opts?.log ?? logFor("bootstrap")
   loadProjectEnv()
-  let embedded: null | { startedHere: boolean; stop: () => Promise<void> } = null
+  let embedded: Embedded | null = null
 
   const databaseUrl = process.env["DATABASE_URL"]
   if (databaseUrl === undefined || databaseUrl === "") {
     const port = Effect.runSync(embeddedPortConfig)
     await placeDataDir(log)
-    const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, ...(opts?.log ? { log: opts.log } : {}) })
+    const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, log: opts?.log })
     embedded = { startedHere: server.startedHere, stop: server.stop }
     try {
       await ensureDatabase(server.url, DATABASE_NAME, log)
@@ -243,9 +241,7 @@ export async function bootstrapEnv(opts?: {
       await server.stop()
       throw error
     }
-    const url = new URL(server.url)
-    url.pathname = `/${DATABASE_NAME}`
-    process.env["DATABASE_URL"] = url.toString()
+    process.env["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
   }
 
   const secretKey = process.env["SECRET_KEY"]
@@ -267,7 +263,7 @@ export async function bootstrapEnv(opts?: {
 export async function bootstrapOrExit(
   source: string,
   settings: ReadonlyArray<Config.Config<unknown>> = []
-): Promise<{ embedded: null | { startedHere: boolean; stop: () => Promise<void> } }> {
+): Promise<{ embedded: Embedded | null }> {
   try {
     loadProjectEnv()
   } catch (error) {

@@ -1,6 +1,7 @@
 // Structured JSON logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output.
 // Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines in the same shape.
 import { Cause, Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import { errorMessage } from "./domain/text.js"
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
 // upper-case labels (WARN, not Warning), which is not what the README documents.
@@ -80,7 +81,6 @@ export const logFor =
   (source: string) => (message: string, level: LogLevel.LogLevel = LogLevel.Info): void =>
     writeLog(level, message, { source })
 
-const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /**
  * Reports why a process gives up as one JSON line on stderr (shown whatever LOG_LEVEL says: it is

@@ -9,6 +9,7 @@ import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
+import { withDatabase } from "../src/sql/urls.js"
 import { TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -116,7 +117,7 @@ layer(testServerLayer())("npm run admin", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-      const env = { DATABASE_URL: databaseUrlFor(db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
+      const env = { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
       const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
       expect(ok.code).toBe(0)
       expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
@@ -126,9 +127,3 @@ layer(testServerLayer())("npm run admin", (it) => {
       expect(bad.stderr).toMatch(/unknown command/)
     }), { timeout: 60_000 })
 })
-
-const databaseUrlFor = (db: string): string => {
-  const url = new URL(inject("databaseAdminUrl"))
-  url.pathname = `/${db}`
-  return url.toString()
-}

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { inject } from "vitest"
+import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
@@ -54,11 +55,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
     const matchmaker = yield* ctx.client.matchmakers.create({ payload: { name: "进程红娘", company_id: company.id } })
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-    const url = new URL(inject("databaseAdminUrl"))
-    url.pathname = `/${db}`
+    const url = withDatabase(inject("databaseAdminUrl"), db)
     const fake = yield* fakeAnthropic
     const env = {
-      DATABASE_URL: url.toString(),
+      DATABASE_URL: url,
       SECRET_KEY: "ab".repeat(32),
       ANTHROPIC_API_KEY: "test-key",
       ANTHROPIC_BASE_URL: fake.baseURL,

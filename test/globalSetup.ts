@@ -3,9 +3,14 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+
+import { escapeIdentifier } from "pg"
 import type { TestProject } from "vitest/node"
+
 import { ensureEmbeddedPostgres, findFreePort, makeServerTempDir, withPgClient } from "../src/sql/embedded.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
+import { withDatabase } from "../src/sql/urls.js"
+import { errorMessage } from "../src/domain/text.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,14 +23,6 @@ declare module "vitest" {
 
 const log = (line: string) => {
   process.stderr.write(`${line}\n`)
-}
-
-const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`
-
-const databaseUrl = (serverUrl: string, database: string): string => {
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return url.toString()
 }
 
 // Starts a private server in a fresh temp folder owned by the server's OS user (as root, PostgreSQL
@@ -55,7 +52,7 @@ async function startThrowawayServer(): Promise<{ url: string; teardown: () => Pr
   }
 }
 
-const causeText = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+const causeText = errorMessage
 
 // Vitest reports a failed global setup as "No test files found" followed by the bare error, so the
 // error itself says which step failed, why, and what to do about it.
@@ -83,23 +80,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // Removes the template and every per-test copy derived from its name.
   const dropDatabases = async () => {
     await withPgClient(server.url, async (client) => {
-      const found = await client.query(
+      const found = await client.query<{ datname: string }>(
         "SELECT datname FROM pg_database WHERE left(datname, length($1)) = $1 ORDER BY datname",
         [template]
       )
       for (const row of found.rows) {
-        await client.query(`DROP DATABASE IF EXISTS ${quoteIdent(String(row["datname"]))} WITH (FORCE)`)
+        await client.query(`DROP DATABASE IF EXISTS ${escapeIdentifier(row.datname)} WITH (FORCE)`)
       }
     })
   }
 
   let step = `creating the template database ${template}`
   try {
-    await withPgClient(server.url, (client) =>
-      client.query(`CREATE DATABASE ${quoteIdent(template)} ENCODING 'UTF8' TEMPLATE template0`)
+    await withPgClient(
+      server.url,
+      (client) => client.query(`CREATE DATABASE ${escapeIdentifier(template)} ENCODING 'UTF8' TEMPLATE template0`)
     )
     step = `migrating the template database ${template}`
-    await migrateDatabase(databaseUrl(server.url, template))
+    await migrateDatabase(withDatabase(server.url, template))
   } catch (error) {
     await dropDatabases().catch(() => {})
     await server.teardown().catch(() => {})

@@ -6,6 +6,7 @@ import { spawn } from "node:child_process"
 import { inject } from "vitest"
 import { pruneNoncesOnce } from "../jobs/NoncePrune.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
+import { withDatabase } from "../src/sql/urls.js"
 import { testAppLayer } from "./support/harness.js"
 
 layer(testAppLayer())("nonce pruning", (it) => {
@@ -36,12 +37,11 @@ layer(testAppLayer())("daemon process", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-      const url = new URL(inject("databaseAdminUrl"))
-      url.pathname = `/${db}`
+      const url = withDatabase(inject("databaseAdminUrl"), db)
       const result = yield* Effect.promise(() =>
         new Promise<{ code: number | null; log: string }>((resolve) => {
           const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
-            env: { ...process.env, DATABASE_URL: url.toString(), SECRET_KEY: "ab".repeat(32) },
+            env: { ...process.env, DATABASE_URL: url, SECRET_KEY: "ab".repeat(32) },
             stdio: ["ignore", "pipe", "pipe"]
           })
           let log = ""

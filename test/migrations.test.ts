@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto"
 import { inject } from "vitest"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
+import { withDatabase } from "../src/sql/urls.js"
 
 it.scoped("two concurrent migration runs on an empty database apply each migration once", () =>
   Effect.gen(function*() {
@@ -16,15 +17,14 @@ it.scoped("two concurrent migration runs on an empty database apply each migrati
       admin.unsafe(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`),
       () => Effect.ignore(admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
     )
-    const url = new URL(adminUrl)
-    url.pathname = `/${name}`
-    const runs = yield* Effect.promise(() => Promise.all([migrateDatabase(url.toString()), migrateDatabase(url.toString()), migrateDatabase(url.toString())]))
+    const url = withDatabase(adminUrl, name)
+    const runs = yield* Effect.promise(() => Promise.all([migrateDatabase(url), migrateDatabase(url), migrateDatabase(url)]))
     // One run applied everything; the others found the database current.
     const applied = runs.flat()
     expect(new Set(applied).size).toBe(applied.length)
     expect(runs.filter((r) => r.length > 0)).toHaveLength(1)
     expect(applied[0]).toBe("0001_foundation")
-    const db = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url.toString()), "test")), SqlClient.SqlClient)
+    const db = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url), "test")), SqlClient.SqlClient)
     const rows = yield* db<{ migration_id: number }>`SELECT migration_id FROM effect_sql_migrations ORDER BY migration_id`
     expect(rows.map((r) => r.migration_id)).toEqual([...new Set(rows.map((r) => r.migration_id))])
     expect(rows.length).toBeGreaterThan(0)

@@ -3,7 +3,9 @@
 import Anthropic from "@anthropic-ai/sdk"
 import { Duration, Effect, ParseResult, Schema } from "effect"
 import { confidenceOf } from "./rules.js"
-import { CardParseError, type Confidence, EDUCATIONS, MARITAL_STATUSES, type ParsedCard } from "./types.js"
+import { Education, MaritalStatus } from "../../schema/Guests.js"
+import { CardParseError, type Confidence, type ParsedCard } from "./types.js"
+import { errorMessage } from "../domain/text.js"
 
 export const DEFAULT_AI_MODEL = "claude-sonnet-4-5"
 export const DEFAULT_AI_TIMEOUT_MS = 30_000
@@ -119,11 +121,11 @@ const AiAnswer = Schema.Struct({
   age: nullableKey(Num),
   height: nullableKey(Num),
   weight: nullableKey(Num),
-  education: nullableKey(orEmpty(EDUCATIONS)),
+  education: nullableKey(orEmpty(Education.literals)),
   occupation: nullableKey(Text),
   workplace: nullableKey(Text),
   incomeAmount: nullableKey(Num),
-  maritalStatus: nullableKey(orEmpty(MARITAL_STATUSES)),
+  maritalStatus: nullableKey(orEmpty(MaritalStatus.literals)),
   nativePlace: nullableKey(Text),
   phone: nullableKey(Text),
   selfIntro: nullableKey(Text),
@@ -206,7 +208,7 @@ export const parseAiAnswer = (text: string): Effect.Effect<AiParsed, CardParseEr
 const describeError = (e: unknown): string => {
   if (e instanceof Anthropic.APIConnectionTimeoutError) return "AI request timed out"
   if (e instanceof Anthropic.APIError) return `AI request failed${e.status === undefined ? "" : ` (HTTP ${e.status})`}: ${e.message}`
-  return `AI request failed: ${e instanceof Error ? e.message : String(e)}`
+  return `AI request failed: ${errorMessage(e)}`
 }
 
 /** A parser that sends a (normalised PNG) card image to the model and reads its JSON answer. */

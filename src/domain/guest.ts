@@ -7,7 +7,7 @@ import { type IncomeLevel, incomeLevelLowerBound, incomeLevelMinAmount, incomeLe
 import { locationCodes, nativePlaceCode } from "./regions.js"
 
 /** Everything stored for a guest that a write can change (ids and timestamps aside). */
-export interface GuestState {
+export type GuestState = {
   name: string
   gender: "male" | "female"
   company_id: number
@@ -155,13 +155,15 @@ export const deriveGuest = (
   current: GuestState | undefined,
   options: { readonly allowStatus?: boolean } = {}
 ): GuestState => {
-  const next: Record<string, unknown> = {
+  const next: GuestState = {
     ...(current ?? emptyGuestState({ name: sent.name!, gender: sent.gender!, company_id: sent.company_id! }))
   }
+  // The same object seen field by field: what was sent is copied by name (the schema checked it).
+  const fields: Record<string, unknown> = next
   for (const [key, value] of Object.entries(sent)) {
     if (value === undefined || NOT_WRITABLE.has(key)) continue
     if (key === "status" && options.allowStatus !== true) continue
-    next[key] = value
+    fields[key] = value
   }
   if (next.photos === null) next.photos = []
 
@@ -170,7 +172,7 @@ export const deriveGuest = (
     const tags = sent.requirement_tags ?? null
     if (tags !== null) {
       for (const [tag, field] of DIRECT_TAGS) {
-        if (has(tags, tag) && !has(sent, field)) next[field] = tags[tag] ?? null
+        if (has(tags, tag) && !has(sent, field)) fields[field] = tags[tag] ?? null
       }
       if (has(tags, "income_min") && !has(sent, "req_income_amount") && !has(sent, "req_income_text")) {
         next.req_income_amount = tags.income_min == null ? null : incomeLevelMinAmount(tags.income_min)
@@ -193,7 +195,7 @@ export const deriveGuest = (
       ? incomeLevelLowerBound(sent.income_level)
       : null
   }
-  next.income_level = next.income_amount == null ? null : incomeLevelOf(next.income_amount as number)
+  next.income_level = next.income_amount == null ? null : incomeLevelOf(next.income_amount)
 
   // Family income follows the own income until one is sent; sending null makes it follow again.
   if (has(sent, "family_income_amount") || has(sent, "family_income_level")) {
@@ -208,10 +210,10 @@ export const deriveGuest = (
     }
   }
   if (next.family_income_explicit !== true) next.family_income_amount = next.income_amount
-  next.family_income_level = next.family_income_amount == null ? null : incomeLevelOf(next.family_income_amount as number)
+  next.family_income_level = next.family_income_amount == null ? null : incomeLevelOf(next.family_income_amount)
 
-  next.req_location_codes = locationCodes(next.req_location as string | null)
-  next.native_place_code = nativePlaceCode(next.native_place as string | null)
+  next.req_location_codes = locationCodes(next.req_location)
+  next.native_place_code = nativePlaceCode(next.native_place)
   next.completeness = completeness(next)
-  return next as unknown as GuestState
+  return next
 }

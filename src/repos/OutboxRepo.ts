@@ -1,58 +1,76 @@
 // The events outbox: an event is inserted by the same transaction as the change that caused it,
 // so it exists exactly when the change committed. The webhook dispatcher reads it in id order.
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import type { Permission } from "../../schema/Common.js"
+import { Permission } from "../../schema/Common.js"
+import { Instant } from "./rows.js"
+import { sqlEdge } from "./sqlHelpers.js"
 
-export type EventType =
-  | "guest.card_created"
-  | "guest.created"
-  | "guest.updated"
-  | "match.created"
-  | "match.status_changed"
-  | "follow_up.task_completed"
-  | "membership.expired"
+export const EventType = Schema.Literal(
+  "guest.card_created",
+  "guest.created",
+  "guest.updated",
+  "match.created",
+  "match.status_changed",
+  "follow_up.task_completed",
+  "membership.expired"
+)
+export type EventType = typeof EventType.Type
 
-export interface OutboxEvent {
-  readonly id: number
-  readonly event_id: string
-  readonly type: EventType
+/** An event's payload: a JSON object, stored as sent (jsonb). */
+const EventData = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+/** An `events` row. Payloads are free-form per event type; the instant is kept for ordering and delivery. */
+const OutboxEventRow = Schema.Struct({
+  id: Schema.Int,
+  event_id: Schema.String,
+  type: EventType,
   /** A client receives an event only when it holds this permission. */
-  readonly permission: Permission
-  readonly data: unknown
-  readonly created_at: Date
-}
-
-export const makeOutboxRepo = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-
-  /** Records an event; call it inside the transaction of the change. */
-  const record = (type: EventType, permission: Permission, data: Record<string, unknown>) =>
-    Effect.map(
-      sql<{ event_id: string }>`INSERT INTO events (event_id, type, permission, data)
-        VALUES (${"evt_" + randomBytes(12).toString("hex")}, ${type}, ${permission}, ${JSON.stringify(data)}::jsonb)
-        RETURNING event_id`,
-      (rows) => rows[0]!.event_id
-    )
-
-  /** Records several events of one type in one statement; call it inside the transaction. */
-  const recordMany = (type: EventType, permission: Permission, items: ReadonlyArray<Record<string, unknown>>) =>
-    items.length === 0
-      ? Effect.void
-      : Effect.asVoid(sql`INSERT INTO events ${sql.insert(items.map((data) => ({
-        event_id: "evt_" + randomBytes(12).toString("hex"),
-        type,
-        permission,
-        data: JSON.stringify(data)
-      })))}`)
-
-  const after = (id: number, limit: number) =>
-    sql<OutboxEvent>`SELECT id::int AS id, event_id, type, permission, data, created_at FROM events
-      WHERE id > ${id} ORDER BY id LIMIT ${limit}`
-
-  return { record, recordMany, after } as const
+  permission: Permission,
+  data: Schema.Unknown,
+  created_at: Instant
 })
+export type OutboxEvent = typeof OutboxEventRow.Type
 
-export class OutboxRepo extends Context.Tag("Events/Outbox")<OutboxRepo, Effect.Effect.Success<typeof makeOutboxRepo>>() {}
-export const OutboxRepoLive = Layer.effect(OutboxRepo, makeOutboxRepo)
+const newEventId = () => "evt_" + randomBytes(12).toString("hex")
+
+export class OutboxRepo extends Effect.Service<OutboxRepo>()("Events/Outbox", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const insert = SqlSchema.single({
+      Request: Schema.Struct({ type: EventType, permission: Permission, data: EventData }),
+      Result: Schema.Struct({ event_id: Schema.String }),
+      execute: ({ data, permission, type }) =>
+        sql`INSERT INTO events (event_id, type, permission, data)
+          VALUES (${newEventId()}, ${type}, ${permission}, ${data}::jsonb)
+          RETURNING event_id`
+    })
+
+    const insertMany = SqlSchema.void({
+      Request: Schema.Struct({ type: EventType, permission: Permission, items: Schema.Array(EventData) }),
+      execute: ({ items, permission, type }) =>
+        sql`INSERT INTO events ${sql.insert(items.map((data) => ({ event_id: newEventId(), type, permission, data })))}`
+    })
+
+    const after = SqlSchema.findAll({
+      Request: Schema.Struct({ id: Schema.Int, limit: Schema.Int }),
+      Result: OutboxEventRow,
+      execute: ({ id, limit }) =>
+        sql`SELECT id::int AS id, event_id, type, permission, data, created_at FROM events
+          WHERE id > ${id} ORDER BY id LIMIT ${limit}`
+    })
+
+    return {
+      /** Records an event and returns its event_id; call it inside the transaction of the change. */
+      record: (type: EventType, permission: Permission, data: Record<string, unknown>) =>
+        sqlEdge(Effect.map(insert({ type, permission, data }), (row) => row.event_id)),
+      /** Records several events of one type in one statement; call it inside the transaction. */
+      recordMany: (type: EventType, permission: Permission, items: ReadonlyArray<Record<string, unknown>>) =>
+        items.length === 0 ? Effect.void : sqlEdge(insertMany({ type, permission, items })),
+      /** Events after this id, in id order. */
+      after: (id: number, limit: number) => sqlEdge(after({ id, limit }))
+    } as const
+  })
+}) {}

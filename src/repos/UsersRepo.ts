@@ -1,31 +1,48 @@
 // Platform users (memberships, work-account attribution): the only SQL over `users`.
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import { sqlEdge } from "./sqlHelpers.js"
 
-export interface UserRow {
-  readonly id: number
-  readonly name: string
-  readonly phone: string | null
-  readonly work_wechat_id: number | null
-}
-
-export const makeUsersRepo = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const cols = sql.literal("id::int AS id, name, phone, work_wechat_id::int AS work_wechat_id")
-
-  const insert = (input: { name: string; phone: string | null; work_wechat_id: number | null }) =>
-    Effect.map(sql<UserRow>`INSERT INTO users ${sql.insert(input)} RETURNING ${cols}`, (r) => r[0]!)
-
-  const setWorkWechat = (id: number, workWechatId: number | null) =>
-    Effect.map(
-      sql<UserRow>`UPDATE users SET work_wechat_id = ${workWechatId}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`,
-      (r) => Option.fromNullable(r[0])
-    )
-
-  const exists = (id: number) => Effect.map(sql<{ id: number }>`SELECT id::int AS id FROM users WHERE id = ${id}`, (r) => r.length > 0)
-
-  return { insert, setWorkWechat, exists } as const
+/** A `users` row as selected by COLUMNS. */
+const UserRow = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  phone: Schema.NullOr(Schema.String),
+  work_wechat_id: Schema.NullOr(Schema.Int)
 })
+export type UserRow = typeof UserRow.Type
 
-export class UsersRepo extends Context.Tag("Users/Repo")<UsersRepo, Effect.Effect.Success<typeof makeUsersRepo>>() {}
-export const UsersRepoLive = Layer.effect(UsersRepo, makeUsersRepo)
+const COLUMNS = "id::int AS id, name, phone, work_wechat_id::int AS work_wechat_id"
+
+export class UsersRepo extends Effect.Service<UsersRepo>()("Users/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(COLUMNS)
+
+    const insert = SqlSchema.single({
+      Request: UserRow.omit("id"),
+      Result: UserRow,
+      execute: (input) => sql`INSERT INTO users ${sql.insert(input)} RETURNING ${cols}`
+    })
+
+    const setWorkWechat = SqlSchema.findOne({
+      Request: UserRow.pick("id", "work_wechat_id"),
+      Result: UserRow,
+      execute: ({ id, work_wechat_id }) =>
+        sql`UPDATE users SET work_wechat_id = ${work_wechat_id}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
+    })
+
+    const findId = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: (id) => sql`SELECT id::int AS id FROM users WHERE id = ${id}`
+    })
+
+    return {
+      insert: (input: { name: string; phone: string | null; work_wechat_id: number | null }) => sqlEdge(insert(input)),
+      /** The updated user, or none for an unknown id. */
+      setWorkWechat: (id: number, workWechatId: number | null) => sqlEdge(setWorkWechat({ id, work_wechat_id: workWechatId })),
+      exists: (id: number) => sqlEdge(Effect.map(findId(id), Option.isSome))
+    } as const
+  })
+}) {}

@@ -1,30 +1,33 @@
-// WeChat groups, their members and logs: the only SQL over those tables.
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
-import { pageOf } from "../../schema/Common.js"
+// WeChat groups, their members and logs: the only SQL over those tables. Rows are decoded by their
+// schema at the boundary; a taken group_no is the 400 it means.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+
+import { pageOf, type PageParams } from "../../schema/Common.js"
+import { BadRequest } from "../../schema/Errors.js"
 import {
   GROUP_ACCOUNT_PAGE,
   GROUP_LOG_PAGE,
   GROUP_MATCHMAKER_PAGE,
   GROUP_PAGE,
-  type MatchmakerMember,
-  type WorkGroup,
-  type WorkGroupListParams,
-  type WorkWechatMember
+  MatchmakerMember,
+  WorkGroup,
+  WorkGroupCreate,
+  WorkGroupListParams,
+  WorkGroupLog,
+  WorkWechatMember
 } from "../../schema/WorkGroups.js"
-import type { PageParams } from "../../schema/Common.js"
-import type { AccountStatus } from "../../schema/WorkWechats.js"
-import { AppConfig } from "../Config.js"
-import { formatTimestamp } from "../domain/time.js"
-import { containsPattern, pageWithTotal } from "./sqlHelpers.js"
 import { makeOperationLogs } from "./operationLogs.js"
+import { CountRow, Timestamp, TotalCount } from "./rows.js"
+import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
 
-export type MemberKind = "matchmaker" | "work_wechat"
+export const MemberKind = Schema.Literal("matchmaker", "work_wechat")
+export type MemberKind = typeof MemberKind.Type
 
-export const isDuplicateGroupNo = (error: SqlError.SqlError): boolean => {
-  const cause = error.cause as { code?: string; constraint?: string } | undefined
-  return cause?.code === "23505" && cause.constraint === "work_groups_group_no_key"
-}
+/** A non-empty group_no belongs to one live group: a write that takes another's is the client's 400. */
+const mapDuplicateGroupNo = onUniqueViolation({
+  work_groups_group_no_key: () => new BadRequest({ error: "duplicate_group_no", message: "group_no is already used by another group" })
+})
 
 const MEMBER_TABLE = { matchmaker: "work_group_matchmakers", work_wechat: "work_group_work_wechats" } as const
 const MEMBER_COLUMN = { matchmaker: "matchmaker_id", work_wechat: "work_wechat_id" } as const
@@ -34,158 +37,218 @@ const GROUP_COLUMNS = `g.id::int AS id, g.name, g.group_no, g.qr_code, g.status,
   (SELECT count(*)::int FROM work_group_work_wechats y WHERE y.work_group_id = g.id) AS work_wechat_count,
   g.created_at, g.updated_at`
 
-interface GroupRow extends Omit<WorkGroup, "created_at" | "updated_at"> {
-  readonly created_at: Date
-  readonly updated_at: Date
-  readonly total_count?: number
-}
+/** A group as selected by GROUP_COLUMNS: the contract's record, instants as platform-time text. */
+const GroupRow = Schema.Struct({ ...WorkGroup.fields, created_at: Timestamp, updated_at: Timestamp })
+const GroupPageRow = Schema.extend(GroupRow, TotalCount)
 
-export const makeWorkGroupsRepo = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const { timeZone } = yield* AppConfig
-  const cols = sql.literal(GROUP_COLUMNS)
-  const ts = (d: Date) => formatTimestamp(d, timeZone)
-  const toGroup = ({ total_count: _, ...r }: GroupRow): WorkGroup => ({ ...r, created_at: ts(r.created_at), updated_at: ts(r.updated_at) })
+/** The columns an update may change, with the id and status, of a locked live group. */
+const LockedGroup = WorkGroup.pick("id", "status", "name", "group_no", "qr_code", "remark")
 
-  const insert = (input: Record<string, unknown>) =>
-    Effect.map(sql<{ id: number }>`INSERT INTO work_groups ${sql.insert(input)} RETURNING id::int AS id`, (r) => r[0]!.id)
+const MatchmakerMemberPageRow = Schema.Struct({ ...MatchmakerMember.fields, joined_at: Timestamp, ...TotalCount.fields })
+const AccountMemberPageRow = Schema.Struct({ ...WorkWechatMember.fields, joined_at: Timestamp, ...TotalCount.fields })
+const LogPageRow = Schema.Struct({ ...WorkGroupLog.fields, created_at: Timestamp, ...TotalCount.fields })
 
-  const findLive = (id: number) =>
-    Effect.map(sql<GroupRow>`SELECT ${cols} FROM work_groups g WHERE g.id = ${id} AND g.deleted_at IS NULL`,
-      (r) => Option.map(Option.fromNullable(r[0]), toGroup))
+const IdRow = Schema.Struct({ id: Schema.Int })
+const Ids = Schema.Array(Schema.Int)
+const MemberPageRequest = Schema.Struct({ groupId: Schema.Int, offset: Schema.Int, pageSize: Schema.Int })
 
-  const lockLive = (id: number) =>
-    Effect.map(
-      sql<{ id: number; status: AccountStatus; name: string; group_no: string; qr_code: string | null; remark: string | null }>`
-        SELECT id::int AS id, status, name, group_no, qr_code, remark FROM work_groups
-        WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`,
-      (r) => Option.fromNullable(r[0])
-    )
+export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(GROUP_COLUMNS)
 
-  const update = (id: number, change: Record<string, unknown>) =>
-    sql`UPDATE work_groups SET ${sql.update(change)}, updated_at = now() WHERE id = ${id}`
-
-  /** Soft delete; a suffix on group_no keeps the deleted row's number out of the way. */
-  const softDelete = (id: number) =>
-    sql`UPDATE work_groups SET deleted_at = now(), updated_at = now(),
-      group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}`
-
-  const memberCounts = (id: number) =>
-    Effect.map(
-      sql<{ matchmakers: number; accounts: number }>`SELECT
-        (SELECT count(*)::int FROM work_group_matchmakers WHERE work_group_id = ${id}) AS matchmakers,
-        (SELECT count(*)::int FROM work_group_work_wechats WHERE work_group_id = ${id}) AS accounts`,
-      (r) => r[0]!
-    )
-
-  const list = (p: WorkGroupListParams) =>
-    Effect.gen(function*() {
-      const { pageSize, offset } = pageOf(p, GROUP_PAGE)
-      const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
-      const where = sql.and([
-        sql`g.deleted_at IS NULL`,
-        ...(kw
-          ? [sql`(lower(g.name) || ' ' || lower(g.group_no) || ' ' || lower(coalesce(g.remark, ''))) LIKE ${kw}`,
-            sql`(lower(g.name) LIKE ${kw} OR lower(g.group_no) LIKE ${kw} OR lower(g.remark) LIKE ${kw})`]
-          : []),
-        ...(p.status ? [sql`g.status = ${p.status}`] : []),
-        ...(p.has_matchmaker === undefined ? [] : [sql`${sql.literal(p.has_matchmaker ? "" : "NOT")} EXISTS (SELECT 1 FROM work_group_matchmakers x WHERE x.work_group_id = g.id)`]),
-        ...(p.has_work_wechat === undefined ? [] : [sql`${sql.literal(p.has_work_wechat ? "" : "NOT")} EXISTS (SELECT 1 FROM work_group_work_wechats y WHERE y.work_group_id = g.id)`]),
-        ...(p.matchmaker_id !== undefined ? [sql`EXISTS (SELECT 1 FROM work_group_matchmakers x WHERE x.work_group_id = g.id AND x.matchmaker_id = ${p.matchmaker_id})`] : []),
-        ...(p.work_wechat_id !== undefined ? [sql`EXISTS (SELECT 1 FROM work_group_work_wechats y WHERE y.work_group_id = g.id AND y.work_wechat_id = ${p.work_wechat_id})`] : [])
-      ])
-      const { rows, total } = yield* pageWithTotal(
-        sql<GroupRow>`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_groups g WHERE ${where}
-          ORDER BY g.id DESC LIMIT ${pageSize} OFFSET ${offset}`,
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM work_groups g WHERE ${where}`,
-        offset
-      )
-      return { list: rows.map(toGroup), total }
+    const insert = SqlSchema.single({
+      Request: Schema.typeSchema(WorkGroupCreate),
+      Result: IdRow,
+      execute: (input) => sql`INSERT INTO work_groups ${sql.insert({ ...input })} RETURNING id::int AS id`
     })
 
-  /** Adds members that are not members yet; returns the member ids added. */
-  const addMembers = (groupId: number, kind: MemberKind, ids: ReadonlyArray<number>, remark: string | null) =>
-    ids.length === 0
-      ? Effect.succeed([] as Array<number>)
-      : Effect.map(
-        sql<{ member: number }>`INSERT INTO ${sql(MEMBER_TABLE[kind])} (work_group_id, ${sql(MEMBER_COLUMN[kind])}, remark)
+    const findLive = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: GroupRow,
+      execute: (id) => sql`SELECT ${cols} FROM work_groups g WHERE g.id = ${id} AND g.deleted_at IS NULL`
+    })
+
+    const lockLive = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: LockedGroup,
+      execute: (id) =>
+        sql`SELECT id::int AS id, status, name, group_no, qr_code, remark FROM work_groups
+          WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
+    })
+
+    const update = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+      execute: ({ change, id }) => sql`UPDATE work_groups SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id}`
+    })
+
+    /** Soft delete; a suffix on group_no keeps the deleted row's number out of the way. */
+    const softDelete = SqlSchema.void({
+      Request: Schema.Int,
+      execute: (id) =>
+        sql`UPDATE work_groups SET deleted_at = now(), updated_at = now(),
+          group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}`
+    })
+
+    const memberCounts = SqlSchema.single({
+      Request: Schema.Int,
+      Result: Schema.Struct({ matchmakers: Schema.Int, accounts: Schema.Int }),
+      execute: (id) =>
+        sql`SELECT
+          (SELECT count(*)::int FROM work_group_matchmakers WHERE work_group_id = ${id}) AS matchmakers,
+          (SELECT count(*)::int FROM work_group_work_wechats WHERE work_group_id = ${id}) AS accounts`
+    })
+
+    const where = (p: WorkGroupListParams) => {
+      const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
+      return sql.and([
+        sql`g.deleted_at IS NULL`,
+        ...(kw
+          ? [
+            sql`(lower(g.name) || ' ' || lower(g.group_no) || ' ' || lower(coalesce(g.remark, ''))) LIKE ${kw}`,
+            sql`(lower(g.name) LIKE ${kw} OR lower(g.group_no) LIKE ${kw} OR lower(g.remark) LIKE ${kw})`
+          ]
+          : []),
+        ...(p.status ? [sql`g.status = ${p.status}`] : []),
+        ...(p.has_matchmaker === undefined
+          ? []
+          : [
+            sql`${sql.literal(p.has_matchmaker ? "" : "NOT")} EXISTS (SELECT 1 FROM work_group_matchmakers x WHERE x.work_group_id = g.id)`
+          ]),
+        ...(p.has_work_wechat === undefined
+          ? []
+          : [
+            sql`${
+              sql.literal(p.has_work_wechat ? "" : "NOT")
+            } EXISTS (SELECT 1 FROM work_group_work_wechats y WHERE y.work_group_id = g.id)`
+          ]),
+        ...(p.matchmaker_id !== undefined
+          ? [sql`EXISTS (SELECT 1 FROM work_group_matchmakers x WHERE x.work_group_id = g.id AND x.matchmaker_id = ${p.matchmaker_id})`]
+          : []),
+        ...(p.work_wechat_id !== undefined
+          ? [sql`EXISTS (SELECT 1 FROM work_group_work_wechats y WHERE y.work_group_id = g.id AND y.work_wechat_id = ${p.work_wechat_id})`]
+          : [])
+      ])
+    }
+    const page = SqlSchema.findAll({
+      Request: Schema.typeSchema(WorkGroupListParams),
+      Result: GroupPageRow,
+      execute: (p) => {
+        const { offset, pageSize } = pageOf(p, GROUP_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_groups g WHERE ${where(p)}
+          ORDER BY g.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+      }
+    })
+    const count = SqlSchema.findAll({
+      Request: Schema.typeSchema(WorkGroupListParams),
+      Result: CountRow,
+      execute: (p) => sql`SELECT count(*)::int AS n FROM work_groups g WHERE ${where(p)}`
+    })
+
+    const insertMembers = SqlSchema.findAll({
+      Request: Schema.Struct({ groupId: Schema.Int, kind: MemberKind, ids: Ids, remark: Schema.NullOr(Schema.String) }),
+      Result: Schema.Struct({ member: Schema.Int }),
+      execute: ({ groupId, ids, kind, remark }) =>
+        sql`INSERT INTO ${sql(MEMBER_TABLE[kind])} (work_group_id, ${sql(MEMBER_COLUMN[kind])}, remark)
           SELECT ${groupId}, t, ${remark} FROM unnest(${[...ids]}::bigint[]) AS t
           ON CONFLICT (work_group_id, ${sql(MEMBER_COLUMN[kind])}) DO NOTHING
-          RETURNING ${sql(MEMBER_COLUMN[kind])}::int AS member`,
-        (r) => r.map((x) => x.member)
-      )
+          RETURNING ${sql(MEMBER_COLUMN[kind])}::int AS member`
+    })
 
-  const removeMember = (groupId: number, kind: MemberKind, id: number) =>
-    Effect.map(
-      sql<{ id: number }>`DELETE FROM ${sql(MEMBER_TABLE[kind])} WHERE work_group_id = ${groupId} AND ${sql(MEMBER_COLUMN[kind])} = ${id}
-        RETURNING id::int AS id`,
-      (r) => r.length > 0
-    )
+    const deleteMember = SqlSchema.findOne({
+      Request: Schema.Struct({ groupId: Schema.Int, kind: MemberKind, id: Schema.Int }),
+      Result: IdRow,
+      execute: ({ groupId, id, kind }) =>
+        sql`DELETE FROM ${sql(MEMBER_TABLE[kind])} WHERE work_group_id = ${groupId} AND ${sql(MEMBER_COLUMN[kind])} = ${id}
+          RETURNING id::int AS id`
+    })
 
-  const page = <Row extends { total_count: number; joined_at: Date }>(
-    rows: Effect.Effect<ReadonlyArray<Row>, SqlError.SqlError>,
-    count: Effect.Effect<ReadonlyArray<{ n: number }>, SqlError.SqlError>,
-    offset: number
-  ) =>
-    Effect.map(pageWithTotal(rows, count, offset), ({ rows, total }) => ({
-      list: rows.map(({ total_count: _, ...r }) => ({ ...r, joined_at: ts(r.joined_at) })),
-      total
-    }))
-
-  const matchmakerMembers = (groupId: number, p: PageParams) => {
-    const { pageSize, offset } = pageOf(p, GROUP_MATCHMAKER_PAGE)
-    return Effect.map(
-      page(
-        sql<Omit<MatchmakerMember, "joined_at"> & { joined_at: Date; total_count: number }>`
-          SELECT x.id::int AS id, x.work_group_id::int AS work_group_id, x.matchmaker_id::int AS matchmaker_id,
+    const matchmakerPage = SqlSchema.findAll({
+      Request: MemberPageRequest,
+      Result: MatchmakerMemberPageRow,
+      execute: ({ groupId, offset, pageSize }) =>
+        sql`SELECT x.id::int AS id, x.work_group_id::int AS work_group_id, x.matchmaker_id::int AS matchmaker_id,
             m.name AS matchmaker_name, m.wechat AS matchmaker_wechat, m.wechat_id AS matchmaker_wechat_id,
             x.remark, x.joined_at, count(*) OVER ()::int AS total_count
           FROM work_group_matchmakers x JOIN matchmakers m ON m.id = x.matchmaker_id
-          WHERE x.work_group_id = ${groupId} ORDER BY x.id DESC LIMIT ${pageSize} OFFSET ${offset}`,
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM work_group_matchmakers WHERE work_group_id = ${groupId}`,
-        offset
-      ),
-      (r) => r as { list: Array<MatchmakerMember>; total: number }
-    )
-  }
+          WHERE x.work_group_id = ${groupId} ORDER BY x.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+    })
+    const matchmakerCount = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: CountRow,
+      execute: (groupId) => sql`SELECT count(*)::int AS n FROM work_group_matchmakers WHERE work_group_id = ${groupId}`
+    })
 
-  const accountMembers = (groupId: number, p: PageParams) => {
-    const { pageSize, offset } = pageOf(p, GROUP_ACCOUNT_PAGE)
-    return Effect.map(
-      page(
-        sql<Omit<WorkWechatMember, "joined_at"> & { joined_at: Date; total_count: number }>`
-          SELECT y.id::int AS id, y.work_group_id::int AS work_group_id, y.work_wechat_id::int AS work_wechat_id,
+    const accountPage = SqlSchema.findAll({
+      Request: MemberPageRequest,
+      Result: AccountMemberPageRow,
+      execute: ({ groupId, offset, pageSize }) =>
+        sql`SELECT y.id::int AS id, y.work_group_id::int AS work_group_id, y.work_wechat_id::int AS work_wechat_id,
             w.wechat_number, w.wechat_nickname, w.phone, y.remark, y.joined_at, count(*) OVER ()::int AS total_count
           FROM work_group_work_wechats y JOIN work_wechats w ON w.id = y.work_wechat_id
-          WHERE y.work_group_id = ${groupId} ORDER BY y.id DESC LIMIT ${pageSize} OFFSET ${offset}`,
-        sql<{ n: number }>`SELECT count(*)::int AS n FROM work_group_work_wechats WHERE work_group_id = ${groupId}`,
-        offset
-      ),
-      (r) => r as { list: Array<WorkWechatMember>; total: number }
-    )
-  }
+          WHERE y.work_group_id = ${groupId} ORDER BY y.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+    })
+    const accountCount = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: CountRow,
+      execute: (groupId) => sql`SELECT count(*)::int AS n FROM work_group_work_wechats WHERE work_group_id = ${groupId}`
+    })
 
-  const logs = makeOperationLogs(sql, "work_group_logs", "work_group_id", GROUP_LOG_PAGE, timeZone)
-  const log = logs.write
-  const listLogs = logs.page
-  const logOwnerEverExisted = logs.ownerEverExisted
+    const logs = makeOperationLogs(sql, { table: "work_group_logs", owner: "work_group_id", limits: GROUP_LOG_PAGE, pageRow: LogPageRow })
 
-  /** Of these ids, those that exist (matchmakers) or are live (accounts). */
-  const existingMembers = (kind: MemberKind, ids: ReadonlyArray<number>) =>
-    ids.length === 0
-      ? Effect.succeed(new Set<number>())
-      : Effect.map(
+    const selectExisting = SqlSchema.findAll({
+      Request: Schema.Struct({ kind: MemberKind, ids: Ids }),
+      Result: IdRow,
+      execute: ({ ids, kind }) =>
         kind === "matchmaker"
-          ? sql<{ id: number }>`SELECT id::int AS id FROM matchmakers WHERE id IN ${sql.in(ids)}`
-          : sql<{ id: number }>`SELECT id::int AS id FROM work_wechats WHERE id IN ${sql.in(ids)} AND deleted_at IS NULL`,
-        (r) => new Set(r.map((x) => x.id))
-      )
+          ? sql`SELECT id::int AS id FROM matchmakers WHERE id IN ${sql.in(ids)}`
+          : sql`SELECT id::int AS id FROM work_wechats WHERE id IN ${sql.in(ids)} AND deleted_at IS NULL`
+    })
 
-  return {
-    insert, findLive, lockLive, update, softDelete, memberCounts, list, addMembers, removeMember, matchmakerMembers,
-    accountMembers, log, listLogs, logOwnerEverExisted, existingMembers
-  } as const
-})
-
-export class WorkGroupsRepo extends Context.Tag("WorkGroups/Repo")<WorkGroupsRepo, Effect.Effect.Success<typeof makeWorkGroupsRepo>>() {}
-export const WorkGroupsRepoLive = Layer.effect(WorkGroupsRepo, makeWorkGroupsRepo)
+    return {
+      insert: (input: WorkGroupCreate) => sqlEdge(mapDuplicateGroupNo(Effect.map(insert(input), (r) => r.id))),
+      findLive: (id: number) => sqlEdge(findLive(id)),
+      /** The live group, locked for the rest of the transaction. */
+      lockLive: (id: number) => sqlEdge(lockLive(id)),
+      /** Sets the given columns (the changed ones of an update, a status). */
+      update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicateGroupNo(update({ id, change }))),
+      softDelete: (id: number) => sqlEdge(softDelete(id)),
+      memberCounts: (id: number) => sqlEdge(memberCounts(id)),
+      list: (p: WorkGroupListParams) =>
+        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, GROUP_PAGE).offset), ({ rows, total }) => ({
+          list: rows.map(({ total_count: _, ...group }) => group),
+          total
+        }))),
+      /** Adds members that are not members yet; returns the member ids added. */
+      addMembers: (groupId: number, kind: MemberKind, ids: ReadonlyArray<number>, remark: string | null) =>
+        ids.length === 0
+          ? Effect.succeed<Array<number>>([])
+          : sqlEdge(Effect.map(insertMembers({ groupId, kind, ids, remark }), (rows) => rows.map((r) => r.member))),
+      removeMember: (groupId: number, kind: MemberKind, id: number) =>
+        sqlEdge(Effect.map(deleteMember({ groupId, kind, id }), Option.isSome)),
+      matchmakerMembers: (groupId: number, p: PageParams) => {
+        const { offset, pageSize } = pageOf(p, GROUP_MATCHMAKER_PAGE)
+        return sqlEdge(Effect.map(
+          pageWithTotal(matchmakerPage({ groupId, offset, pageSize }), matchmakerCount(groupId), offset),
+          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...member }) => member), total })
+        ))
+      },
+      accountMembers: (groupId: number, p: PageParams) => {
+        const { offset, pageSize } = pageOf(p, GROUP_ACCOUNT_PAGE)
+        return sqlEdge(Effect.map(
+          pageWithTotal(accountPage({ groupId, offset, pageSize }), accountCount(groupId), offset),
+          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...member }) => member), total })
+        ))
+      },
+      /** Writes log entries for one group (operator: this interface). */
+      log: logs.write,
+      listLogs: logs.page,
+      logOwnerEverExisted: logs.ownerEverExisted,
+      /** Of these ids, those that exist (matchmakers) or are live (accounts). */
+      existingMembers: (kind: MemberKind, ids: ReadonlyArray<number>) =>
+        ids.length === 0
+          ? Effect.succeed(new Set<number>())
+          : sqlEdge(Effect.map(selectExisting({ kind, ids }), (rows) => new Set(rows.map((r) => r.id))))
+    } as const
+  })
+}) {}

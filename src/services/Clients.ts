@@ -1,25 +1,20 @@
 // Operator-side management of API clients (DECISIONS §3): credentials, permissions, masking,
 // rate limits and webhook settings. Used by the admin command line and the tests.
-import { Clock, Context, Data, Effect, Layer, Option } from "effect"
+import { Clock, Data, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
 import { AppConfig } from "../Config.js"
 import { formatIso } from "../domain/time.js"
 import { SecretBox } from "../auth/SecretBox.js"
-import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
+import { type ClientChange, type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
+import { EventType } from "../repos/OutboxRepo.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
 
 export class ClientCommandError extends Data.TaggedError("ClientCommandError")<{ readonly message: string }> {}
 
-export const WEBHOOK_EVENT_TYPES = [
-  "guest.card_created",
-  "guest.created",
-  "guest.updated",
-  "match.created",
-  "match.status_changed",
-  "follow_up.task_completed",
-  "membership.expired"
-] as const
+/** The events a webhook may subscribe to: every type the outbox records. */
+export const WEBHOOK_EVENT_TYPES = EventType.literals
+const isEventType = (name: string): name is EventType => (WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(name)
 
 /** `all` or a comma list of SPEC §5 permission strings. */
 export const parsePermissions = (text: string): Effect.Effect<ReadonlyArray<Permission>, ClientCommandError> => {
@@ -54,150 +49,155 @@ export const newAppSecret = (): string => randomBytes(32).toString("hex")
 const newAppKey = (): string => "ak_" + randomBytes(8).toString("hex")
 const newWebhookSecret = (): string => "whsec_" + randomBytes(32).toString("base64")
 
-export const makeClients = Effect.gen(function*() {
-  const repo = yield* ClientsRepo
-  const replay = yield* ReplayRepo
-  const box = yield* SecretBox
-  const config = yield* AppConfig
+export class Clients extends Effect.Service<Clients>()("Clients/Service", {
+  dependencies: [ClientsRepo.Default, ReplayRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* ClientsRepo
+    const replay = yield* ReplayRepo
+    const box = yield* SecretBox
+    const config = yield* AppConfig
 
-  const summary = (row: ClientRow): ClientSummary => ({
-    app_key: row.app_key,
-    name: row.name,
-    status: row.status,
-    permissions: row.permissions,
-    masking: row.masking,
-    rate_limit: {
-      rps: row.rate_rps ?? config.rateLimitRps,
-      burst: row.rate_burst ?? config.rateLimitBurst,
-      custom: row.rate_rps !== null
-    },
-    webhook: { enabled: row.webhook_enabled, url: row.webhook_url, events: row.webhook_events },
-    previous_secret_expires_at: row.prev_secret_expires_at === null ? null : formatIso(row.prev_secret_expires_at, config.timeZone),
-    created_at: formatIso(row.created_at, config.timeZone)
-  })
+    const summary = (row: ClientRow): ClientSummary => ({
+      app_key: row.app_key,
+      name: row.name,
+      status: row.status,
+      permissions: row.permissions,
+      masking: row.masking,
+      rate_limit: {
+        rps: row.rate_rps ?? config.rateLimitRps,
+        burst: row.rate_burst ?? config.rateLimitBurst,
+        custom: row.rate_rps !== null
+      },
+      webhook: { enabled: row.webhook_enabled, url: row.webhook_url, events: row.webhook_events },
+      previous_secret_expires_at: row.prev_secret_expires_at === null ? null : formatIso(row.prev_secret_expires_at, config.timeZone),
+      created_at: row.created_at
+    })
 
-  const mustUpdate = (appKey: string, change: Parameters<typeof repo.update>[1]) =>
-    Effect.flatMap(
-      Effect.orDie(repo.update(appKey, change)),
-      Option.match({
-        onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
-        onSome: Effect.succeed
-      })
-    )
-
-  const mustFind = (appKey: string) =>
-    Effect.flatMap(
-      Effect.orDie(repo.findByAppKey(appKey)),
-      Option.match({
-        onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
-        onSome: Effect.succeed
-      })
-    )
-
-  const create = (input: { name: string; permissions: ReadonlyArray<Permission>; masking: boolean }) =>
-    Effect.gen(function*() {
-      if (input.name.trim() === "") return yield* new ClientCommandError({ message: "--name must not be empty" })
-      const appSecret = newAppSecret()
-      const row = yield* Effect.orDie(
-        repo.insert({ appKey: newAppKey(), name: input.name, permissions: input.permissions, masking: input.masking, secretEnc: box.seal(appSecret) })
+    const mustUpdate = (appKey: string, change: ClientChange) =>
+      Effect.flatMap(
+        repo.update(appKey, change),
+        Option.match({
+          onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
+          onSome: Effect.succeed
+        })
       )
-      return { app_key: row.app_key, app_secret: appSecret }
-    })
 
-  const list = Effect.map(Effect.orDie(repo.list), (rows) => rows.map(summary))
+    const mustFind = (appKey: string) =>
+      Effect.flatMap(
+        repo.findByAppKey(appKey),
+        Option.match({
+          onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
+          onSome: Effect.succeed
+        })
+      )
 
-  const grant = (appKey: string, perms: ReadonlyArray<Permission>) =>
-    Effect.gen(function*() {
-      const row = yield* mustFind(appKey)
-      const next = [...new Set([...row.permissions, ...perms])].sort()
-      return summary(yield* mustUpdate(appKey, { permissions: next }))
-    })
+    const create = (input: { name: string; permissions: ReadonlyArray<Permission>; masking: boolean }) =>
+      Effect.gen(function*() {
+        if (input.name.trim() === "") return yield* new ClientCommandError({ message: "--name must not be empty" })
+        const appSecret = newAppSecret()
+        const row = yield* repo.insert({
+          appKey: newAppKey(),
+          name: input.name,
+          permissions: input.permissions,
+          masking: input.masking,
+          secretEnc: box.seal(appSecret)
+        })
+        return { app_key: row.app_key, app_secret: appSecret }
+      })
 
-  const revoke = (appKey: string, perms: ReadonlyArray<Permission>) =>
-    Effect.gen(function*() {
-      const row = yield* mustFind(appKey)
-      const drop = new Set<string>(perms)
-      return summary(yield* mustUpdate(appKey, { permissions: row.permissions.filter((p) => !drop.has(p)) }))
-    })
+    const list = Effect.map(repo.list, (rows) => rows.map(summary))
 
-  const setStatus = (appKey: string, status: "active" | "disabled") =>
-    Effect.map(mustUpdate(appKey, { status }), summary)
+    const grant = (appKey: string, perms: ReadonlyArray<Permission>) =>
+      Effect.gen(function*() {
+        const row = yield* mustFind(appKey)
+        const next = [...new Set([...row.permissions, ...perms])].sort()
+        return summary(yield* mustUpdate(appKey, { permissions: next }))
+      })
 
-  const setMasking = (appKey: string, masking: boolean) => Effect.map(mustUpdate(appKey, { masking }), summary)
+    const revoke = (appKey: string, perms: ReadonlyArray<Permission>) =>
+      Effect.gen(function*() {
+        const row = yield* mustFind(appKey)
+        const drop = new Set<string>(perms)
+        return summary(yield* mustUpdate(appKey, { permissions: row.permissions.filter((p) => !drop.has(p)) }))
+      })
 
-  const setRateLimit = (appKey: string, rps: number, burst: number) =>
-    Effect.gen(function*() {
-      if (!(rps > 0) || !Number.isInteger(burst) || burst < 1) {
-        return yield* new ClientCommandError({ message: "--rps must be > 0 and --burst a whole number >= 1" })
-      }
-      const row = yield* mustUpdate(appKey, { rate_rps: rps, rate_burst: burst })
-      yield* Effect.orDie(replay.resetBucket(appKey))
-      return summary(row)
-    })
+    const setStatus = (appKey: string, status: "active" | "disabled") =>
+      Effect.map(mustUpdate(appKey, { status }), summary)
 
-  /** New secret; the current one keeps working until the overlap ends. */
-  const resetSecret = (appKey: string) =>
-    Effect.gen(function*() {
-      const row = yield* mustFind(appKey)
-      const now = yield* Clock.currentTimeMillis
-      const expires = new Date(now + config.secretOverlapSeconds * 1000)
-      const appSecret = newAppSecret()
-      yield* mustUpdate(appKey, { secret_enc: box.seal(appSecret), prev_secret_enc: row.secret_enc, prev_secret_expires_at: expires })
-      return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
-    })
+    const setMasking = (appKey: string, masking: boolean) => Effect.map(mustUpdate(appKey, { masking }), summary)
 
-  const webhook = (appKey: string, options:
-    | { readonly _tag: "Set"; readonly url: string; readonly events: ReadonlyArray<string> }
-    | { readonly _tag: "Off" }
-    | { readonly _tag: "RotateSecret" }
-  ) =>
-    Effect.gen(function*() {
-      const row = yield* mustFind(appKey)
-      const now = yield* Clock.currentTimeMillis
-      switch (options._tag) {
-        case "Off": {
-          const updated = yield* mustUpdate(appKey, { webhook_enabled: false })
-          return { app_key: appKey, webhook: summary(updated).webhook }
+    const setRateLimit = (appKey: string, rps: number, burst: number) =>
+      Effect.gen(function*() {
+        if (!(rps > 0) || !Number.isInteger(burst) || burst < 1) {
+          return yield* new ClientCommandError({ message: "--rps must be > 0 and --burst a whole number >= 1" })
         }
-        case "Set": {
-          let url: URL
-          try {
-            url = new URL(options.url)
-          } catch {
-            return yield* new ClientCommandError({ message: `--url is not a valid URL: ${options.url}` })
+        const row = yield* mustUpdate(appKey, { rate_rps: rps, rate_burst: burst })
+        yield* replay.resetBucket(appKey)
+        return summary(row)
+      })
+
+    /** New secret; the current one keeps working until the overlap ends. */
+    const resetSecret = (appKey: string) =>
+      Effect.gen(function*() {
+        const row = yield* mustFind(appKey)
+        const now = yield* Clock.currentTimeMillis
+        const expires = new Date(now + config.secretOverlapSeconds * 1000)
+        const appSecret = newAppSecret()
+        yield* mustUpdate(appKey, { secret_enc: box.seal(appSecret), prev_secret_enc: row.secret_enc, prev_secret_expires_at: expires })
+        return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
+      })
+
+    const webhook = (appKey: string, options:
+      | { readonly _tag: "Set"; readonly url: string; readonly events: ReadonlyArray<string> }
+      | { readonly _tag: "Off" }
+      | { readonly _tag: "RotateSecret" }
+    ) =>
+      Effect.gen(function*() {
+        const row = yield* mustFind(appKey)
+        const now = yield* Clock.currentTimeMillis
+        switch (options._tag) {
+          case "Off": {
+            const updated = yield* mustUpdate(appKey, { webhook_enabled: false })
+            return { app_key: appKey, webhook: summary(updated).webhook }
           }
-          if (url.protocol !== "https:" && url.protocol !== "http:") {
-            return yield* new ClientCommandError({ message: "--url must be http(s)" })
-          }
-          const unknown = options.events.filter((e) => !(WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(e))
-          if (options.events.length === 0 || unknown.length > 0) {
-            return yield* new ClientCommandError({
-              message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`
+          case "Set": {
+            let url: URL
+            try {
+              url = new URL(options.url)
+            } catch {
+              return yield* new ClientCommandError({ message: `--url is not a valid URL: ${options.url}` })
+            }
+            if (url.protocol !== "https:" && url.protocol !== "http:") {
+              return yield* new ClientCommandError({ message: "--url must be http(s)" })
+            }
+            const events = options.events.filter(isEventType)
+            const unknown = options.events.filter((e) => !isEventType(e))
+            if (options.events.length === 0 || unknown.length > 0) {
+              return yield* new ClientCommandError({
+                message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`
+              })
+            }
+            const secret = row.webhook_secret_enc === null ? newWebhookSecret() : box.open(row.webhook_secret_enc)
+            const updated = yield* mustUpdate(appKey, {
+              webhook_url: url.toString(),
+              webhook_events: [...new Set(events)],
+              webhook_enabled: true,
+              webhook_secret_enc: box.seal(secret)
             })
+            return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
           }
-          const secret = row.webhook_secret_enc === null ? newWebhookSecret() : box.open(row.webhook_secret_enc)
-          const updated = yield* mustUpdate(appKey, {
-            webhook_url: url.toString(),
-            webhook_events: [...new Set(options.events)],
-            webhook_enabled: true,
-            webhook_secret_enc: box.seal(secret)
-          })
-          return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
+          case "RotateSecret": {
+            const secret = newWebhookSecret()
+            const updated = yield* mustUpdate(appKey, {
+              webhook_secret_enc: box.seal(secret),
+              webhook_prev_secret_enc: row.webhook_secret_enc,
+              webhook_prev_expires_at: row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
+            })
+            return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
+          }
         }
-        case "RotateSecret": {
-          const secret = newWebhookSecret()
-          const updated = yield* mustUpdate(appKey, {
-            webhook_secret_enc: box.seal(secret),
-            webhook_prev_secret_enc: row.webhook_secret_enc,
-            webhook_prev_expires_at: row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
-          })
-          return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
-        }
-      }
-    })
+      })
 
-  return { create, list, grant, revoke, setStatus, setMasking, setRateLimit, resetSecret, webhook } as const
-})
-
-export class Clients extends Context.Tag("Clients/Service")<Clients, Effect.Effect.Success<typeof makeClients>>() {}
-export const ClientsLive = Layer.effect(Clients, makeClients)
+    return { create, list, grant, revoke, setStatus, setMasking, setRateLimit, resetSecret, webhook } as const
+  })
+}) {}

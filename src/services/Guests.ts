@@ -1,8 +1,7 @@
 // Guest use cases (SPEC §4.2 without the card endpoints): create, read, update, list and both
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
 // counters and records its event in the same transaction.
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Either, Layer, ParseResult, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import { BadRequest, type Issue, NotFound } from "../../schema/Errors.js"
 import {
   type BatchOutcome,
@@ -15,14 +14,12 @@ import {
   UPDATE_ONLY_FIELDS
 } from "../../schema/Guests.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
-import { mergeIssues } from "../domain/issues.js"
+import { issuesOfParseError } from "../domain/issues.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
-import { clip, jsonTextIssues } from "../domain/text.js"
+import { jsonTextIssues } from "../domain/text.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
 import { pickSent, someOrNotFound } from "./common.js"
-
-const renderPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.reduce<string>((out, seg) => (typeof seg === "number" ? `${out}[${seg}]` : out === "" ? String(seg) : `${out}.${String(seg)}`), "")
 
 const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Either<A, ReadonlyArray<Issue>> => {
   // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
@@ -31,7 +28,7 @@ const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Ei
   return Either.mapLeft(
     Schema.decodeUnknownEither(schema, { errors: "all" })(item),
     (error) =>
-      mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || "item", message: clip(i.message) })))
+      issuesOfParseError(error, "item")
   )
 }
 
@@ -67,169 +64,169 @@ const createdEvent = (g: { id: number; name: string; gender: string; company_id:
   status: g.status
 })
 
-export const makeGuests = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const repo = yield* GuestsRepo
-  const outbox = yield* OutboxRepo
+export class Guests extends Effect.Service<Guests>()("Guests/Service", {
+  dependencies: [GuestsRepo.Default, OutboxRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* GuestsRepo
+    const outbox = yield* OutboxRepo
+    const tx = yield* Transaction
 
-  /** 404 for a company_id or matchmaker_id that does not exist. */
-  const checkRefs = (sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }) =>
-    Effect.gen(function*() {
-      if (sent.company_id !== undefined) {
-        const found = yield* Effect.orDie(repo.existingIds("companies", [sent.company_id]))
-        if (!found.has(sent.company_id)) return yield* Effect.fail(NotFound.of("company", sent.company_id))
-      }
-      if (sent.matchmaker_id != null) {
-        const found = yield* Effect.orDie(repo.existingIds("matchmakers", [sent.matchmaker_id]))
-        if (!found.has(sent.matchmaker_id)) return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
-      }
-    })
+    /** 404 for a company_id or matchmaker_id that does not exist. */
+    const checkRefs = (sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }) =>
+      Effect.gen(function*() {
+        if (sent.company_id !== undefined) {
+          const found = yield* repo.existingIds("companies", [sent.company_id])
+          if (!found.has(sent.company_id)) return yield* Effect.fail(NotFound.of("company", sent.company_id))
+        }
+        if (sent.matchmaker_id != null) {
+          const found = yield* repo.existingIds("matchmakers", [sent.matchmaker_id])
+          if (!found.has(sent.matchmaker_id)) return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
+        }
+      })
 
-  /** Counter moves for one write: -1 for the old matchmaker, +1 for the new one. */
-  const counterDelta = (deltas: Map<number, number>, before: GuestState | undefined, after: GuestState) => {
-    if (before?.matchmaker_id === after.matchmaker_id) return
-    if (before?.matchmaker_id != null) deltas.set(before.matchmaker_id, (deltas.get(before.matchmaker_id) ?? 0) - 1)
-    if (after.matchmaker_id != null) deltas.set(after.matchmaker_id, (deltas.get(after.matchmaker_id) ?? 0) + 1)
-  }
+    /** Counter moves for one write: -1 for the old matchmaker, +1 for the new one. */
+    const counterDelta = (deltas: Map<number, number>, before: GuestState | undefined, after: GuestState) => {
+      if (before?.matchmaker_id === after.matchmaker_id) return
+      if (before?.matchmaker_id != null) deltas.set(before.matchmaker_id, (deltas.get(before.matchmaker_id) ?? 0) - 1)
+      if (after.matchmaker_id != null) deltas.set(after.matchmaker_id, (deltas.get(after.matchmaker_id) ?? 0) + 1)
+    }
 
-  /**
-   * Creates a guest as POST /guests does (derived fields, counters, guest.created); runs in the
-   * caller's transaction. References must have been checked.
-   */
-  const insertNew = (input: GuestCreate, extra: { readonly image_hash?: string } = {}) =>
-    Effect.gen(function*() {
-      const state = deriveGuest(input as GuestSent, undefined)
-      const g = yield* repo.insert(state, extra)
-      const deltas = new Map<number, number>()
-      counterDelta(deltas, undefined, state)
-      yield* repo.adjustGuestCounts(deltas)
-      yield* outbox.record("guest.created", "open:guest:read", createdEvent(g))
-      return g
-    })
-
-  const create = (input: GuestCreate) =>
-    Effect.gen(function*() {
-      yield* checkRefs(input)
-      const guest = yield* Effect.orDie(sql.withTransaction(insertNew(input)))
-      return {
-        id: guest.id,
-        name: guest.name,
-        gender: guest.gender,
-        age: guest.age,
-        requirement: guest.requirement,
-        requirement_tags: guest.requirement_tags,
-        status: guest.status,
-        created_at: guest.created_at
-      }
-    }).pipe(Effect.withSpan("Guests.create"))
-
-  const get = (id: number) => Effect.orDie(repo.findById(id)).pipe(someOrNotFound("guest", id), Effect.withSpan("Guests.get"))
-
-  const list = (params: GuestListParams) => Effect.orDie(repo.list(params)).pipe(Effect.withSpan("Guests.list"))
-
-  const update = (id: number, change: GuestUpdate) =>
-    Effect.gen(function*() {
-      yield* checkRefs(change)
-      const guest = yield* sql.withTransaction(Effect.gen(function*() {
-        const current = (yield* Effect.orDie(repo.lockStates([id]))).get(id)
-        if (current === undefined) return yield* Effect.fail(NotFound.of("guest", id))
-        const next = deriveGuest(change as GuestSent, current)
-        const g = yield* Effect.orDie(repo.update(id, next))
+    /**
+     * Creates a guest as POST /guests does (derived fields, counters, guest.created); runs in the
+     * caller's transaction. References must have been checked.
+     */
+    const insertNew = (input: GuestCreate, extra: { readonly image_hash?: string } = {}) =>
+      Effect.gen(function*() {
+        const state = deriveGuest(input as GuestSent, undefined)
+        const g = yield* repo.insert(state, extra)
         const deltas = new Map<number, number>()
-        counterDelta(deltas, current, next)
-        yield* Effect.orDie(repo.adjustGuestCounts(deltas))
-        yield* Effect.orDie(outbox.record("guest.updated", "open:guest:read", { guest_id: id, changed_fields: Object.keys(change) }))
+        counterDelta(deltas, undefined, state)
+        yield* repo.adjustGuestCounts(deltas)
+        yield* outbox.record("guest.created", "open:guest:read", createdEvent(g))
         return g
-      })).pipe(Effect.catchTag("SqlError", Effect.die))
-      return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
-    }).pipe(Effect.withSpan("Guests.update"))
-
-  const checkBatchSize = (items: ReadonlyArray<unknown>) =>
-    items.length > GUEST_BATCH_MAX
-      ? Effect.fail(new BadRequest({ error: "batch_too_large", message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` }))
-      : Effect.void
-
-  const batchCreate = (items: ReadonlyArray<unknown>) =>
-    Effect.gen(function*() {
-      yield* checkBatchSize(items)
-      const results: Array<BatchResult> = []
-      const valid: Array<{ index: number; input: GuestCreate }> = []
-      items.forEach((item, index) => {
-        const decoded = decodeItem(GuestCreate, item)
-        if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left))
-        else valid.push({ index, input: decoded.right })
       })
-      const companies = yield* Effect.orDie(repo.existingIds("companies", valid.map((v) => v.input.company_id)))
-      const matchmakers = yield* Effect.orDie(repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))))
-      const accepted: Array<{ index: number; state: GuestState }> = []
-      for (const { index, input } of valid) {
-        if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
-        else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
-        else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
-      }
-      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const deltas = new Map<number, number>()
-        const events: Array<Record<string, unknown>> = []
-        for (const { index, state } of accepted) {
-          const g = yield* repo.insert(state)
-          counterDelta(deltas, undefined, state)
-          events.push(createdEvent(g))
-          results.push({ index, status: "success", id: g.id })
-        }
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.recordMany("guest.created", "open:guest:read", events)
-      })))
-      return outcome(results)
-    }).pipe(Effect.withSpan("Guests.batchCreate"))
 
-  const batchUpdate = (items: ReadonlyArray<unknown>) =>
-    Effect.gen(function*() {
-      yield* checkBatchSize(items)
-      const results: Array<BatchResult> = []
-      const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
-      items.forEach((item, index) => {
-        const itemId = typeof item === "object" && item !== null && "id" in item && typeof item.id === "number" ? item.id : undefined
-        const unsupported = typeof item === "object" && item !== null
-          ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
-          : []
-        if (unsupported.length > 0) {
-          results.push(invalidItem(index, unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })), itemId))
-          return
+    const create = (input: GuestCreate) =>
+      Effect.gen(function*() {
+        yield* checkRefs(input)
+        const guest = yield* tx.run(insertNew(input))
+        return {
+          id: guest.id,
+          name: guest.name,
+          gender: guest.gender,
+          age: guest.age,
+          requirement: guest.requirement,
+          requirement_tags: guest.requirement_tags,
+          status: guest.status,
+          created_at: guest.created_at
         }
-        const decoded = decodeItem(GuestBatchUpdateItem, item)
-        if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left, itemId))
-        else valid.push({ index, input: decoded.right })
-      })
-      const companies = yield* Effect.orDie(repo.existingIds("companies", valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : []))))
-      const matchmakers = yield* Effect.orDie(repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))))
-      yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-        const states = yield* repo.lockStates(valid.map((v) => v.input.id))
-        const deltas = new Map<number, number>()
-        const events: Array<Record<string, unknown>> = []
+      }).pipe(Effect.withSpan("Guests.create"))
+
+    const get = (id: number) => repo.findById(id).pipe(someOrNotFound("guest", id), Effect.withSpan("Guests.get"))
+
+    const list = (params: GuestListParams) => repo.list(params).pipe(Effect.withSpan("Guests.list"))
+
+    const update = (id: number, change: GuestUpdate) =>
+      Effect.gen(function*() {
+        yield* checkRefs(change)
+        const guest = yield* tx.run(Effect.gen(function*() {
+          const current = (yield* repo.lockStates([id])).get(id)
+          if (current === undefined) return yield* Effect.fail(NotFound.of("guest", id))
+          const next = deriveGuest(change as GuestSent, current)
+          const g = yield* repo.update(id, next)
+          const deltas = new Map<number, number>()
+          counterDelta(deltas, current, next)
+          yield* repo.adjustGuestCounts(deltas)
+          yield* outbox.record("guest.updated", "open:guest:read", { guest_id: id, changed_fields: Object.keys(change) })
+          return g
+        }))
+        return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
+      }).pipe(Effect.withSpan("Guests.update"))
+
+    const checkBatchSize = (items: ReadonlyArray<unknown>) =>
+      items.length > GUEST_BATCH_MAX
+        ? Effect.fail(new BadRequest({ error: "batch_too_large", message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` }))
+        : Effect.void
+
+    const batchCreate = (items: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        yield* checkBatchSize(items)
+        const results: Array<BatchResult> = []
+        const valid: Array<{ index: number; input: GuestCreate }> = []
+        items.forEach((item, index) => {
+          const decoded = decodeItem(GuestCreate, item)
+          if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left))
+          else valid.push({ index, input: decoded.right })
+        })
+        const companies = yield* repo.existingIds("companies", valid.map((v) => v.input.company_id))
+        const matchmakers = yield* repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : [])))
+        const accepted: Array<{ index: number; state: GuestState }> = []
         for (const { index, input } of valid) {
-          const { id, ...change } = input
-          const current = states.get(id)
-          if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
-          else if (change.company_id !== undefined && !companies.has(change.company_id)) results.push(notFoundItem(index, "company", change.company_id, id))
-          else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
-          else {
-            const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
-            yield* repo.update(id, next)
-            counterDelta(deltas, current, next)
-            // A later item of the same batch for the same guest starts from this one.
-            states.set(id, next)
-            events.push({ guest_id: id, changed_fields: Object.keys(change) })
-            results.push({ index, status: "success", id })
-          }
+          if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
+          else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
+          else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
         }
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.recordMany("guest.updated", "open:guest:read", events)
-      })))
-      return outcome(results)
-    }).pipe(Effect.withSpan("Guests.batchUpdate"))
+        yield* tx.run(Effect.gen(function*() {
+          const deltas = new Map<number, number>()
+          const events: Array<Record<string, unknown>> = []
+          for (const { index, state } of accepted) {
+            const g = yield* repo.insert(state)
+            counterDelta(deltas, undefined, state)
+            events.push(createdEvent(g))
+            results.push({ index, status: "success", id: g.id })
+          }
+          yield* repo.adjustGuestCounts(deltas)
+          yield* outbox.recordMany("guest.created", "open:guest:read", events)
+        }))
+        return outcome(results)
+      }).pipe(Effect.withSpan("Guests.batchCreate"))
 
-  return { create, insertNew, get, list, update, batchCreate, batchUpdate } as const
-})
+    const batchUpdate = (items: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        yield* checkBatchSize(items)
+        const results: Array<BatchResult> = []
+        const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
+        items.forEach((item, index) => {
+          const itemId = typeof item === "object" && item !== null && "id" in item && typeof item.id === "number" ? item.id : undefined
+          const unsupported = typeof item === "object" && item !== null
+            ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
+            : []
+          if (unsupported.length > 0) {
+            results.push(invalidItem(index, unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })), itemId))
+            return
+          }
+          const decoded = decodeItem(GuestBatchUpdateItem, item)
+          if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left, itemId))
+          else valid.push({ index, input: decoded.right })
+        })
+        const companies = yield* repo.existingIds("companies", valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : [])))
+        const matchmakers = yield* repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : [])))
+        yield* tx.run(Effect.gen(function*() {
+          const states = yield* repo.lockStates(valid.map((v) => v.input.id))
+          const deltas = new Map<number, number>()
+          const events: Array<Record<string, unknown>> = []
+          for (const { index, input } of valid) {
+            const { id, ...change } = input
+            const current = states.get(id)
+            if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
+            else if (change.company_id !== undefined && !companies.has(change.company_id)) results.push(notFoundItem(index, "company", change.company_id, id))
+            else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
+            else {
+              const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
+              yield* repo.update(id, next)
+              counterDelta(deltas, current, next)
+              // A later item of the same batch for the same guest starts from this one.
+              states.set(id, next)
+              events.push({ guest_id: id, changed_fields: Object.keys(change) })
+              results.push({ index, status: "success", id })
+            }
+          }
+          yield* repo.adjustGuestCounts(deltas)
+          yield* outbox.recordMany("guest.updated", "open:guest:read", events)
+        }))
+        return outcome(results)
+      }).pipe(Effect.withSpan("Guests.batchUpdate"))
 
-export class Guests extends Context.Tag("Guests/Service")<Guests, Effect.Effect.Success<typeof makeGuests>>() {}
-export const GuestsLive = Layer.effect(Guests, makeGuests)
+    return { create, insertNew, get, list, update, batchCreate, batchUpdate } as const
+  })
+}) {}

@@ -1,6 +1,7 @@
 // Image blacklist use cases (SPEC §4.6, DECISIONS §8): add with per-item errors, check with hit
 // counting, list, permanent delete; the operator disables records.
-import { Context, Effect, Layer } from "effect"
+import { Effect, Schema } from "effect"
+
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import {
   BLACKLIST_ADD_MAX,
@@ -12,10 +13,12 @@ import {
 } from "../../schema/ImageBlacklist.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { type BlacklistItem, ImageBlacklistRepo } from "../repos/ImageBlacklistRepo.js"
+import { someOrNotFound } from "./common.js"
 
 export const DEFAULT_REJECT_REASON = "added through the Open API"
 const MD5 = /^[0-9a-fA-F]{32}$/
 const SOURCES: ReadonlyArray<string> = BlacklistSource.literals
+const isSource = Schema.is(BlacklistSource)
 
 const tooMany = (max: number, got: number) =>
   new BadRequest({ error: "batch_too_large", message: `at most ${max} items per call, got ${got}` })
@@ -23,11 +26,11 @@ const tooMany = (max: number, got: number) =>
 /** One add item checked on its own: a normalised item, or the reason it fails. */
 export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: string | null; reason: string } => {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return { md5: null, reason: "item must be an object" }
-  const { md5, source, reject_reason } = item as Record<string, unknown>
+  const { md5, source, reject_reason }: Readonly<Record<string, unknown>> = { ...item }
   const md5Text = typeof md5 === "string" ? md5 : null
   if (md5Text === null) return { md5: null, reason: "md5 is required" }
   if (!MD5.test(md5Text)) return { md5: md5Text, reason: "md5 must be 32 hexadecimal characters" }
-  if (source !== undefined && source !== null && (typeof source !== "string" || !SOURCES.includes(source))) {
+  if (source !== undefined && source !== null && !isSource(source)) {
     return { md5: md5Text, reason: `source must be one of ${SOURCES.join(", ")}` }
   }
   if (reject_reason !== undefined && reject_reason !== null && (typeof reject_reason !== "string" || [...reject_reason].length > 255)) {
@@ -38,60 +41,62 @@ export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: st
   return {
     item: {
       md5: md5Text.toLowerCase(),
-      source: (source ?? "external") as BlacklistItem["source"],
+      source: isSource(source) ? source : "external",
       reason: typeof reject_reason === "string" && reject_reason !== "" ? reject_reason : DEFAULT_REJECT_REASON
     }
   }
 }
 
-export const makeImageBlacklist = Effect.gen(function*() {
-  const repo = yield* ImageBlacklistRepo
+export class ImageBlacklist extends Effect.Service<ImageBlacklist>()("ImageBlacklist/Service", {
+  dependencies: [ImageBlacklistRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* ImageBlacklistRepo
 
-  const list = (params: BlacklistListParams) => Effect.orDie(repo.list(params))
+    const list = (params: BlacklistListParams) => repo.list(params)
 
-  const add = (items: ReadonlyArray<unknown>) =>
-    Effect.gen(function*() {
-      if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)
-      const valid: Array<BlacklistItem> = []
-      const errors: Array<BlacklistAddOutcome["errors"][number]> = []
-      items.forEach((raw, index) => {
-        const checked = checkAddItem(raw)
-        if ("item" in checked) valid.push(checked.item)
-        else errors.push({ index, md5: checked.md5, reason: checked.reason })
+    const add = (items: ReadonlyArray<unknown>) =>
+      Effect.gen(function*() {
+        if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)
+        const valid: Array<BlacklistItem> = []
+        const errors: Array<BlacklistAddOutcome["errors"][number]> = []
+        items.forEach((raw, index) => {
+          const checked = checkAddItem(raw)
+          if ("item" in checked) valid.push(checked.item)
+          else errors.push({ index, md5: checked.md5, reason: checked.reason })
+        })
+        const { added, restored } = yield* repo.add(valid)
+        const outcome: BlacklistAddOutcome = {
+          added: added.size,
+          restored: restored.size,
+          skipped: valid.length - added.size - restored.size,
+          errors
+        }
+        return outcome
+      }).pipe(Effect.withSpan("ImageBlacklist.add"))
+
+    const check = (md5List: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        if (md5List.length > BLACKLIST_CHECK_MAX) return yield* tooMany(BLACKLIST_CHECK_MAX, md5List.length)
+        const invalid = md5List.filter((m) => !MD5.test(m))
+        const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())
+        const blockedSet = yield* repo.hit(valid)
+        const blocked = [...new Set(valid.filter((m) => blockedSet.has(m)))]
+        const allowed = [...new Set(valid.filter((m) => !blockedSet.has(m)))]
+        const outcome: BlacklistCheckOutcome = invalid.length > 0 ? { blocked, allowed, invalid } : { blocked, allowed }
+        return outcome
+      }).pipe(Effect.withSpan("ImageBlacklist.check"))
+
+    const remove = (id: number) =>
+      Effect.gen(function*() {
+        if (!(yield* repo.remove(id))) return yield* NotFound.of("image_blacklist", id)
+        return null
       })
-      const { added, restored } = yield* Effect.orDie(repo.add(valid))
-      const outcome: BlacklistAddOutcome = {
-        added: added.size,
-        restored: restored.size,
-        skipped: valid.length - added.size - restored.size,
-        errors
-      }
-      return outcome
-    }).pipe(Effect.withSpan("ImageBlacklist.add"))
 
-  const check = (md5List: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      if (md5List.length > BLACKLIST_CHECK_MAX) return yield* tooMany(BLACKLIST_CHECK_MAX, md5List.length)
-      const invalid = md5List.filter((m) => !MD5.test(m))
-      const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())
-      const blockedSet = yield* Effect.orDie(repo.hit(valid))
-      const blocked = [...new Set(valid.filter((m) => blockedSet.has(m)))]
-      const allowed = [...new Set(valid.filter((m) => !blockedSet.has(m)))]
-      const outcome: BlacklistCheckOutcome = invalid.length > 0 ? { blocked, allowed, invalid } : { blocked, allowed }
-      return outcome
-    }).pipe(Effect.withSpan("ImageBlacklist.check"))
+    const disable = (id: number) => repo.setStatus(id, "disabled").pipe(someOrNotFound("image_blacklist", id))
 
-  const remove = (id: number) =>
-    Effect.flatMap(Effect.orDie(repo.remove(id)), (removed) => (removed ? Effect.succeed(null) : Effect.fail(NotFound.of("image_blacklist", id))))
+    /** Upload check: true when the md5 hits an active record (the hit is counted). */
+    const blocks = (md5: string) => Effect.map(repo.hit([md5.toLowerCase()]), (s) => s.size > 0)
 
-  const disable = (id: number) =>
-    Effect.flatMap(Effect.orDie(repo.setStatus(id, "disabled")), (r) => (r ? Effect.succeed(r) : Effect.fail(NotFound.of("image_blacklist", id))))
-
-  /** Upload check: true when the md5 hits an active record (the hit is counted). */
-  const blocks = (md5: string) => Effect.map(Effect.orDie(repo.hit([md5.toLowerCase()])), (s) => s.size > 0)
-
-  return { list, add, check, remove, disable, blocks } as const
-})
-
-export class ImageBlacklist extends Context.Tag("ImageBlacklist/Service")<ImageBlacklist, Effect.Effect.Success<typeof makeImageBlacklist>>() {}
-export const ImageBlacklistLive = Layer.effect(ImageBlacklist, makeImageBlacklist)
+    return { list, add, check, remove, disable, blocks } as const
+  })
+}) {}

@@ -1,39 +1,39 @@
 // Platform users, managed by the operator (DECISIONS §3): they count toward a work account's
 // user_count through users.work_wechat_id.
-import { Context, Data, Effect, Layer } from "effect"
+import { Data, Effect } from "effect"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 
 export class UserCommandError extends Data.TaggedError("UserCommandError")<{ readonly message: string }> {}
 
-export const makeUsers = Effect.gen(function*() {
-  const repo = yield* UsersRepo
-  const accounts = yield* WorkWechatsRepo
+export class Users extends Effect.Service<Users>()("Users/Service", {
+  dependencies: [UsersRepo.Default, WorkWechatsRepo.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* UsersRepo
+    const accounts = yield* WorkWechatsRepo
 
-  const checkAccount = (id: number | null) =>
-    id === null
-      ? Effect.void
-      : Effect.flatMap(Effect.orDie(accounts.liveIds([id])), (live) =>
-        live.has(id) ? Effect.void : Effect.fail(new UserCommandError({ message: `unknown work WeChat account ${id}` })))
+    const checkAccount = (id: number | null) =>
+      id === null
+        ? Effect.void
+        : Effect.flatMap(accounts.liveIds([id]), (live) =>
+          live.has(id) ? Effect.void : Effect.fail(new UserCommandError({ message: `unknown work WeChat account ${id}` })))
 
-  const create = (input: { name: string; phone: string | null; work_wechat_id: number | null }) =>
-    Effect.gen(function*() {
-      if (input.name.trim() === "") return yield* new UserCommandError({ message: "--name must not be empty" })
-      yield* checkAccount(input.work_wechat_id)
-      const user = yield* Effect.orDie(repo.insert(input))
-      return { id: user.id }
-    })
+    const create = (input: { name: string; phone: string | null; work_wechat_id: number | null }) =>
+      Effect.gen(function*() {
+        if (input.name.trim() === "") return yield* new UserCommandError({ message: "--name must not be empty" })
+        yield* checkAccount(input.work_wechat_id)
+        const user = yield* repo.insert(input)
+        return { id: user.id }
+      })
 
-  const setWorkWechat = (id: number, workWechatId: number | null) =>
-    Effect.gen(function*() {
-      yield* checkAccount(workWechatId)
-      const updated = yield* Effect.orDie(repo.setWorkWechat(id, workWechatId))
-      if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
-      return updated.value
-    })
+    const setWorkWechat = (id: number, workWechatId: number | null) =>
+      Effect.gen(function*() {
+        yield* checkAccount(workWechatId)
+        const updated = yield* repo.setWorkWechat(id, workWechatId)
+        if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
+        return updated.value
+      })
 
-  return { create, setWorkWechat } as const
-})
-
-export class Users extends Context.Tag("Users/Service")<Users, Effect.Effect.Success<typeof makeUsers>>() {}
-export const UsersLive = Layer.effect(Users, makeUsers)
+    return { create, setWorkWechat } as const
+  })
+}) {}

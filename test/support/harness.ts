@@ -17,12 +17,7 @@ import { HttpAppLive } from "../../src/http/Server.js"
 import { ServicesLive } from "../../src/Layers.js"
 import { Clients } from "../../src/services/Clients.js"
 import { pgClientLayer } from "../../src/sql/Sql.js"
-
-const databaseUrl = (serverUrl: string, database: string): string => {
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-}
+import { withDatabase } from "../../src/sql/urls.js"
 
 /**
  * A fresh database copied from the migrated template, dropped when the layer is released. `via`
@@ -42,7 +37,7 @@ export const testDatabaseLayer = (
         Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
         () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
       )
-      return pgClientLayer(Redacted.make(yield* via(databaseUrl(adminUrl, name))), "test")
+      return pgClientLayer(Redacted.make(yield* via(withDatabase(adminUrl, name))), "test")
     })
   ).pipe(Layer.orDie)
 
