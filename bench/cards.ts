@@ -1,12 +1,14 @@
 // `npm run bench` (second part): OCR on the fixture cards, our path (normalisation + OcrLive pool
 // + rules) at pool sizes 1 and 2 against bare tesseract.js on the same images — seconds per card,
 // cards per second, and fields read correctly. `node --import tsx bench/cards.ts [rounds]`.
-import { Effect } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { Effect } from "effect"
 import Tesseract from "tesseract.js"
+
 import { normalizeForParsing } from "../src/card/image.js"
 import { CardOcr, languageDataFiles, OcrLive } from "../src/card/ocr.js"
 import { parseCardText } from "../src/card/rules.js"

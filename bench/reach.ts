@@ -3,6 +3,7 @@
 // (page of 10,000) per scope, and GET /matchmakers filtered by an account, a filter or groups.
 // Uses the bench database (BENCH_DATABASE_URL or `matchmaking_bench` on the embedded server).
 import { Effect } from "effect"
+
 import { log, percentile, runBench, timeCalls } from "./support.js"
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 100)
@@ -31,40 +32,48 @@ JOIN (SELECT id, row_number() OVER (ORDER BY id) AS n FROM work_wechats WHERE we
 ANALYZE matchmakers; ANALYZE work_wechats; ANALYZE work_groups; ANALYZE work_group_matchmakers;
 ANALYZE work_group_work_wechats; ANALYZE work_wechat_associations;`
 
-await runBench(["open:matchmaker:read"], (api, sql) => Effect.gen(function*() {
-  const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM work_groups WHERE group_no LIKE 'rg_%'`
-  if (n === 0) {
-    log("bench: generating the reach graph (kept for later runs)…")
-    const [{ companies }] = yield* sql<{ companies: number }>`SELECT count(*)::int AS companies FROM companies`
-    if (companies === 0) yield* sql`INSERT INTO companies (name) VALUES ('Reach婚介')`
-    yield* sql.unsafe(GENERATE)
-  }
-  const [{ account }] = yield* sql<{ account: number }>`SELECT work_wechat_id::int AS account FROM work_wechat_associations
+await runBench(["open:matchmaker:read"], (api, sql) =>
+  Effect.gen(function*() {
+    const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM work_groups WHERE group_no LIKE 'rg_%'`
+    if (n === 0) {
+      log("bench: generating the reach graph (kept for later runs)…")
+      const [{ companies }] = yield* sql<{ companies: number }>`SELECT count(*)::int AS companies FROM companies`
+      if (companies === 0) yield* sql`INSERT INTO companies (name) VALUES ('Reach婚介')`
+      yield* sql.unsafe(GENERATE)
+    }
+    const [{ account }] = yield* sql<{ account: number }>`SELECT work_wechat_id::int AS account FROM work_wechat_associations
     GROUP BY work_wechat_id ORDER BY count(*) DESC LIMIT 1`
-  const [counts] = yield* sql<Record<string, number>>`SELECT
+    const [counts] = yield* sql<Record<string, number>>`SELECT
     (SELECT count(*)::int FROM matchmakers) AS matchmakers, (SELECT count(*)::int FROM work_groups) AS groups,
     (SELECT count(*)::int FROM work_wechats) AS accounts, (SELECT count(*)::int FROM work_group_matchmakers) AS group_members,
     (SELECT count(*)::int FROM work_wechat_associations) AS associations`
 
-
-  const scenarios: ReadonlyArray<readonly [string, Effect.Effect<{ readonly total: number }, unknown>]> = [
-    ["ids, scope all, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000 } })],
-    ["ids, scope direct, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "direct" } })],
-    ["ids, scope group, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "group" } })],
-    ["ids, one account, scope all", api.matchmakers.ids({ urlParams: { work_wechat_id: account } })],
-    ["list, one account, scope all", api.matchmakers.list({ urlParams: { work_wechat_id: account } })],
-    ["list, one account, scope group", api.matchmakers.list({ urlParams: { work_wechat_id: account, work_wechat_scope: "group" } })],
-    ["list, work_wechat_filter=empty", api.matchmakers.list({ urlParams: { work_wechat_filter: "empty" } })],
-    ["list, work_wechat_filter=has, direct", api.matchmakers.list({ urlParams: { work_wechat_filter: "has", work_wechat_scope: "direct" } })],
-    ["list, group_nos (3 groups)", api.matchmakers.list({ urlParams: { group_nos: ["rg_1", "rg_500", "rg_1999"] } })]
-  ]
-  const rows: Array<Record<string, string | number>> = []
-  for (const [name, call] of scenarios) {
-    const { times, last } = yield* timeCalls(call, SAMPLES)
-    rows.push({ scenario: name, total: last.total, p50_ms: Number(percentile(times, 50).toFixed(2)), p99_ms: Number(percentile(times, 99).toFixed(2)) })
-  }
-  process.stdout.write(`\nReach queries over HTTP: ${JSON.stringify(counts)}, ${SAMPLES} requests each\n`)
-  console.table(rows)
-}))
+    const scenarios: ReadonlyArray<readonly [string, Effect.Effect<{ readonly total: number }, unknown>]> = [
+      ["ids, scope all, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000 } })],
+      ["ids, scope direct, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "direct" } })],
+      ["ids, scope group, page 10000", api.matchmakers.ids({ urlParams: { page_size: 10000, work_wechat_scope: "group" } })],
+      ["ids, one account, scope all", api.matchmakers.ids({ urlParams: { work_wechat_id: account } })],
+      ["list, one account, scope all", api.matchmakers.list({ urlParams: { work_wechat_id: account } })],
+      ["list, one account, scope group", api.matchmakers.list({ urlParams: { work_wechat_id: account, work_wechat_scope: "group" } })],
+      ["list, work_wechat_filter=empty", api.matchmakers.list({ urlParams: { work_wechat_filter: "empty" } })],
+      [
+        "list, work_wechat_filter=has, direct",
+        api.matchmakers.list({ urlParams: { work_wechat_filter: "has", work_wechat_scope: "direct" } })
+      ],
+      ["list, group_nos (3 groups)", api.matchmakers.list({ urlParams: { group_nos: ["rg_1", "rg_500", "rg_1999"] } })]
+    ]
+    const rows: Array<Record<string, string | number>> = []
+    for (const [name, call] of scenarios) {
+      const { times, last } = yield* timeCalls(call, SAMPLES)
+      rows.push({
+        scenario: name,
+        total: last.total,
+        p50_ms: Number(percentile(times, 50).toFixed(2)),
+        p99_ms: Number(percentile(times, 99).toFixed(2))
+      })
+    }
+    process.stdout.write(`\nReach queries over HTTP: ${JSON.stringify(counts)}, ${SAMPLES} requests each\n`)
+    console.table(rows)
+  }))
 
 process.exit(0)

@@ -1,10 +1,12 @@
 // Shared by the HTTP benchmarks: the bench database, an in-process API server over it with a
 // signing client that is not rate limited, and latency percentiles.
+import { createServer } from "node:http"
+
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
 import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
-import { createServer } from "node:http"
+
 import type { Permission } from "../schema/Common.js"
 import { bootstrapEnv } from "../src/bootstrap.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
@@ -12,8 +14,8 @@ import { AppConfigLive } from "../src/Config.js"
 import { HttpAppLive } from "../src/http/Server.js"
 import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
 import { Clients } from "../src/services/Clients.js"
-import { SqlLive } from "../src/sql/Sql.js"
 import { withPgClient } from "../src/sql/embedded.js"
+import { SqlLive } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
 
 export const log = (line: string) => process.stderr.write(line + "\n")

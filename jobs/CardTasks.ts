@@ -1,5 +1,6 @@
 // Guest-card tasks on the generic runner: claim with a lease, parse, create the guest.
 import { Clock, Duration, Effect, Layer } from "effect"
+
 import { AppConfig } from "../src/Config.js"
 import { CARD_TASK_CHANNEL, CardTasksRepo } from "../src/repos/CardTasksRepo.js"
 import { CardImport } from "../src/services/CardImport.js"
@@ -15,8 +16,7 @@ export const CardTasksJob = Layer.unwrapEffect(
       channel: CARD_TASK_CHANNEL,
       concurrency: config.cardTaskConcurrency,
       pollInterval: Duration.seconds(config.cardTaskPollSeconds),
-      claim: (worker) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => repo.claim(worker, now, config.cardTaskLeaseSeconds * 1000)),
+      claim: (worker) => Effect.flatMap(Clock.currentTimeMillis, (now) => repo.claim(worker, now, config.cardTaskLeaseSeconds * 1000)),
       process: (task, worker) =>
         task.attempts > config.cardTaskMaxAttempts
           ? cards.finishIfHeld(task, worker, { status: "failed", error: `gave up after ${task.attempts - 1} attempts that did not finish` })
@@ -26,4 +26,3 @@ export const CardTasksJob = Layer.unwrapEffect(
     })
   })
 )
-

@@ -1,6 +1,6 @@
 // A periodic job of the daemon is one module: a name, an interval and an effect. Each job runs
 // in its own fiber, survives its own failures, and is interrupted on shutdown.
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { type Duration, Effect, Layer, Schedule } from "effect"
 
 export const periodicJob = <R>(options: {
   readonly name: string

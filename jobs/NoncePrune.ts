@@ -1,5 +1,6 @@
 // Forgets request nonces past their retention window (DECISIONS §2), so the table stays small.
 import { Clock, Duration, Effect, Layer } from "effect"
+
 import { AppConfig } from "../src/Config.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { periodicJob } from "./Job.js"
@@ -14,6 +15,8 @@ export const pruneNoncesOnce = Effect.gen(function*() {
 })
 
 export const NoncePruneJob = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    periodicJob({ name: "nonce-prune", every: Duration.seconds(config.noncePruneIntervalSeconds), run: pruneNoncesOnce }))
+  Effect.map(
+    AppConfig,
+    (config) => periodicJob({ name: "nonce-prune", every: Duration.seconds(config.noncePruneIntervalSeconds), run: pruneNoncesOnce })
+  )
 )

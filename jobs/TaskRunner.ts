@@ -2,10 +2,11 @@
 // so any number of daemons share a queue), are woken by LISTEN/NOTIFY with polling as a
 // backstop, and give a claimed task back when the daemon shuts down mid-task. A queue is one
 // value: how to claim, process and release its tasks.
-import { PgClient } from "@effect/sql-pg"
-import { Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
+
+import { PgClient } from "@effect/sql-pg"
+import { type Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
 
 export interface TaskQueue<T, R> {
   readonly name: string
@@ -40,7 +41,11 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
         const id = `${instance}:${queue.name}:${n}`
         const claimOne = queue.claim(id).pipe(
           Effect.catchAllCause((cause) =>
-            Effect.logError(`claiming a ${queue.name} task failed`, cause).pipe(Effect.zipRight(Effect.sleep("1 second")), Effect.as(Option.none<T>())))
+            Effect.logError(`claiming a ${queue.name} task failed`, cause).pipe(
+              Effect.zipRight(Effect.sleep("1 second")),
+              Effect.as(Option.none<T>())
+            )
+          )
         )
         const step = Effect.flatMap(claimOne, (claimed) =>
           Option.isNone(claimed)

@@ -1,11 +1,12 @@
 // The whole Open API: every group, the signing middleware and the error envelopes. The server,
 // the typed client, the OpenAPI document and the tests all derive from this value.
 import { HttpApi, OpenApi } from "@effect/platform"
+
 import { Signed } from "./Auth.js"
 import { CompaniesApi } from "./Companies.js"
+import { InternalErrorEnvelope } from "./Errors.js"
 import { GuestsApi } from "./Guests.js"
 import { ImageBlacklistApi } from "./ImageBlacklist.js"
-import { InternalErrorEnvelope } from "./Errors.js"
 import { MatchmakersApi } from "./Matchmakers.js"
 import { SystemApi } from "./System.js"
 import { WorkGroupsApi } from "./WorkGroups.js"
@@ -65,8 +66,7 @@ const securitySchemes = {
     type: "apiKey",
     in: "header",
     name: "X-Signature",
-    description:
-      "Lowercase hex HMAC-SHA256 of string_to_sign (see the API description) keyed with the app_secret as UTF-8 bytes."
+    description: "Lowercase hex HMAC-SHA256 of string_to_sign (see the API description) keyed with the app_secret as UTF-8 bytes."
   }
 } as const
 /** The requirement of a signed operation: all four schemes together (one object, not four). */
@@ -75,7 +75,8 @@ const signed = () => [{ AppKey: [], Timestamp: [], Nonce: [], Signature: [] }]
 /** What each error status means (DECISIONS §1), as the response description. */
 const STATUS_DESCRIPTIONS: Record<string, string> = {
   "400": "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues) or a rule's reason.",
-  "401": "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed or invalid_signature.",
+  "401":
+    "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed or invalid_signature.",
   "403": "permission_denied: the client lacks the endpoint's permission (data.required).",
   "404": "not_found: an unknown id in the path or the body (data.resource; data.missing_ids for lists).",
   "409": "task_locked (a follow-up task held by another client) or idempotency_key_in_progress (retry after Retry-After).",

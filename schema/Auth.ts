@@ -2,6 +2,7 @@
 // calling client) and which errors it may answer with.
 import { HttpApiMiddleware } from "@effect/platform"
 import { Context, Schema } from "effect"
+
 import type { Permission } from "./Common.js"
 import {
   BadRequestEnvelope,

@@ -20,8 +20,7 @@ export const Envelope = <A, I, R>(
 /** A success whose `data` is null. */
 export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)
 
-export const ListOf = <S extends Schema.Schema.Any>(item: S) =>
-  Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
+export const ListOf = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
 
 export const IdOnly = Schema.Struct({ id: Schema.Int })
 
@@ -63,8 +62,7 @@ export const CsvStrings = Schema.transform(
   Schema.Array(Schema.String),
   {
     strict: true,
-    decode: (v) =>
-      (typeof v === "string" ? [v] : v).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0),
+    decode: (v) => (typeof v === "string" ? [v] : v).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0),
     encode: (a) => a.join(",")
   }
 )
@@ -97,7 +95,10 @@ export interface Page {
 }
 
 /** The page a list request asks for, with the endpoint's defaults applied. */
-export const pageOf = (params: { readonly page?: number | undefined; readonly page_size?: number | undefined }, limits: PageLimits): Page => {
+export const pageOf = (
+  params: { readonly page?: number | undefined; readonly page_size?: number | undefined },
+  limits: PageLimits
+): Page => {
   const page = params.page ?? 1
   const pageSize = Math.min(params.page_size ?? limits.default, limits.max)
   return { page, pageSize, offset: (page - 1) * pageSize }

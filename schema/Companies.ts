@@ -1,6 +1,7 @@
 // Companies (SPEC §2.8, §4.7): records, create/update bodies, list filters and endpoints.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+
 import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"

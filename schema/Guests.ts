@@ -2,7 +2,20 @@
 // batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
 import { JSONSchema, Schema } from "effect"
-import { Envelope, Id, IdPath, ItemwiseField, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+
+import {
+  Envelope,
+  Id,
+  IdPath,
+  ItemwiseField,
+  ListOf,
+  Paging,
+  Phone,
+  PositiveIntFromString,
+  RequiredPermission,
+  Text,
+  Timestamp
+} from "./Common.js"
 import { Issue, NotFoundEnvelope } from "./Errors.js"
 
 export const GUEST_PAGE = { default: 20, max: 100 } as const
@@ -45,7 +58,9 @@ export type RequirementTags = typeof RequirementTags.Type
 const PhotoUrl = Text(500, 1)
 const DateText = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
-  Schema.filter((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) || "must be a real date")
+  Schema.filter((s) =>
+    !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) || "must be a real date"
+  )
 )
 const DateTimeText = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, { message: () => "must be YYYY-MM-DD HH:MM:SS" })
@@ -247,7 +262,10 @@ const batchItems = <A, I>(item: Schema.Schema<A, I, never>) =>
     description: `at most ${GUEST_BATCH_MAX} items; each item succeeds or fails on its own`
   })
 
-export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({ identifier: "GuestBatchCreate", [ItemwiseField]: "guests" })
+export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({
+  identifier: "GuestBatchCreate",
+  [ItemwiseField]: "guests"
+})
 export const GuestBatchUpdate = Schema.Struct({ guests: batchItems(GuestBatchUpdateItem) }).annotations({
   identifier: "GuestBatchUpdate",
   [ItemwiseField]: "guests"
@@ -298,7 +316,12 @@ export const ParseCardResult = Schema.Struct({
 export type ParseCardResult = typeof ParseCardResult.Type
 
 export const CreateFromCardResult = Schema.Union(
-  Schema.Struct({ task_id: Schema.String, status: Schema.Literal("pending", "processing"), async: Schema.Literal(true), message: Schema.String }),
+  Schema.Struct({
+    task_id: Schema.String,
+    status: Schema.Literal("pending", "processing"),
+    async: Schema.Literal(true),
+    message: Schema.String
+  }),
   Schema.Struct({ duplicate: Schema.Literal(true), existing_guest: ExistingGuest, message: Schema.String })
 ).annotations({ identifier: "CreateFromCardResult" })
 export type CreateFromCardResult = typeof CreateFromCardResult.Type
@@ -335,17 +358,25 @@ export type CardOverrides = typeof CardOverrides.Type
  * Card uploads are multipart/form-data. The form is read from the exact bytes that were signed,
  * so the contract declares it as a stream (documented fields, decoded by the service).
  */
-export const ParseCardForm = HttpApiSchema.MultipartStream(Schema.Struct({
-  file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
-  matchmaker_id: Schema.optional(Schema.String.annotations({ description: "int; enables the duplicate check" }))
-}).annotations({ identifier: "ParseCardForm" }))
+export const ParseCardForm = HttpApiSchema.MultipartStream(
+  Schema.Struct({
+    file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
+    matchmaker_id: Schema.optional(Schema.String.annotations({ description: "int; enables the duplicate check" }))
+  }).annotations({ identifier: "ParseCardForm" })
+)
 
-export const CreateFromCardForm = HttpApiSchema.MultipartStream(Schema.Struct({
-  file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
-  matchmaker_id: Schema.String.annotations({ description: "int, required" }),
-  company_id: Schema.optional(Schema.String.annotations({ description: "int; the matchmaker's company when absent" })),
-  overrides: Schema.optional(Schema.String.annotations({ description: "a JSON object of guest fields replacing or adding to the parsed ones; may include photo_time" }))
-}).annotations({ identifier: "CreateFromCardForm" }))
+export const CreateFromCardForm = HttpApiSchema.MultipartStream(
+  Schema.Struct({
+    file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
+    matchmaker_id: Schema.String.annotations({ description: "int, required" }),
+    company_id: Schema.optional(Schema.String.annotations({ description: "int; the matchmaker's company when absent" })),
+    overrides: Schema.optional(
+      Schema.String.annotations({
+        description: "a JSON object of guest fields replacing or adding to the parsed ones; may include photo_time"
+      })
+    )
+  }).annotations({ identifier: "CreateFromCardForm" })
+)
 
 export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
@@ -438,7 +469,10 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Update a guest")
-      .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown guest, company_id or matchmaker_id.")
+      .annotate(
+        OpenApi.Description,
+        "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown guest, company_id or matchmaker_id."
+      )
   )
   .annotate(OpenApi.Description, "Guests: profiles with partner requirements, batch import and update, and import from card images.")
 {}

@@ -2,6 +2,7 @@
 // checks.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
@@ -33,7 +34,8 @@ export type BlacklistListParams = typeof BlacklistListParams.Type
 /** Items are checked one by one (a bad item is reported in `errors`), so they arrive as JSON. */
 export const BlacklistAdd = Schema.Struct({
   items: Schema.Array(Schema.Unknown).annotations({
-    description: `at most ${BLACKLIST_ADD_MAX} items of {md5 (32 hex), source (external|upload|manual|sync, default external), reject_reason}`
+    description:
+      `at most ${BLACKLIST_ADD_MAX} items of {md5 (32 hex), source (external|upload|manual|sync, default external), reject_reason}`
   })
 }).annotations({ identifier: "ImageBlacklistAdd", parseOptions: { errors: "all" }, [ItemwiseField]: "items" })
 
@@ -57,20 +59,37 @@ export const BlacklistCheckOutcome = Schema.Struct({
 export type BlacklistCheckOutcome = typeof BlacklistCheckOutcome.Type
 
 export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
-  .add(HttpApiEndpoint.get("list", "/image-blacklist").setUrlParams(BlacklistListParams)
-    .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
-    .annotate(OpenApi.Summary, "List image blacklist records"))
-  .add(HttpApiEndpoint.post("check", "/image-blacklist/check").setPayload(BlacklistCheck)
-    .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
-    .annotate(OpenApi.Summary, "Check image MD5s against the blacklist")
-    .annotate(OpenApi.Description, "Up to 500 values. blocked lists those matching an active record (each hit is counted); malformed values are listed in invalid."))
-  .add(HttpApiEndpoint.post("add", "/image-blacklist").setPayload(BlacklistAdd)
-    .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write")
-    .annotate(OpenApi.Summary, "Add image MD5s to the blacklist")
-    .annotate(OpenApi.Description, "Up to 1000 items. An md5 already active is skipped, a disabled one restored; a bad item is reported in errors and the others proceed."))
-  .add(HttpApiEndpoint.del("remove", "/image-blacklist/:record_id").setPath(Schema.Struct({ record_id: PositiveIntFromString }))
-    .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, "open:image_blacklist:write")
-    .annotate(OpenApi.Summary, "Delete an image blacklist record")
-    .annotate(OpenApi.Description, "Permanent removal."))
+  .add(
+    HttpApiEndpoint.get("list", "/image-blacklist").setUrlParams(BlacklistListParams)
+      .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+      .annotate(OpenApi.Summary, "List image blacklist records")
+  )
+  .add(
+    HttpApiEndpoint.post("check", "/image-blacklist/check").setPayload(BlacklistCheck)
+      .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+      .annotate(OpenApi.Summary, "Check image MD5s against the blacklist")
+      .annotate(
+        OpenApi.Description,
+        "Up to 500 values. blocked lists those matching an active record (each hit is counted); malformed values are listed in invalid."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("add", "/image-blacklist").setPayload(BlacklistAdd)
+      .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write")
+      .annotate(OpenApi.Summary, "Add image MD5s to the blacklist")
+      .annotate(
+        OpenApi.Description,
+        "Up to 1000 items. An md5 already active is skipped, a disabled one restored; a bad item is reported in errors and the others proceed."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/image-blacklist/:record_id").setPath(Schema.Struct({ record_id: PositiveIntFromString }))
+      .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).addError(NotFoundEnvelope).annotate(
+        RequiredPermission,
+        "open:image_blacklist:write"
+      )
+      .annotate(OpenApi.Summary, "Delete an image blacklist record")
+      .annotate(OpenApi.Description, "Permanent removal.")
+  )
   .annotate(OpenApi.Description, "MD5s of images refused at card import, for synchronisation with other systems and checks before upload.")
 {}

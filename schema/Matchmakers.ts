@@ -1,7 +1,21 @@
 // Matchmakers (SPEC §2.1, §4.1): records, create/update bodies, list filters and endpoints.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BooleanFromQuery, CsvStrings, Envelope, Id, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+
+import {
+  BooleanFromQuery,
+  CsvStrings,
+  Envelope,
+  Id,
+  IdPath,
+  ListOf,
+  Paging,
+  Phone,
+  PositiveIntFromString,
+  RequiredPermission,
+  Text,
+  Timestamp
+} from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
 export const MatchmakerLevel = Schema.Literal("normal", "silver", "gold")
@@ -160,7 +174,10 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       .addError(NotFoundEnvelope)
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Update a matchmaker")
-      .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown matchmaker or company_id.")
+      .annotate(
+        OpenApi.Description,
+        "Partial update: the answer lists the sent fields with their stored values. 404 for an unknown matchmaker or company_id."
+      )
   )
   .annotate(OpenApi.Description, "Matchmakers: records, statistics, and their reach through work WeChat accounts and groups.")
 {}

@@ -1,6 +1,7 @@
 // Unsigned helper endpoints: server time for clock correction (DECISIONS §2).
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+
 import { Envelope, Timestamp } from "./Common.js"
 
 export const ServerTime = Schema.Struct({

@@ -1,7 +1,22 @@
 // WeChat groups (SPEC §2.5, §4.4): records, matchmaker and work-account members, operation logs.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BooleanFromQuery, EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+
+import {
+  BooleanFromQuery,
+  EmptyEnvelope,
+  Envelope,
+  Id,
+  IdOnly,
+  IdPath,
+  ListOf,
+  PageParams,
+  Paging,
+  PositiveIntFromString,
+  RequiredPermission,
+  Text,
+  Timestamp
+} from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 
@@ -97,62 +112,107 @@ const read = "open:work_group:read" as const
 const write = "open:work_group:write" as const
 
 export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
-  .add(HttpApiEndpoint.get("list", "/work-groups").setUrlParams(WorkGroupListParams)
-    .addSuccess(Envelope(ListOf(WorkGroup), "WorkGroupListEnvelope")).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List WeChat groups")
-    .annotate(OpenApi.Description, "keyword matches name, group_no or remark; matchmaker_id and work_wechat_id select the groups of that member."))
-  .add(HttpApiEndpoint.get("get", "/work-groups/:id").setPath(IdPath)
-    .addSuccess(Envelope(WorkGroup, "WorkGroupEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "Get a WeChat group"))
-  .add(HttpApiEndpoint.post("create", "/work-groups").setPayload(WorkGroupCreate)
-    .addSuccess(Envelope(IdOnly, "WorkGroupCreatedEnvelope")).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Create a WeChat group")
-    .annotate(OpenApi.Description, "400 duplicate_group_no when a non-empty group_no is taken."))
-  .add(HttpApiEndpoint.put("update", "/work-groups/:id").setPath(IdPath).setPayload(WorkGroupUpdate)
-    .addSuccess(EmptyEnvelope("WorkGroupUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Update a WeChat group"))
-  .add(HttpApiEndpoint.put("setStatus", "/work-groups/:id/status").setPath(IdPath).setUrlParams(StatusParams)
-    .addSuccess(EmptyEnvelope("WorkGroupStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Enable or disable a WeChat group"))
-  .add(HttpApiEndpoint.del("remove", "/work-groups/:id").setPath(IdPath)
-    .addSuccess(EmptyEnvelope("WorkGroupDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Delete a WeChat group")
-    .annotate(OpenApi.Description, "Soft delete; 400 has_members while any member remains. Its logs stay readable."))
-  .add(HttpApiEndpoint.post("addMatchmakersBatch", "/work-groups/:id/matchmakers/batch").setPath(IdPath).setPayload(AddMatchmakers)
-    .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"))
-    .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Add matchmakers to a group")
-    .annotate(OpenApi.Description, "Members already in the group count in skip_count; unknown ids give 404 with data.missing_ids, and nothing changes."))
-  .add(HttpApiEndpoint.post("addMatchmaker", "/work-groups/:id/matchmakers").setPath(IdPath).setPayload(AddMatchmaker)
-    .addSuccess(EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Add a matchmaker to a group")
-    .annotate(OpenApi.Description, "400 already_member when it is a member."))
-  .add(HttpApiEndpoint.del("removeMatchmaker", "/work-groups/:id/matchmakers/:matchmaker_id").setPath(MemberPath)
-    .addSuccess(EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Remove a matchmaker from a group")
-    .annotate(OpenApi.Description, "404 when the matchmaker is not a member."))
-  .add(HttpApiEndpoint.post("addWorkWechatsBatch", "/work-groups/:id/work-wechats/batch").setPath(IdPath).setPayload(AddWorkWechats)
-    .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"))
-    .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Add work WeChat accounts to a group")
-    .annotate(OpenApi.Description, "Members already in the group count in skip_count; unknown ids give 404 with data.missing_ids, and nothing changes."))
-  .add(HttpApiEndpoint.post("addWorkWechat", "/work-groups/:id/work-wechats").setPath(IdPath).setPayload(AddWorkWechat)
-    .addSuccess(EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Add a work WeChat account to a group")
-    .annotate(OpenApi.Description, "400 already_member when it is a member."))
-  .add(HttpApiEndpoint.del("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id").setPath(AccountMemberPath)
-    .addSuccess(EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Remove a work WeChat account from a group")
-    .annotate(OpenApi.Description, "404 when the account is not a member."))
-  .add(HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(PageParams(GROUP_MATCHMAKER_PAGE))
-    .addSuccess(Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List a group's matchmakers"))
-  .add(HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(PageParams(GROUP_ACCOUNT_PAGE))
-    .addSuccess(Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List a group's work WeChat accounts"))
-  .add(HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(PageParams(GROUP_LOG_PAGE))
-    .addSuccess(Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List a group's operation logs")
-    .annotate(OpenApi.Description, "Readable after the group is deleted: the audit trail outlives the record."))
+  .add(
+    HttpApiEndpoint.get("list", "/work-groups").setUrlParams(WorkGroupListParams)
+      .addSuccess(Envelope(ListOf(WorkGroup), "WorkGroupListEnvelope")).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "List WeChat groups")
+      .annotate(
+        OpenApi.Description,
+        "keyword matches name, group_no or remark; matchmaker_id and work_wechat_id select the groups of that member."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/work-groups/:id").setPath(IdPath)
+      .addSuccess(Envelope(WorkGroup, "WorkGroupEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "Get a WeChat group")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/work-groups").setPayload(WorkGroupCreate)
+      .addSuccess(Envelope(IdOnly, "WorkGroupCreatedEnvelope")).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Create a WeChat group")
+      .annotate(OpenApi.Description, "400 duplicate_group_no when a non-empty group_no is taken.")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/work-groups/:id").setPath(IdPath).setPayload(WorkGroupUpdate)
+      .addSuccess(EmptyEnvelope("WorkGroupUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Update a WeChat group")
+  )
+  .add(
+    HttpApiEndpoint.put("setStatus", "/work-groups/:id/status").setPath(IdPath).setUrlParams(StatusParams)
+      .addSuccess(EmptyEnvelope("WorkGroupStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Enable or disable a WeChat group")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/work-groups/:id").setPath(IdPath)
+      .addSuccess(EmptyEnvelope("WorkGroupDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Delete a WeChat group")
+      .annotate(OpenApi.Description, "Soft delete; 400 has_members while any member remains. Its logs stay readable.")
+  )
+  .add(
+    HttpApiEndpoint.post("addMatchmakersBatch", "/work-groups/:id/matchmakers/batch").setPath(IdPath).setPayload(AddMatchmakers)
+      .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"))
+      .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Add matchmakers to a group")
+      .annotate(
+        OpenApi.Description,
+        "Members already in the group count in skip_count; unknown ids give 404 with data.missing_ids, and nothing changes."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("addMatchmaker", "/work-groups/:id/matchmakers").setPath(IdPath).setPayload(AddMatchmaker)
+      .addSuccess(EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Add a matchmaker to a group")
+      .annotate(OpenApi.Description, "400 already_member when it is a member.")
+  )
+  .add(
+    HttpApiEndpoint.del("removeMatchmaker", "/work-groups/:id/matchmakers/:matchmaker_id").setPath(MemberPath)
+      .addSuccess(EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Remove a matchmaker from a group")
+      .annotate(OpenApi.Description, "404 when the matchmaker is not a member.")
+  )
+  .add(
+    HttpApiEndpoint.post("addWorkWechatsBatch", "/work-groups/:id/work-wechats/batch").setPath(IdPath).setPayload(AddWorkWechats)
+      .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"))
+      .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Add work WeChat accounts to a group")
+      .annotate(
+        OpenApi.Description,
+        "Members already in the group count in skip_count; unknown ids give 404 with data.missing_ids, and nothing changes."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("addWorkWechat", "/work-groups/:id/work-wechats").setPath(IdPath).setPayload(AddWorkWechat)
+      .addSuccess(EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Add a work WeChat account to a group")
+      .annotate(OpenApi.Description, "400 already_member when it is a member.")
+  )
+  .add(
+    HttpApiEndpoint.del("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id").setPath(AccountMemberPath)
+      .addSuccess(EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Remove a work WeChat account from a group")
+      .annotate(OpenApi.Description, "404 when the account is not a member.")
+  )
+  .add(
+    HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(PageParams(GROUP_MATCHMAKER_PAGE))
+      .addSuccess(Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope")).addError(NotFoundEnvelope).annotate(
+        RequiredPermission,
+        read
+      )
+      .annotate(OpenApi.Summary, "List a group's matchmakers")
+  )
+  .add(
+    HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(PageParams(GROUP_ACCOUNT_PAGE))
+      .addSuccess(Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope")).addError(NotFoundEnvelope).annotate(
+        RequiredPermission,
+        read
+      )
+      .annotate(OpenApi.Summary, "List a group's work WeChat accounts")
+  )
+  .add(
+    HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(PageParams(GROUP_LOG_PAGE))
+      .addSuccess(Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "List a group's operation logs")
+      .annotate(OpenApi.Description, "Readable after the group is deleted: the audit trail outlives the record.")
+  )
   .annotate(OpenApi.Description, "WeChat groups and their members (matchmakers and work WeChat accounts), with operation logs.")
 {}

@@ -2,6 +2,7 @@
 // franchisees, transfers, operation logs.
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
+
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
@@ -117,7 +118,16 @@ export const Association = Schema.Struct({
 export type Association = typeof Association.Type
 
 export const LogAction = Schema.Literal(
-  "create", "update", "enable", "disable", "delete", "associate", "disassociate", "transfer_in", "transfer_out", "transfer_admin"
+  "create",
+  "update",
+  "enable",
+  "disable",
+  "delete",
+  "associate",
+  "disassociate",
+  "transfer_in",
+  "transfer_out",
+  "transfer_admin"
 )
 export type LogAction = typeof LogAction.Type
 
@@ -151,57 +161,99 @@ export const AssociationListParams = Schema.Struct({
 }).annotations({ parseOptions: { errors: "all" } })
 export type AssociationListParams = typeof AssociationListParams.Type
 
-
 const read = "open:work_wechat:read" as const
 const write = "open:work_wechat:write" as const
 
 export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
-  .add(HttpApiEndpoint.get("list", "/work-wechats").setUrlParams(WorkWechatListParams)
-    .addSuccess(Envelope(ListOf(WorkWechat), "WorkWechatListEnvelope")).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List work WeChat accounts")
-    .annotate(OpenApi.Description, "keyword matches the WeChat number, phone, device id or nickname."))
-  .add(HttpApiEndpoint.get("get", "/work-wechats/:id").setPath(IdPath)
-    .addSuccess(Envelope(WorkWechat, "WorkWechatEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "Get a work WeChat account"))
-  .add(HttpApiEndpoint.post("create", "/work-wechats").setPayload(WorkWechatCreate)
-    .addSuccess(Envelope(IdOnly, "WorkWechatCreatedEnvelope")).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Create a work WeChat account")
-    .annotate(OpenApi.Description, "400 duplicate_wechat_number, duplicate_phone or duplicate_device_id when the value is taken."))
-  .add(HttpApiEndpoint.put("update", "/work-wechats/:id").setPath(IdPath).setPayload(WorkWechatUpdate)
-    .addSuccess(EmptyEnvelope("WorkWechatUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Update a work WeChat account"))
-  .add(HttpApiEndpoint.put("setStatus", "/work-wechats/:id/status").setPath(IdPath).setUrlParams(StatusParams)
-    .addSuccess(EmptyEnvelope("WorkWechatStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Enable or disable a work WeChat account"))
-  .add(HttpApiEndpoint.del("remove", "/work-wechats/:id").setPath(IdPath)
-    .addSuccess(EmptyEnvelope("WorkWechatDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Delete a work WeChat account")
-    .annotate(OpenApi.Description, "Soft delete that releases its unique values; 400 has_associations while associations or users remain. Its logs stay readable."))
-  .add(HttpApiEndpoint.post("associate", "/work-wechats/:id/associate").setPath(IdPath).setPayload(Associate)
-    .addSuccess(EmptyEnvelope("WorkWechatAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Associate a matchmaker, company or franchisee")
-    .annotate(OpenApi.Description, "400 already_associated, or account_disabled for a disabled account; 404 for an unknown account or target."))
-  .add(HttpApiEndpoint.post("batchAssociate", "/work-wechats/:id/batch-associate").setPath(IdPath).setPayload(BatchAssociate)
-    .addSuccess(Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Associate several targets")
-    .annotate(OpenApi.Description, "Targets already associated count in skip_count; unknown target ids give 404 with data.missing_ids, and nothing changes."))
-  .add(HttpApiEndpoint.post("disassociate", "/work-wechats/:id/disassociate").setPath(IdPath).setPayload(Disassociate)
-    .addSuccess(EmptyEnvelope("WorkWechatDisassociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Remove an association"))
-  .add(HttpApiEndpoint.post("transfer", "/work-wechats/:id/transfer").setPath(IdPath).setPayload(Transfer)
-    .addSuccess(Envelope(TransferOutcome, "WorkWechatTransferEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Transfer associations to another account")
-    .annotate(OpenApi.Description, "{id} is the source account. Without target_ids every target of target_type moves; targets the destination already has, or the source lacks, are skipped."))
-  .add(HttpApiEndpoint.post("transferAdmin", "/work-wechats/:id/transfer-admin").setPath(IdPath).setPayload(TransferAdmin)
-    .addSuccess(EmptyEnvelope("WorkWechatTransferAdminEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
-    .annotate(OpenApi.Summary, "Transfer the account to another admin"))
-  .add(HttpApiEndpoint.get("associations", "/work-wechats/:id/associations").setPath(IdPath).setUrlParams(AssociationListParams)
-    .addSuccess(Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List an account's associations"))
-  .add(HttpApiEndpoint.get("logs", "/work-wechats/:id/logs").setPath(IdPath).setUrlParams(PageParams(WORK_WECHAT_PAGE))
-    .addSuccess(Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
-    .annotate(OpenApi.Summary, "List an account's operation logs")
-    .annotate(OpenApi.Description, "Readable after the account is deleted: the audit trail outlives the record."))
-  .annotate(OpenApi.Description, "Work WeChat accounts: associations with matchmakers, companies and franchisees, transfers and operation logs.")
+  .add(
+    HttpApiEndpoint.get("list", "/work-wechats").setUrlParams(WorkWechatListParams)
+      .addSuccess(Envelope(ListOf(WorkWechat), "WorkWechatListEnvelope")).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "List work WeChat accounts")
+      .annotate(OpenApi.Description, "keyword matches the WeChat number, phone, device id or nickname.")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/work-wechats/:id").setPath(IdPath)
+      .addSuccess(Envelope(WorkWechat, "WorkWechatEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "Get a work WeChat account")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/work-wechats").setPayload(WorkWechatCreate)
+      .addSuccess(Envelope(IdOnly, "WorkWechatCreatedEnvelope")).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Create a work WeChat account")
+      .annotate(OpenApi.Description, "400 duplicate_wechat_number, duplicate_phone or duplicate_device_id when the value is taken.")
+  )
+  .add(
+    HttpApiEndpoint.put("update", "/work-wechats/:id").setPath(IdPath).setPayload(WorkWechatUpdate)
+      .addSuccess(EmptyEnvelope("WorkWechatUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Update a work WeChat account")
+  )
+  .add(
+    HttpApiEndpoint.put("setStatus", "/work-wechats/:id/status").setPath(IdPath).setUrlParams(StatusParams)
+      .addSuccess(EmptyEnvelope("WorkWechatStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Enable or disable a work WeChat account")
+  )
+  .add(
+    HttpApiEndpoint.del("remove", "/work-wechats/:id").setPath(IdPath)
+      .addSuccess(EmptyEnvelope("WorkWechatDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Delete a work WeChat account")
+      .annotate(
+        OpenApi.Description,
+        "Soft delete that releases its unique values; 400 has_associations while associations or users remain. Its logs stay readable."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("associate", "/work-wechats/:id/associate").setPath(IdPath).setPayload(Associate)
+      .addSuccess(EmptyEnvelope("WorkWechatAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Associate a matchmaker, company or franchisee")
+      .annotate(
+        OpenApi.Description,
+        "400 already_associated, or account_disabled for a disabled account; 404 for an unknown account or target."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("batchAssociate", "/work-wechats/:id/batch-associate").setPath(IdPath).setPayload(BatchAssociate)
+      .addSuccess(Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Associate several targets")
+      .annotate(
+        OpenApi.Description,
+        "Targets already associated count in skip_count; unknown target ids give 404 with data.missing_ids, and nothing changes."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("disassociate", "/work-wechats/:id/disassociate").setPath(IdPath).setPayload(Disassociate)
+      .addSuccess(EmptyEnvelope("WorkWechatDisassociatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Remove an association")
+  )
+  .add(
+    HttpApiEndpoint.post("transfer", "/work-wechats/:id/transfer").setPath(IdPath).setPayload(Transfer)
+      .addSuccess(Envelope(TransferOutcome, "WorkWechatTransferEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Transfer associations to another account")
+      .annotate(
+        OpenApi.Description,
+        "{id} is the source account. Without target_ids every target of target_type moves; targets the destination already has, or the source lacks, are skipped."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("transferAdmin", "/work-wechats/:id/transfer-admin").setPath(IdPath).setPayload(TransferAdmin)
+      .addSuccess(EmptyEnvelope("WorkWechatTransferAdminEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Transfer the account to another admin")
+  )
+  .add(
+    HttpApiEndpoint.get("associations", "/work-wechats/:id/associations").setPath(IdPath).setUrlParams(AssociationListParams)
+      .addSuccess(Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope")).addError(NotFoundEnvelope).annotate(
+        RequiredPermission,
+        read
+      )
+      .annotate(OpenApi.Summary, "List an account's associations")
+  )
+  .add(
+    HttpApiEndpoint.get("logs", "/work-wechats/:id/logs").setPath(IdPath).setUrlParams(PageParams(WORK_WECHAT_PAGE))
+      .addSuccess(Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "List an account's operation logs")
+      .annotate(OpenApi.Description, "Readable after the account is deleted: the audit trail outlives the record.")
+  )
+  .annotate(
+    OpenApi.Description,
+    "Work WeChat accounts: associations with matchmakers, companies and franchisees, transfers and operation logs."
+  )
 {}
-

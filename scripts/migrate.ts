@@ -1,7 +1,7 @@
 // `npm run migrate`: applies pending migrations (under the advisory lock) and prints them as JSON.
 import { bootstrapOrExit } from "../src/bootstrap.js"
-import { exitWithError } from "../src/logging.js"
 import { errorMessage } from "../src/domain/text.js"
+import { exitWithError } from "../src/logging.js"
 
 await bootstrapOrExit("migrate")
 // Loaded only once the environment is complete: a bad setting is reported before anything else.

@@ -8,8 +8,8 @@ import { LogLevel } from "effect"
 
 import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
-import { logFor, writeLog } from "../src/logging.js"
 import { errorMessage } from "../src/domain/text.js"
+import { logFor, writeLog } from "../src/logging.js"
 
 const log = logFor("start")
 

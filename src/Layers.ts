@@ -3,9 +3,10 @@
 // (`Effect.Service` with `dependencies`), so this file only lists what the processes use: one line
 // per service. Layers are memoised by reference, so a repository shared by services is built once.
 import { Effect, Layer } from "effect"
+
 import { Authenticator } from "./auth/Authenticator.js"
 import { SecretBoxLive } from "./auth/SecretBox.js"
-import { CardParserLive, cardParserConfig } from "./card/CardParser.js"
+import { cardParserConfig, CardParserLive } from "./card/CardParser.js"
 import { AppConfigLive } from "./Config.js"
 import { CardTasksRepo } from "./repos/CardTasksRepo.js"
 import { ClientsRepo } from "./repos/ClientsRepo.js"

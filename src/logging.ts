@@ -1,6 +1,7 @@
 // Structured JSON logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output.
 // Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines in the same shape.
 import { Cause, Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+
 import { errorMessage } from "./domain/text.js"
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
@@ -20,8 +21,7 @@ const LEVELS: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
 ]
 
 /** What LOG_LEVEL accepts, for messages and the README. */
-export const LOG_LEVEL_VALUES =
-  "All, Trace, Debug, Info, Warning (or Warn), Error (or Err), Fatal, None (or Off), in any case"
+export const LOG_LEVEL_VALUES = "All, Trace, Debug, Info, Warning (or Warn), Error (or Err), Fatal, None (or Off), in any case"
 
 /** The log level named by a LOG_LEVEL value, case-insensitively; undefined when it names none. */
 export const parseLogLevel = (raw: string): LogLevel.LogLevel | undefined => {
@@ -77,10 +77,8 @@ export const writeLog = (
 }
 
 /** A log function for one source (`{"annotations":{"source":…}}`), at Info unless told otherwise. */
-export const logFor =
-  (source: string) => (message: string, level: LogLevel.LogLevel = LogLevel.Info): void =>
-    writeLog(level, message, { source })
-
+export const logFor = (source: string) => (message: string, level: LogLevel.LogLevel = LogLevel.Info): void =>
+  writeLog(level, message, { source })
 
 /**
  * Reports why a process gives up as one JSON line on stderr (shown whatever LOG_LEVEL says: it is
@@ -106,13 +104,12 @@ export const exitWithStartupError = (
  * The reason a long-running process stops, as one FATAL line with the full cause (for runMain with
  * its own error reporting off, which prints no message); an interruption is a normal stop.
  */
-export const logStopReason =
-  (source: string) => <E>(cause: Cause.Cause<E>): Effect.Effect<void> =>
-    Cause.isInterruptedOnly(cause)
-      ? Effect.void
-      : Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause).pipe(
-        Effect.annotateLogs({ source })
-      )
+export const logStopReason = (source: string) => <E>(cause: Cause.Cause<E>): Effect.Effect<void> =>
+  Cause.isInterruptedOnly(cause)
+    ? Effect.void
+    : Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause).pipe(
+      Effect.annotateLogs({ source })
+    )
 
 /**
  * The settings named in a ConfigError with what is wrong with each, one entry per setting in order;

@@ -1,10 +1,12 @@
 // The operator command line (DECISIONS §3): every clients command, operator-only states, usage
 // errors; and the real `npm run admin` process printing one JSON value with exit codes.
+import { execFile } from "node:child_process"
+
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Either } from "effect"
-import { execFile } from "node:child_process"
 import { inject } from "vitest"
+
 import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { Companies } from "../src/services/Companies.js"
@@ -21,7 +23,10 @@ layer(testServerLayer())("admin command line", (it) => {
   it.effect("clients create prints credentials that sign requests; --permissions all grants every permission", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
-      const created = (yield* run("clients", "create", "--name", "demo", "--permissions", "all")) as unknown as { app_key: string; app_secret: string }
+      const created = (yield* run("clients", "create", "--name", "demo", "--permissions", "all")) as unknown as {
+        app_key: string
+        app_secret: string
+      }
       expect(created.app_key).toMatch(/^ak_[0-9a-f]{16}$/)
       expect(created.app_secret).toMatch(/^[0-9a-f]{64}$/)
       const res = yield* rawRequest(baseUrl, {
@@ -38,7 +43,10 @@ layer(testServerLayer())("admin command line", (it) => {
 
   it.effect("secrets are stored encrypted, never in plain text", () =>
     Effect.gen(function*() {
-      const created = (yield* run("clients", "create", "--name", "enc", "--permissions", "open:guest:read")) as unknown as { app_key: string; app_secret: string }
+      const created = (yield* run("clients", "create", "--name", "enc", "--permissions", "open:guest:read")) as unknown as {
+        app_key: string
+        app_secret: string
+      }
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ secret_enc: string }>`SELECT secret_enc FROM clients WHERE app_key = ${created.app_key}`
       expect(rows[0]!.secret_enc).toMatch(/^v1:/)
@@ -47,8 +55,12 @@ layer(testServerLayer())("admin command line", (it) => {
 
   it.effect("grant and revoke change permissions; masking, disable/enable and rate-limit are shown by list", () =>
     Effect.gen(function*() {
-      const { app_key } = (yield* run("clients", "create", "--name", "ops", "--permissions", "open:guest:read")) as unknown as { app_key: string }
-      const granted = (yield* run("clients", "grant", app_key, "open:company:read,open:company:manage")) as unknown as { permissions: Array<string> }
+      const { app_key } = (yield* run("clients", "create", "--name", "ops", "--permissions", "open:guest:read")) as unknown as {
+        app_key: string
+      }
+      const granted = (yield* run("clients", "grant", app_key, "open:company:read,open:company:manage")) as unknown as {
+        permissions: Array<string>
+      }
       expect(granted.permissions).toEqual(["open:company:manage", "open:company:read", "open:guest:read"])
       const revoked = (yield* run("clients", "revoke", app_key, "open:guest:read")) as unknown as { permissions: Array<string> }
       expect(revoked.permissions).toEqual(["open:company:manage", "open:company:read"])
@@ -62,8 +74,14 @@ layer(testServerLayer())("admin command line", (it) => {
 
   it.effect("reset-secret prints the new secret and when the previous one expires", () =>
     Effect.gen(function*() {
-      const { app_key, app_secret } = (yield* run("clients", "create", "--name", "rot", "--permissions", "all")) as unknown as { app_key: string; app_secret: string }
-      const reset = (yield* run("clients", "reset-secret", app_key)) as unknown as { app_secret: string; previous_secret_expires_at: string }
+      const { app_key, app_secret } = (yield* run("clients", "create", "--name", "rot", "--permissions", "all")) as unknown as {
+        app_key: string
+        app_secret: string
+      }
+      const reset = (yield* run("clients", "reset-secret", app_key)) as unknown as {
+        app_secret: string
+        previous_secret_expires_at: string
+      }
       expect(reset.app_secret).not.toBe(app_secret)
       expect(reset.previous_secret_expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
     }))
@@ -71,7 +89,15 @@ layer(testServerLayer())("admin command line", (it) => {
   it.effect("webhook settings are stored with a whsec_ signing secret; --off and --rotate-secret", () =>
     Effect.gen(function*() {
       const { app_key } = (yield* run("clients", "create", "--name", "hook", "--permissions", "all")) as unknown as { app_key: string }
-      const on = (yield* run("clients", "webhook", app_key, "--url", "https://example.com/hook", "--events", "guest.created,guest.card_created")) as unknown as {
+      const on = (yield* run(
+        "clients",
+        "webhook",
+        app_key,
+        "--url",
+        "https://example.com/hook",
+        "--events",
+        "guest.created,guest.card_created"
+      )) as unknown as {
         signing_secret: string
         webhook: { enabled: boolean; events: Array<string> }
       }
@@ -107,23 +133,32 @@ layer(testServerLayer())("admin command line", (it) => {
 
 const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    execFile("npm", ["run", "-s", "admin", "--", ...args], { env: { ...process.env, ...env }, cwd: process.cwd() }, (err, stdout, stderr) => {
-      resume(Effect.succeed({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }))
-    })
+    execFile(
+      "npm",
+      ["run", "-s", "admin", "--", ...args],
+      { env: { ...process.env, ...env }, cwd: process.cwd() },
+      (err, stdout, stderr) => {
+        resume(Effect.succeed({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }))
+      }
+    )
   })
 
 layer(testServerLayer())("npm run admin", (it) => {
-  it.effect("prints one JSON value on stdout and exits 0; a bad command exits non-zero with the reason on stderr", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-      const env = { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
-      const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
-      expect(ok.code).toBe(0)
-      expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
-      const bad = yield* npmAdmin(["clients", "nope"], env)
-      expect(bad.code).not.toBe(0)
-      expect(bad.stdout).toBe("")
-      expect(bad.stderr).toMatch(/unknown command/)
-    }), { timeout: 60_000 })
+  it.effect(
+    "prints one JSON value on stdout and exits 0; a bad command exits non-zero with the reason on stderr",
+    () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
+        const env = { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
+        const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
+        expect(ok.code).toBe(0)
+        expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
+        const bad = yield* npmAdmin(["clients", "nope"], env)
+        expect(bad.code).not.toBe(0)
+        expect(bad.stdout).toBe("")
+        expect(bad.stderr).toMatch(/unknown command/)
+      }),
+    { timeout: 60_000 }
+  )
 })

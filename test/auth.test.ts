@@ -3,8 +3,9 @@
 import { FetchHttpClient } from "@effect/platform"
 import { expect, layer } from "@effect/vitest"
 import { Context, Effect, Layer, TestClock } from "effect"
+
 import { Clients } from "../src/services/Clients.js"
-import { createCredentials, serverLayer, signedClient, TestServer, testServerLayer, testAppLayer } from "./support/harness.js"
+import { createCredentials, serverLayer, signedClient, testAppLayer, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 const PATH = "/api/open/v1/companies"

@@ -1,8 +1,10 @@
 // Card import with the real parser and no AI key: OCR reads a photographed-style card and the
 // daemon's runner creates the guest from it, polled through GET /guests/card-task.
+import { readFileSync } from "node:fs"
+
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { readFileSync } from "node:fs"
+
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserLive } from "../src/card/CardParser.js"
 import { cardForm } from "./support/forms.js"
@@ -12,31 +14,42 @@ const PHOTO = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-photo.j
 
 const parser = CardParserLive({ ai: null, ocrPoolSize: 1 })
 
-layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, parser), { timeout: 120_000 })("card import with OCR", (it) => {
-  it.effect("an operator without an AI key uploads a photographed card and sees the guest created from it", () =>
-    Effect.gen(function*() {
-      const { client } = yield* signedClient()
-      const company = yield* client.companies.create({ payload: { name: "实拍婚介" } })
-      const matchmaker = yield* client.matchmakers.create({ payload: { name: "实拍红娘", company_id: company.id } })
-      const accepted = yield* client.guests.createFromCard({
-        payload: cardForm(PHOTO, { matchmaker_id: String(matchmaker.id) }, "card.jpg", "image/jpeg")
-      })
-      const taskId = (accepted as { task_id: string }).task_id
-      const started = Date.now()
-      const task = yield* Effect.scoped(Effect.gen(function*() {
-        yield* Layer.build(CardTasksJob)
-        for (;;) {
-          const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
-          if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
-          yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
-        }
-      }))
-      expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
-      const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
-      expect(guest).toMatchObject({
-        name: "王建国", gender: "male", age: 32, height: 178, education: "本科", occupation: "软件工程师",
-        income_amount: 240000, marital_status: "离异", native_place_code: "420100", source: "card"
-      })
-      expect(task.result!.summary).toBe("王建国 男 32岁 本科 软件工程师")
-    }), { timeout: 120_000 })
-})
+layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, parser), { timeout: 120_000 })(
+  "card import with OCR",
+  (it) => {
+    it.effect("an operator without an AI key uploads a photographed card and sees the guest created from it", () =>
+      Effect.gen(function*() {
+        const { client } = yield* signedClient()
+        const company = yield* client.companies.create({ payload: { name: "实拍婚介" } })
+        const matchmaker = yield* client.matchmakers.create({ payload: { name: "实拍红娘", company_id: company.id } })
+        const accepted = yield* client.guests.createFromCard({
+          payload: cardForm(PHOTO, { matchmaker_id: String(matchmaker.id) }, "card.jpg", "image/jpeg")
+        })
+        const taskId = (accepted as { task_id: string }).task_id
+        const started = Date.now()
+        const task = yield* Effect.scoped(Effect.gen(function*() {
+          yield* Layer.build(CardTasksJob)
+          for (;;) {
+            const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
+            if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
+            yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
+          }
+        }))
+        expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
+        const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+        expect(guest).toMatchObject({
+          name: "王建国",
+          gender: "male",
+          age: 32,
+          height: 178,
+          education: "本科",
+          occupation: "软件工程师",
+          income_amount: 240000,
+          marital_status: "离异",
+          native_place_code: "420100",
+          source: "card"
+        })
+        expect(task.result!.summary).toBe("王建国 男 32岁 本科 软件工程师")
+      }), { timeout: 120_000 })
+  }
+)

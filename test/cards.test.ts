@@ -1,10 +1,12 @@
 // Guest-card import end to end (SPEC §4.2 card endpoints, §3.2; DECISIONS §8) with a fake parser,
 // and the daemon's task runner: claims, leases, two runners on one queue, a dead daemon's task.
+import { createHash } from "node:crypto"
+import { readFileSync } from "node:fs"
+
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
-import { createHash } from "node:crypto"
-import { readFileSync } from "node:fs"
+
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserTest } from "../src/card/CardParser.js"
 import { emptyParsedCard, ParserUnavailable } from "../src/card/types.js"
@@ -33,13 +35,27 @@ const config = { cardTaskPollSeconds: 0.2, cardTaskLeaseSeconds: 1, cardTaskConc
 /** The fake reads "nobody" from images whose bytes end with "nobody", everyone else as a guest. */
 const parser = CardParserTest((image) => {
   const tail = new TextDecoder().decode(image.slice(-6))
-  return Effect.succeed(tail === "nobody"
-    ? { method: "ocr" as const, confidence: "low" as const, parsed: emptyParsedCard() }
-    : {
-      method: "ai" as const,
-      confidence: "high" as const,
-      parsed: { ...emptyParsedCard(), name: "李晓雯", gender: "female" as const, age: 28, height: 165, education: "硕士" as const, occupation: "中学教师", incomeAmount: 150000, reqIncomeAmount: 200000, requirementTags: { age_min: 28, age_max: 35, locations: ["长沙"] }, nativePlace: "湖南长沙" }
-    })
+  return Effect.succeed(
+    tail === "nobody"
+      ? { method: "ocr" as const, confidence: "low" as const, parsed: emptyParsedCard() }
+      : {
+        method: "ai" as const,
+        confidence: "high" as const,
+        parsed: {
+          ...emptyParsedCard(),
+          name: "李晓雯",
+          gender: "female" as const,
+          age: 28,
+          height: 165,
+          education: "硕士" as const,
+          occupation: "中学教师",
+          incomeAmount: 150000,
+          reqIncomeAmount: 200000,
+          requirementTags: { age_min: 28, age_max: 35, locations: ["长沙"] },
+          nativePlace: "湖南长沙"
+        }
+      }
+  )
 })
 
 const waitFor = <A>(check: Effect.Effect<A>, done: (a: A) => boolean, seconds = 10) =>
@@ -52,8 +68,7 @@ const waitFor = <A>(check: Effect.Effect<A>, done: (a: A) => boolean, seconds = 
     }
   })
 
-const withRunner = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-  Effect.scoped(Effect.flatMap(Layer.build(CardTasksJob), () => self))
+const withRunner = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.scoped(Effect.flatMap(Layer.build(CardTasksJob), () => self))
 
 layer(testServerLayer(config, parser))("card import", (it) => {
   const setup = Effect.gen(function*() {
@@ -61,8 +76,11 @@ layer(testServerLayer(config, parser))("card import", (it) => {
     const company = yield* ctx.client.companies.create({ payload: { name: "卡片婚介" } })
     const matchmaker = yield* ctx.client.matchmakers.create({ payload: { name: "拍卡红娘", company_id: company.id } })
     const post = (path: string, form: FormData) =>
-      Effect.flatMap(Effect.promise(() => formBytes(form)), ({ body, contentType }) =>
-        rawRequest(ctx.baseUrl, { method: "POST", path: `/api/open/v1/guests/${path}`, body, contentType, credentials: ctx.credentials }))
+      Effect.flatMap(
+        Effect.promise(() => formBytes(form)),
+        ({ body, contentType }) =>
+          rawRequest(ctx.baseUrl, { method: "POST", path: `/api/open/v1/guests/${path}`, body, contentType, credentials: ctx.credentials })
+      )
     return { ...ctx, company, matchmaker, post }
   })
 
@@ -70,8 +88,28 @@ layer(testServerLayer(config, parser))("card import", (it) => {
     Effect.gen(function*() {
       const { client } = yield* setup
       const r = yield* client.guests.parseCard({ payload: cardForm(JPG, {}, "card.jpg", "image/jpeg") })
-      expect(r).toMatchObject({ duplicate: false, image_hash: md5(JPG), method: "ai", confidence: "high", parsed: { name: "李晓雯", gender: "female", age: 28 } })
-      expect(Object.keys(r.parsed)).toEqual(expect.arrayContaining(["name", "gender", "age", "height", "education", "occupation", "incomeAmount", "reqIncomeAmount", "selfIntro", "requirement", "requirementTags"]))
+      expect(r).toMatchObject({
+        duplicate: false,
+        image_hash: md5(JPG),
+        method: "ai",
+        confidence: "high",
+        parsed: { name: "李晓雯", gender: "female", age: 28 }
+      })
+      expect(Object.keys(r.parsed)).toEqual(
+        expect.arrayContaining([
+          "name",
+          "gender",
+          "age",
+          "height",
+          "education",
+          "occupation",
+          "incomeAmount",
+          "reqIncomeAmount",
+          "selfIntro",
+          "requirement",
+          "requirementTags"
+        ])
+      )
       expect((yield* client.guests.list({ urlParams: { keyword: "李晓雯" } })).total).toBe(0)
     }))
 
@@ -114,7 +152,9 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const image = uniquePng()
       yield* client.imageBlacklist.add({ payload: { items: [{ md5: md5(image) }] } })
       expect((yield* post("parse-card", cardForm(image))).json.data.error).toBe("image_blacklisted")
-      expect((yield* post("create-from-card", cardForm(image, { matchmaker_id: String(matchmaker.id) }))).json.data.error).toBe("image_blacklisted")
+      expect((yield* post("create-from-card", cardForm(image, { matchmaker_id: String(matchmaker.id) }))).json.data.error).toBe(
+        "image_blacklisted"
+      )
       const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === md5(image))!
       expect(rec.hit_count).toBe(2)
     }))
@@ -124,26 +164,51 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const { client, matchmaker, company } = yield* setup
       const image = uniquePng()
       const accepted = yield* client.guests.createFromCard({
-        payload: cardForm(image, { matchmaker_id: String(matchmaker.id), overrides: JSON.stringify({ phone: "13800138000", selfIntro: "热爱生活", age: 29 }) })
+        payload: cardForm(image, {
+          matchmaker_id: String(matchmaker.id),
+          overrides: JSON.stringify({ phone: "13800138000", selfIntro: "热爱生活", age: 29 })
+        })
       })
       expect(accepted).toMatchObject({ status: "pending", async: true, task_id: expect.stringMatching(/^ct_/) })
       const taskId = (accepted as { task_id: string }).task_id
       const pending = yield* client.guests.cardTask({ path: { task_id: taskId } })
       expect(pending).toMatchObject({ task_id: taskId, status: "pending", completed_at: null })
-      const done = yield* withRunner(waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done"))
+      const done = yield* withRunner(
+        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done")
+      )
       expect(done).toMatchObject({ status: "done", result: { method: "ai", summary: "李晓雯 女 29岁 硕士 中学教师", saved: true } })
       expect(done.completed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       const guestId = done.result!.guest_id!
       const guest = yield* client.guests.get({ path: { id: guestId } })
       expect(guest).toMatchObject({
-        name: "李晓雯", gender: "female", age: 29, phone: "13800138000", self_intro: "热爱生活", source: "card",
-        company_id: company.id, matchmaker_id: matchmaker.id, income_amount: 150000, income_level: "10-20万",
-        req_income_amount: 200000, req_age_min: 28, req_location_codes: ["430100"], native_place_code: "430100", status: "incomplete"
+        name: "李晓雯",
+        gender: "female",
+        age: 29,
+        phone: "13800138000",
+        self_intro: "热爱生活",
+        source: "card",
+        company_id: company.id,
+        matchmaker_id: matchmaker.id,
+        income_amount: 150000,
+        income_level: "10-20万",
+        req_income_amount: 200000,
+        req_age_min: 28,
+        req_location_codes: ["430100"],
+        native_place_code: "430100",
+        status: "incomplete"
       })
       expect(done.result!.completeness).toBe(guest.completeness)
-      const events = (yield* Effect.flatMap(OutboxRepo, (o) => o.after(0, 100000))).filter((e) => (e.data as { guest_id?: number }).guest_id === guestId)
+      const events = (yield* Effect.flatMap(OutboxRepo, (o) => o.after(0, 100000))).filter((e) =>
+        (e.data as { guest_id?: number }).guest_id === guestId
+      )
       expect(events.map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
-      expect(events[1]!.data).toEqual({ task_id: taskId, guest_id: guestId, name: "李晓雯", matchmaker_id: matchmaker.id, completeness: guest.completeness })
+      expect(events[1]!.data).toEqual({
+        task_id: taskId,
+        guest_id: guestId,
+        name: "李晓雯",
+        matchmaker_id: matchmaker.id,
+        completeness: guest.completeness
+      })
       // The same image again: the existing guest, no new task.
       const again = yield* client.guests.createFromCard({ payload: cardForm(image, { matchmaker_id: String(matchmaker.id) }) })
       expect(again).toMatchObject({ duplicate: true, existing_guest: { id: guestId, name: "李晓雯" } })
@@ -167,7 +232,9 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const nobody = new Uint8Array([...uniquePng(), ...new TextEncoder().encode("nobody")])
       const accepted = yield* client.guests.createFromCard({ payload: cardForm(nobody, { matchmaker_id: String(matchmaker.id) }) })
       const taskId = (accepted as { task_id: string }).task_id
-      const failed = yield* withRunner(waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "failed"))
+      const failed = yield* withRunner(
+        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "failed")
+      )
       expect(failed).toMatchObject({ status: "failed", error: expect.stringContaining("name or gender") })
       expect(failed).not.toHaveProperty("result")
       // After a failed task, a new upload makes a new task.
@@ -182,7 +249,10 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       expect(bad.json.data).toMatchObject({ error: "invalid_parameter", issues: [{ path: "overrides" }] })
       const arr = yield* post("create-from-card", cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id), overrides: "[1]" }))
       expect(arr.json.data.issues[0].path).toBe("overrides")
-      const badValue = yield* post("create-from-card", cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id), overrides: JSON.stringify({ age: 12, photoTime: "yesterday" }) }))
+      const badValue = yield* post(
+        "create-from-card",
+        cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id), overrides: JSON.stringify({ age: 12, photoTime: "yesterday" }) })
+      )
       expect(badValue.json.data.issues.map((i: { path: string }) => i.path).sort()).toEqual(["overrides.age", "overrides.photo_time"])
       const noMm = yield* post("create-from-card", cardForm(uniquePng()))
       expect(noMm.json.data.issues[0].path).toBe("matchmaker_id")
@@ -196,7 +266,10 @@ layer(testServerLayer(config, parser))("card import", (it) => {
   it.effect("an unknown task id is 404 card_task", () =>
     Effect.gen(function*() {
       const { client } = yield* setup
-      expect(yield* Effect.flip(client.guests.cardTask({ path: { task_id: "ct_000000000000000000000000" } }))).toMatchObject({ _tag: "NotFound", resource: "card_task" })
+      expect(yield* Effect.flip(client.guests.cardTask({ path: { task_id: "ct_000000000000000000000000" } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "card_task"
+      })
     }))
 
   it.effect("two runners on one queue never process a task twice", () =>
@@ -211,11 +284,14 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.build(Layer.fresh(CardTasksJob))
         yield* Layer.build(Layer.fresh(CardTasksJob))
-        yield* waitFor(Effect.forEach(ids, (id) => client.guests.cardTask({ path: { task_id: id } }).pipe(Effect.orDie)), (ts) => ts.every((t) => t.status === "done"), 20)
+        yield* waitFor(Effect.forEach(ids, (id) => client.guests.cardTask({ path: { task_id: id } }).pipe(Effect.orDie)), (ts) =>
+          ts.every((t) => t.status === "done"), 20)
       }))
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ status: string; attempts: number }>`SELECT status, attempts FROM card_tasks WHERE task_id IN ${sql.in(ids)}`
-      expect(rows.every((r) => r.status === "done" && r.attempts === 1)).toBe(true)
+      expect(rows.every((r) =>
+        r.status === "done" && r.attempts === 1
+      )).toBe(true)
       expect((yield* client.matchmakers.get({ path: { id: mm.id } })).guest_count).toBe(12)
     }), { timeout: 60_000 })
 
@@ -233,16 +309,32 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const early = yield* repo.claim("other-daemon", yield* TestClock.currentTimeMillis, 1000)
       expect(Option.getOrUndefined(Option.map(early, (t) => t.task_id))).not.toBe(taskId)
       yield* TestClock.adjust("2 seconds")
-      const done = yield* withRunner(waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 15))
+      const done = yield* withRunner(
+        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 15)
+      )
       expect(done.status).toBe("done")
       const sql = yield* SqlClient.SqlClient
-      const [row] = yield* sql<{ attempts: number; locked_by: string }>`SELECT attempts, locked_by FROM card_tasks WHERE task_id = ${taskId}`
+      const [row] = yield* sql<
+        { attempts: number; locked_by: string }
+      >`SELECT attempts, locked_by FROM card_tasks WHERE task_id = ${taskId}`
       expect(row!.attempts).toBe(2)
       expect(row!.locked_by).not.toBe("dead-daemon")
     }), { timeout: 30_000 })
 })
 
-layer(testServerLayer({}, CardParserTest(() => Effect.fail(new ParserUnavailable({ message: "card parsing is not available: set ANTHROPIC_API_KEY, or install the OCR language data (npm install @tesseract.js-data/chi_sim @tesseract.js-data/eng)" })))))("no parser", (it) => {
+layer(
+  testServerLayer(
+    {},
+    CardParserTest(() =>
+      Effect.fail(
+        new ParserUnavailable({
+          message:
+            "card parsing is not available: set ANTHROPIC_API_KEY, or install the OCR language data (npm install @tesseract.js-data/chi_sim @tesseract.js-data/eng)"
+        })
+      )
+    )
+  )
+)("no parser", (it) => {
   it.effect("parse-card is 503 parser_unavailable naming what to install", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials } = yield* signedClient()
@@ -253,7 +345,6 @@ layer(testServerLayer({}, CardParserTest(() => Effect.fail(new ParserUnavailable
       expect(res.json.message).toMatch(/tesseract\.js-data/)
     }))
 })
-
 
 // With polling effectively off, only LISTEN/NOTIFY can wake the runner.
 layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, parser))("card runner wake-up", (it) => {
@@ -277,17 +368,24 @@ layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, p
 })
 
 // A parse that never ends: the daemon shuts down while holding the task.
-layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, CardParserTest(() => Effect.never)))("card runner shutdown", (it) => {
-  it.effect("a runner stopped mid-task puts the task back to pending for another daemon", () =>
-    Effect.gen(function*() {
-      const { client } = yield* signedClient()
-      const company = yield* client.companies.create({ payload: { name: "停机婚介" } })
-      const matchmaker = yield* client.matchmakers.create({ payload: { name: "停机红娘", company_id: company.id } })
-      const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
-      const taskId = (accepted as { task_id: string }).task_id
-      yield* withRunner(waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "processing", 5))
-      const sql = yield* SqlClient.SqlClient
-      const [row] = yield* sql<{ status: string; locked_by: string | null; attempts: number }>`SELECT status, locked_by, attempts FROM card_tasks WHERE task_id = ${taskId}`
-      expect(row).toEqual({ status: "pending", locked_by: null, attempts: 0 })
-    }))
-})
+layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, CardParserTest(() => Effect.never)))(
+  "card runner shutdown",
+  (it) => {
+    it.effect("a runner stopped mid-task puts the task back to pending for another daemon", () =>
+      Effect.gen(function*() {
+        const { client } = yield* signedClient()
+        const company = yield* client.companies.create({ payload: { name: "停机婚介" } })
+        const matchmaker = yield* client.matchmakers.create({ payload: { name: "停机红娘", company_id: company.id } })
+        const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
+        const taskId = (accepted as { task_id: string }).task_id
+        yield* withRunner(
+          waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "processing", 5)
+        )
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<
+          { status: string; locked_by: string | null; attempts: number }
+        >`SELECT status, locked_by, attempts FROM card_tasks WHERE task_id = ${taskId}`
+        expect(row).toEqual({ status: "pending", locked_by: null, attempts: 0 })
+      }))
+  }
+)

@@ -1,6 +1,7 @@
 // Companies end to end through the typed client (SPEC §4.7, DECISIONS §1, §4, §5).
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+
 import { Companies } from "../src/services/Companies.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -12,7 +13,13 @@ layer(testServerLayer())("companies", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const c = yield* client.companies.create({
-        payload: { name: "长沙幸福婚介", contact_name: "王经理", contact_phone: "13812345678", city: "长沙", credit_code: "91430100MA4L1234X5" }
+        payload: {
+          name: "长沙幸福婚介",
+          contact_name: "王经理",
+          contact_phone: "13812345678",
+          city: "长沙",
+          credit_code: "91430100MA4L1234X5"
+        }
       })
       expect(c).toMatchObject({
         name: "长沙幸福婚介",

@@ -1,12 +1,14 @@
 // Job daemons as real processes on one queue: a daemon killed with SIGKILL mid-task leaves its
 // task to another after the lease, and two daemons never process a task twice. Card parsing uses
 // the real Anthropic SDK against a local fake server (nothing reaches the real API).
+import { type ChildProcess, spawn } from "node:child_process"
+import { readFileSync } from "node:fs"
+
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
 import { inject } from "vitest"
+
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
 import { cardForm } from "./support/forms.js"
@@ -17,9 +19,23 @@ let variant = 0
 const uniquePng = () => new Uint8Array([...PNG, ...new TextEncoder().encode(`daemon-${Date.now()}-${variant++}`)])
 
 const ANSWER = JSON.stringify({
-  name: "赵敏", gender: "female", age: 27, height: 163, education: "本科", occupation: "设计师", incomeAmount: 200000,
-  reqIncomeAmount: null, selfIntro: null, requirement: null, requirementTags: null, weight: null, maritalStatus: "未婚",
-  nativePlace: "北京", phone: null, workplace: null, confidence: "high"
+  name: "赵敏",
+  gender: "female",
+  age: 27,
+  height: 163,
+  education: "本科",
+  occupation: "设计师",
+  incomeAmount: 200000,
+  reqIncomeAmount: null,
+  selfIntro: null,
+  requirement: null,
+  requirementTags: null,
+  weight: null,
+  maritalStatus: "未婚",
+  nativePlace: "北京",
+  phone: null,
+  workplace: null,
+  confidence: "high"
 })
 
 const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))

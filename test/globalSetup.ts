@@ -7,10 +7,10 @@ import * as path from "node:path"
 import { escapeIdentifier } from "pg"
 import type { TestProject } from "vitest/node"
 
+import { errorMessage } from "../src/domain/text.js"
 import { ensureEmbeddedPostgres, findFreePort, makeServerTempDir, withPgClient } from "../src/sql/embedded.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { withDatabase } from "../src/sql/urls.js"
-import { errorMessage } from "../src/domain/text.js"
 
 declare module "vitest" {
   export interface ProvidedContext {

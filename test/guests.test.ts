@@ -2,6 +2,7 @@
 // validation paths, batches with partial failure, filters and orderings, masking, counters, events.
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -11,8 +12,10 @@ const PATH = "/api/open/v1/guests"
 const setup = Effect.gen(function*() {
   const ctx = yield* signedClient()
   const company = yield* ctx.client.companies.create({ payload: { name: "测试婚介" } })
-  const post = (body: unknown) => rawRequest(ctx.baseUrl, { method: "POST", path: PATH, body: JSON.stringify(body), credentials: ctx.credentials })
-  const put = (path: string, body: unknown) => rawRequest(ctx.baseUrl, { method: "PUT", path, body: JSON.stringify(body), credentials: ctx.credentials })
+  const post = (body: unknown) =>
+    rawRequest(ctx.baseUrl, { method: "POST", path: PATH, body: JSON.stringify(body), credentials: ctx.credentials })
+  const put = (path: string, body: unknown) =>
+    rawRequest(ctx.baseUrl, { method: "PUT", path, body: JSON.stringify(body), credentials: ctx.credentials })
   return { ...ctx, company, post, put }
 })
 
@@ -29,7 +32,16 @@ layer(testServerLayer())("guests", (it) => {
           phone: "13812345678",
           education: "硕士",
           native_place: "湖南长沙",
-          requirement_tags: { age_min: 25, age_max: 32, height_min: 160, education_min: 3, income_min: 3, locations: ["北京", "上海浦东"], health: ["健康"], has_house: 1 },
+          requirement_tags: {
+            age_min: 25,
+            age_max: 32,
+            height_min: 160,
+            education_min: 3,
+            income_min: 3,
+            locations: ["北京", "上海浦东"],
+            health: ["健康"],
+            has_house: 1
+          },
           req_income_text: "年薪30w",
           req_age_max: 30
         }
@@ -47,7 +59,16 @@ layer(testServerLayer())("guests", (it) => {
         req_location_codes: ["110000", "310115"],
         req_health: "健康",
         native_place_code: "430100",
-        requirement_tags: { age_min: 25, age_max: 32, height_min: 160, education_min: 3, income_min: 3, locations: ["北京", "上海浦东"], health: ["健康"], has_house: 1 },
+        requirement_tags: {
+          age_min: 25,
+          age_max: 32,
+          height_min: 160,
+          education_min: 3,
+          income_min: 3,
+          locations: ["北京", "上海浦东"],
+          health: ["健康"],
+          has_house: 1
+        },
         // name, gender, age, phone, education, native_place, requirement (via tags) = 7 of 20
         completeness: 0.35,
         status: "incomplete"
@@ -57,13 +78,20 @@ layer(testServerLayer())("guests", (it) => {
   it.effect("requirement_tags.income_min gives the level's lower bound when no amount or text is sent; null tags clear", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
-      const a = yield* client.guests.create({ payload: { name: "王芳", gender: "female", company_id: company.id, requirement_tags: { income_min: 4, age_min: null } } })
+      const a = yield* client.guests.create({
+        payload: { name: "王芳", gender: "female", company_id: company.id, requirement_tags: { income_min: 4, age_min: null } }
+      })
       expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({ req_income_amount: 300000, req_age_min: null })
       yield* client.guests.update({ path: { id: a.id }, payload: { req_age_min: 28 } })
       yield* client.guests.update({ path: { id: a.id }, payload: { requirement_tags: { height_min: 170 } } })
       const after = yield* client.guests.get({ path: { id: a.id } })
       // Keys absent from the new tags leave their fields; the tags object is replaced whole.
-      expect(after).toMatchObject({ req_age_min: 28, req_height_min: 170, req_income_amount: 300000, requirement_tags: { height_min: 170 } })
+      expect(after).toMatchObject({
+        req_age_min: 28,
+        req_height_min: 170,
+        req_income_amount: 300000,
+        requirement_tags: { height_min: 170 }
+      })
     }))
 
   it.effect("income: the amount wins, a level alone gives its lower bound, family income follows until sent", () =>
@@ -71,14 +99,22 @@ layer(testServerLayer())("guests", (it) => {
       const { client, company } = yield* setup
       const a = yield* client.guests.create({ payload: { name: "甲", gender: "male", company_id: company.id, income_level: "30-50万" } })
       expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({
-        income_amount: 300000, income_level: "30-50万", family_income_amount: 300000, family_income_level: "30-50万"
+        income_amount: 300000,
+        income_level: "30-50万",
+        family_income_amount: 300000,
+        family_income_level: "30-50万"
       })
-      const b = yield* client.guests.create({ payload: { name: "乙", gender: "male", company_id: company.id, income_level: "10万以下", income_amount: 100000 } })
+      const b = yield* client.guests.create({
+        payload: { name: "乙", gender: "male", company_id: company.id, income_level: "10万以下", income_amount: 100000 }
+      })
       expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({ income_amount: 100000, income_level: "10-20万" })
       yield* client.guests.update({ path: { id: b.id }, payload: { family_income_amount: 800000 } })
       yield* client.guests.update({ path: { id: b.id }, payload: { income_amount: 50000 } })
       expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({
-        income_amount: 50000, income_level: "10万以下", family_income_amount: 800000, family_income_level: "50-100万"
+        income_amount: 50000,
+        income_level: "10万以下",
+        family_income_amount: 800000,
+        family_income_level: "50-100万"
       })
       yield* client.guests.update({ path: { id: b.id }, payload: { family_income_amount: null } })
       expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({ family_income_amount: 50000 })
@@ -87,12 +123,19 @@ layer(testServerLayer())("guests", (it) => {
   it.effect("req_income_text is parsed when no amount is sent, and an explicit amount wins", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
-      const cases: ReadonlyArray<readonly [string, number | null]> = [["月入8千", 96000], ["15-30万", 150000], ["20万以上", 200000], ["不限", null]]
+      const cases: ReadonlyArray<readonly [string, number | null]> = [["月入8千", 96000], ["15-30万", 150000], ["20万以上", 200000], [
+        "不限",
+        null
+      ]]
       for (const [text, amount] of cases) {
-        const g = yield* client.guests.create({ payload: { name: "收入", gender: "female", company_id: company.id, req_income_text: text } })
+        const g = yield* client.guests.create({
+          payload: { name: "收入", gender: "female", company_id: company.id, req_income_text: text }
+        })
         expect((yield* client.guests.get({ path: { id: g.id } })).req_income_amount, text).toBe(amount)
       }
-      const g = yield* client.guests.create({ payload: { name: "显式", gender: "female", company_id: company.id, req_income_text: "20万以上", req_income_amount: 123000 } })
+      const g = yield* client.guests.create({
+        payload: { name: "显式", gender: "female", company_id: company.id, req_income_text: "20万以上", req_income_amount: 123000 }
+      })
       expect(yield* client.guests.get({ path: { id: g.id } })).toMatchObject({ req_income_amount: 123000, req_income_text: "20万以上" })
     }))
 
@@ -115,40 +158,74 @@ layer(testServerLayer())("guests", (it) => {
       expect(res.status).toBe(400)
       const paths = res.json.data.issues.map((i: { path: string }) => i.path).sort()
       expect(paths).toEqual([
-        "age", "birth_date", "education", "gender", "name", "phone", "photos", "requirement_tags.age_min",
-        "requirement_tags.marriage_status[1]", "self_intro", "source"
+        "age",
+        "birth_date",
+        "education",
+        "gender",
+        "name",
+        "phone",
+        "photos",
+        "requirement_tags.age_min",
+        "requirement_tags.marriage_status[1]",
+        "self_intro",
+        "source"
       ])
       const missing = yield* post({ age: 30 })
       expect(missing.json.data.issues.map((i: { path: string }) => i.path).sort()).toEqual(["company_id", "gender", "name"])
-      const nine = yield* post({ name: "九张", gender: "male", company_id: company.id, photos: Array.from({ length: 9 }, (_, i) => `https://img/${i}.jpg`) })
+      const nine = yield* post({
+        name: "九张",
+        gender: "male",
+        company_id: company.id,
+        photos: Array.from({ length: 9 }, (_, i) => `https://img/${i}.jpg`)
+      })
       expect(nine.status).toBe(200)
     }))
 
   it.effect("unknown company or matchmaker is 404 with its resource", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
-      expect(yield* Effect.flip(client.guests.create({ payload: { name: "无", gender: "male", company_id: 99999 } }))).toMatchObject({ _tag: "NotFound", resource: "company" })
-      expect(yield* Effect.flip(client.guests.create({ payload: { name: "无", gender: "male", company_id: company.id, matchmaker_id: 99999 } }))).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
+      expect(yield* Effect.flip(client.guests.create({ payload: { name: "无", gender: "male", company_id: 99999 } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "company"
+      })
+      expect(
+        yield* Effect.flip(client.guests.create({ payload: { name: "无", gender: "male", company_id: company.id, matchmaker_id: 99999 } }))
+      ).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
       expect(yield* Effect.flip(client.guests.get({ path: { id: 99999 } }))).toMatchObject({ _tag: "NotFound", resource: "guest" })
-      expect(yield* Effect.flip(client.guests.update({ path: { id: 99999 }, payload: { age: 30 } }))).toMatchObject({ _tag: "NotFound", resource: "guest" })
+      expect(yield* Effect.flip(client.guests.update({ path: { id: 99999 }, payload: { age: 30 } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "guest"
+      })
     }))
 
   it.effect("update accepts the update-only fields, answers the sent fields, and ignores status and derived fields", () =>
     Effect.gen(function*() {
       const { client, company, put } = yield* setup
       const g = yield* client.guests.create({ payload: { name: "更新", gender: "female", company_id: company.id, native_place: "北京" } })
-      const u = yield* client.guests.update({ path: { id: g.id }, payload: { ethnicity: "汉族", hobbies: "读书", accept_flash_marriage: "no", native_place: "广东省深圳市南山区" } })
+      const u = yield* client.guests.update({
+        path: { id: g.id },
+        payload: { ethnicity: "汉族", hobbies: "读书", accept_flash_marriage: "no", native_place: "广东省深圳市南山区" }
+      })
       expect(Object.keys(u).sort()).toEqual(["accept_flash_marriage", "ethnicity", "hobbies", "id", "native_place", "updated_at"])
       const res = yield* put(`${PATH}/${g.id}`, { status: "matched", native_place_code: "999999", completeness: 1 })
       expect(res.status).toBe(200)
       const read = yield* client.guests.get({ path: { id: g.id } })
-      expect(read).toMatchObject({ status: "incomplete", native_place_code: "440305", ethnicity: "汉族", hobbies: "读书", accept_flash_marriage: "no" })
+      expect(read).toMatchObject({
+        status: "incomplete",
+        native_place_code: "440305",
+        ethnicity: "汉族",
+        hobbies: "读书",
+        accept_flash_marriage: "no"
+      })
     }))
 
   it.effect("a batch of 50 with 3 bad items reports 47 successes and 3 failures with reasons", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
-      const guests: Array<unknown> = Array.from({ length: 50 }, (_, i) => ({ name: `批量${i}`, gender: i % 2 ? "male" : "female", company_id: company.id, age: 20 + (i % 40) }))
+      const guests: Array<unknown> = Array.from(
+        { length: 50 },
+        (_, i) => ({ name: `批量${i}`, gender: i % 2 ? "male" : "female", company_id: company.id, age: 20 + (i % 40) })
+      )
       guests[3] = { name: "坏年龄", gender: "male", company_id: company.id, age: 10 }
       guests[17] = { gender: "male", company_id: company.id }
       guests[42] = { name: "坏公司", gender: "female", company_id: 999999 }
@@ -159,8 +236,20 @@ layer(testServerLayer())("guests", (it) => {
       expect(r.results.map((x) => x.index)).toEqual(Array.from({ length: 50 }, (_, i) => i))
       const failures = r.results.filter((x) => x.status === "failure")
       expect(failures).toEqual([
-        { index: 3, status: "failure", error: "invalid_parameter", reason: expect.stringContaining("age"), issues: [{ path: "age", message: expect.any(String) }] },
-        { index: 17, status: "failure", error: "invalid_parameter", reason: expect.stringContaining("name"), issues: [{ path: "name", message: expect.any(String) }] },
+        {
+          index: 3,
+          status: "failure",
+          error: "invalid_parameter",
+          reason: expect.stringContaining("age"),
+          issues: [{ path: "age", message: expect.any(String) }]
+        },
+        {
+          index: 17,
+          status: "failure",
+          error: "invalid_parameter",
+          reason: expect.stringContaining("name"),
+          issues: [{ path: "name", message: expect.any(String) }]
+        },
         { index: 42, status: "failure", error: "not_found", reason: "company 999999 not found" }
       ])
       const ok = r.results.find((x) => x.index === 0)
@@ -170,7 +259,8 @@ layer(testServerLayer())("guests", (it) => {
   it.effect("a batch of more than 50 is 400 batch_too_large; a body without guests is 400 invalid_parameter", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials } = yield* setup
-      const send = (method: string, body: unknown) => rawRequest(baseUrl, { method, path: `${PATH}/batch`, body: JSON.stringify(body), credentials })
+      const send = (method: string, body: unknown) =>
+        rawRequest(baseUrl, { method, path: `${PATH}/batch`, body: JSON.stringify(body), credentials })
       const big = yield* send("POST", { guests: Array.from({ length: 51 }, () => ({})) })
       expect(big.status).toBe(400)
       expect(big.json.data.error).toBe("batch_too_large")
@@ -196,12 +286,20 @@ layer(testServerLayer())("guests", (it) => {
         }
       })
       expect(r).toMatchObject({ success_count: 1, failed_count: 4 })
-      expect(r.results[1]).toMatchObject({ index: 1, status: "failure", id: b.id, error: "invalid_parameter", issues: [{ path: "hobbies" }] })
+      expect(r.results[1]).toMatchObject({
+        index: 1,
+        status: "failure",
+        id: b.id,
+        error: "invalid_parameter",
+        issues: [{ path: "hobbies" }]
+      })
       expect(r.results[2]).toMatchObject({ index: 2, status: "failure", error: "not_found" })
       expect(r.results[3]).toMatchObject({ index: 3, status: "failure", issues: [{ path: "age" }] })
       expect(r.results[4]).toMatchObject({ index: 4, status: "failure", issues: [{ path: "id" }] })
       expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({
-        status: "available", req_location_codes: ["430100", "110000"], native_place_code: "310115"
+        status: "available",
+        req_location_codes: ["430100", "110000"],
+        native_place_code: "310115"
       })
       expect((yield* client.guests.get({ path: { id: b.id } })).hobbies).toBeNull()
     }))
@@ -210,9 +308,13 @@ layer(testServerLayer())("guests", (it) => {
     Effect.gen(function*() {
       const { client, company } = yield* setup
       const other = yield* client.companies.create({ payload: { name: "另一家" } })
-      const zs = yield* client.guests.create({ payload: { name: "张三", gender: "male", company_id: company.id, phone: "13900001111", workplace: "北京" } })
+      const zs = yield* client.guests.create({
+        payload: { name: "张三", gender: "male", company_id: company.id, phone: "13900001111", workplace: "北京" }
+      })
       const zsf = yield* client.guests.create({ payload: { name: "张三丰", gender: "male", company_id: company.id, workplace: "武当" } })
-      const ls = yield* client.guests.create({ payload: { name: "Lisa", gender: "female", company_id: other.id, phone: "13900002222", workplace: "北京" } })
+      const ls = yield* client.guests.create({
+        payload: { name: "Lisa", gender: "female", company_id: other.id, phone: "13900002222", workplace: "北京" }
+      })
       yield* client.guests.batchUpdate({ payload: { guests: [{ id: ls.id, status: "matching" }] } })
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((g) => g.id)
       expect(ids(yield* client.guests.list({ urlParams: { keyword: "张三" } }))).toEqual([zsf.id, zs.id])
@@ -232,7 +334,9 @@ layer(testServerLayer())("guests", (it) => {
       const { client } = yield* setup
       const company = yield* client.companies.create({ payload: { name: "排序婚介" } })
       const made: Array<number> = []
-      for (let i = 0; i < 5; i++) made.push((yield* client.guests.create({ payload: { name: `排序${i}`, gender: "male", company_id: company.id } })).id)
+      for (let i = 0; i < 5; i++) {
+        made.push((yield* client.guests.create({ payload: { name: `排序${i}`, gender: "male", company_id: company.id } })).id)
+      }
       yield* client.guests.update({ path: { id: made[1]! }, payload: { age: 40 } })
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((g) => g.id)
       expect(ids(yield* client.guests.list({ urlParams: { company_id: company.id } }))).toEqual([...made].reverse())
@@ -247,12 +351,36 @@ layer(testServerLayer())("guests", (it) => {
   it.effect("the list carries the SPEC subset; the detail carries everything", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
-      const g = yield* client.guests.create({ payload: { name: "字段", gender: "female", company_id: company.id, wechat: "wx_x", self_intro: "你好" } })
+      const g = yield* client.guests.create({
+        payload: { name: "字段", gender: "female", company_id: company.id, wechat: "wx_x", self_intro: "你好" }
+      })
       const listed = (yield* client.guests.list({ urlParams: { keyword: "字段" } })).list.find((x) => x.id === g.id)!
       expect(Object.keys(listed).sort()).toEqual([
-        "age", "company_id", "created_at", "education", "family_income_amount", "family_income_level", "gender", "height", "id",
-        "income_amount", "income_level", "marital_status", "name", "occupation", "phone", "photo_time", "photos",
-        "req_income_amount", "req_income_text", "requirement", "requirement_tags", "status", "updated_at", "weight", "workplace"
+        "age",
+        "company_id",
+        "created_at",
+        "education",
+        "family_income_amount",
+        "family_income_level",
+        "gender",
+        "height",
+        "id",
+        "income_amount",
+        "income_level",
+        "marital_status",
+        "name",
+        "occupation",
+        "phone",
+        "photo_time",
+        "photos",
+        "req_income_amount",
+        "req_income_text",
+        "requirement",
+        "requirement_tags",
+        "status",
+        "updated_at",
+        "weight",
+        "workplace"
       ])
       const detail = yield* client.guests.get({ path: { id: g.id } })
       expect(detail).toMatchObject({ wechat: "wx_x", self_intro: "你好", photos: [], req_location_codes: [] })
@@ -264,10 +392,26 @@ layer(testServerLayer())("guests", (it) => {
       const { client, company } = yield* setup
       const masked = yield* signedClient(undefined, { masking: true })
       const g = yield* client.guests.create({
-        payload: { name: "遮蔽", gender: "male", company_id: company.id, phone: "13812345678", workplace: "华为", birth_date: "1990-05-01", wechat: "wx", source_id: "S-1", source: "card" }
+        payload: {
+          name: "遮蔽",
+          gender: "male",
+          company_id: company.id,
+          phone: "13812345678",
+          workplace: "华为",
+          birth_date: "1990-05-01",
+          wechat: "wx",
+          source_id: "S-1",
+          source: "card"
+        }
       })
       expect(yield* masked.client.guests.get({ path: { id: g.id } })).toMatchObject({
-        phone: "138****5678", workplace: "***", birth_date: "***", wechat: "***", source_id: "***", source: "card", name: "遮蔽"
+        phone: "138****5678",
+        workplace: "***",
+        birth_date: "***",
+        wechat: "***",
+        source_id: "***",
+        source: "card",
+        name: "遮蔽"
       })
       const listed = (yield* masked.client.guests.list({ urlParams: { keyword: "遮蔽" } })).list[0]!
       expect(listed).toMatchObject({ phone: "138****5678", workplace: "***" })
@@ -279,7 +423,9 @@ layer(testServerLayer())("guests", (it) => {
       const m1 = yield* client.matchmakers.create({ payload: { name: "计数甲", company_id: company.id } })
       const m2 = yield* client.matchmakers.create({ payload: { name: "计数乙", company_id: company.id } })
       const g = yield* client.guests.create({ payload: { name: "计数", gender: "male", company_id: company.id, matchmaker_id: m1.id } })
-      yield* client.guests.batchCreate({ payload: { guests: [{ name: "计数2", gender: "male", company_id: company.id, matchmaker_id: m1.id }] } })
+      yield* client.guests.batchCreate({
+        payload: { guests: [{ name: "计数2", gender: "male", company_id: company.id, matchmaker_id: m1.id }] }
+      })
       expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(2)
       yield* client.guests.update({ path: { id: g.id }, payload: { matchmaker_id: m2.id } })
       expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(1)
@@ -298,7 +444,12 @@ layer(testServerLayer())("guests", (it) => {
       const m2 = yield* client.matchmakers.create({ payload: { name: "并发计数乙", company_id: company.id } })
       const batch = (first: number, second: number) =>
         client.guests.batchCreate({
-          payload: { guests: Array.from({ length: 10 }, (_, i) => ({ name: `并发${i}`, gender: "male", company_id: company.id, matchmaker_id: i % 2 ? first : second })) }
+          payload: {
+            guests: Array.from(
+              { length: 10 },
+              (_, i) => ({ name: `并发${i}`, gender: "male", company_id: company.id, matchmaker_id: i % 2 ? first : second })
+            )
+          }
         })
       yield* Effect.all([batch(m1.id, m2.id), batch(m2.id, m1.id), batch(m1.id, m2.id), batch(m2.id, m1.id)], { concurrency: "unbounded" })
       expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(20)
@@ -313,7 +464,10 @@ layer(testServerLayer())("guests", (it) => {
       const g = yield* client.guests.create({ payload: { name: "事件", gender: "male", company_id: company.id } })
       yield* client.guests.update({ path: { id: g.id }, payload: { age: 33 } })
       const events = (yield* outbox.after(0, 100000)).slice(before)
-      expect(events.map((e) => [e.type, (e.data as { guest_id: number }).guest_id])).toEqual([["guest.created", g.id], ["guest.updated", g.id]])
+      expect(events.map((e) => [e.type, (e.data as { guest_id: number }).guest_id])).toEqual([["guest.created", g.id], [
+        "guest.updated",
+        g.id
+      ]])
       expect(events[1]!.data).toMatchObject({ changed_fields: ["age"] })
     }))
 })

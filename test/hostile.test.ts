@@ -1,9 +1,11 @@
 // Hostile input of DECISIONS §1 and §2 end to end: NUL characters, bytes that are not UTF-8,
 // deep nesting and ids past int4 are 400s naming the field (in a batch only the item fails),
 // malformed signing headers name themselves, and the request log names the key and reason.
+import * as net from "node:net"
+
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import * as net from "node:net"
+
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -16,12 +18,22 @@ layer(testServerLayer())("hostile input", (it) => {
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
-      const company = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: "a\u0000b" }), credentials })
+      const company = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: "a\u0000b" }),
+        credentials
+      })
       expect(company.status).toBe(400)
       expect(company.json.data.error).toBe("invalid_parameter")
       expect(paths(company.json.data)).toEqual(["name"])
 
-      const mm = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/matchmakers`, body: JSON.stringify({ name: "王" }), credentials })
+      const mm = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/matchmakers`,
+        body: JSON.stringify({ name: "王" }),
+        credentials
+      })
       const put = yield* rawRequest(baseUrl, {
         method: "PUT",
         path: `${BASE}/matchmakers/${mm.json.data.id}`,
@@ -104,7 +116,12 @@ layer(testServerLayer())("hostile input", (it) => {
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
-      const company = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: "批量公司" }), credentials })
+      const company = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: "批量公司" }),
+        credentials
+      })
       const companyId = company.json.data.id as number
       const guests = [
         { name: "甲", gender: "male", company_id: companyId },
@@ -112,13 +129,22 @@ layer(testServerLayer())("hostile input", (it) => {
         { name: "丙", gender: "female", company_id: companyId, occupation: "x\u0000" },
         { name: "丁", gender: "male", company_id: companyId }
       ]
-      const res = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/guests/batch`, body: JSON.stringify({ guests }), credentials })
+      const res = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/guests/batch`,
+        body: JSON.stringify({ guests }),
+        credentials
+      })
       expect(res.status).toBe(200)
       expect(res.json.data.success_count).toBe(2)
       expect(res.json.data.failed_count).toBe(2)
       const failures = (res.json.data.results as Array<{ index: number; status: string; error?: string; issues?: Array<{ path: string }> }>)
         .filter((r) => r.status === "failure")
-      expect(failures.map((f) => [f.index, f.error, f.issues?.[0]?.path])).toEqual([[1, "invalid_parameter", "name"], [2, "invalid_parameter", "occupation"]])
+      expect(failures.map((f) => [f.index, f.error, f.issues?.[0]?.path])).toEqual([[1, "invalid_parameter", "name"], [
+        2,
+        "invalid_parameter",
+        "occupation"
+      ]])
 
       const md5 = (c: string) => c.repeat(32)
       const add = yield* rawRequest(baseUrl, {
@@ -177,12 +203,22 @@ layer(testServerLayer())("hostile input", (it) => {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
       for (const phone of ["0731-88886666", "+86 (731) 8888 6666", "13812345678"]) {
-        const res = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: "座机公司", contact_phone: phone }), credentials })
+        const res = yield* rawRequest(baseUrl, {
+          method: "POST",
+          path: `${BASE}/companies`,
+          body: JSON.stringify({ name: "座机公司", contact_phone: phone }),
+          credentials
+        })
         expect(res.status, phone).toBe(200)
         expect(res.json.data.contact_phone).toBe(phone)
       }
       for (const phone of ["1234", "0731-8888-6666-0000-1", "call me", "-----"]) {
-        const res = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: "座机公司", contact_phone: phone }), credentials })
+        const res = yield* rawRequest(baseUrl, {
+          method: "POST",
+          path: `${BASE}/companies`,
+          body: JSON.stringify({ name: "座机公司", contact_phone: phone }),
+          credentials
+        })
         expect(res.status, phone).toBe(400)
       }
       const guest = yield* rawRequest(baseUrl, {

@@ -1,8 +1,10 @@
 // Image blacklist end to end (SPEC §4.6, DECISIONS §4, §8): add with added/skipped/restored and
 // per-item errors, check with hit counting, list filters, permanent delete, operator disable.
+import { createHash } from "node:crypto"
+
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createHash } from "node:crypto"
+
 import { runAdmin } from "../src/admin/commands.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -14,7 +16,9 @@ layer(testServerLayer())("image blacklist", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const [a, b, c] = [md5("a1"), md5("b1"), md5("c1")]
-      const first = yield* client.imageBlacklist.add({ payload: { items: [{ md5: a.toUpperCase() }, { md5: b, source: "sync", reject_reason: "涉黄" }] } })
+      const first = yield* client.imageBlacklist.add({
+        payload: { items: [{ md5: a.toUpperCase() }, { md5: b, source: "sync", reject_reason: "涉黄" }] }
+      })
       expect(first).toEqual({ added: 2, skipped: 0, restored: 0, errors: [] })
       const listed = (yield* client.imageBlacklist.list({ urlParams: { source: "sync" } })).list
       expect(listed.map((r) => r.md5)).toContain(b)
@@ -58,11 +62,19 @@ layer(testServerLayer())("image blacklist", (it) => {
   it.effect("more than 1000 items to add or 500 to check is 400 batch_too_large", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials } = yield* signedClient()
-      const add = yield* rawRequest(baseUrl, { method: "POST", path: "/api/open/v1/image-blacklist", credentials,
-        body: JSON.stringify({ items: Array.from({ length: 1001 }, (_, i) => ({ md5: md5(`n${i}`) })) }) })
+      const add = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: "/api/open/v1/image-blacklist",
+        credentials,
+        body: JSON.stringify({ items: Array.from({ length: 1001 }, (_, i) => ({ md5: md5(`n${i}`) })) })
+      })
       expect(add.json.data.error).toBe("batch_too_large")
-      const check = yield* rawRequest(baseUrl, { method: "POST", path: "/api/open/v1/image-blacklist/check", credentials,
-        body: JSON.stringify({ md5_list: Array.from({ length: 501 }, (_, i) => md5(`n${i}`)) }) })
+      const check = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: "/api/open/v1/image-blacklist/check",
+        credentials,
+        body: JSON.stringify({ md5_list: Array.from({ length: 501 }, (_, i) => md5(`n${i}`)) })
+      })
       expect(check.json.data.error).toBe("batch_too_large")
     }))
 
@@ -81,7 +93,10 @@ layer(testServerLayer())("image blacklist", (it) => {
       yield* client.imageBlacklist.add({ payload: { items: [{ md5: m }] } })
       const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === m)!
       yield* client.imageBlacklist.remove({ path: { record_id: rec.id } })
-      expect(yield* Effect.flip(client.imageBlacklist.remove({ path: { record_id: rec.id } }))).toMatchObject({ _tag: "NotFound", resource: "image_blacklist" })
+      expect(yield* Effect.flip(client.imageBlacklist.remove({ path: { record_id: rec.id } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "image_blacklist"
+      })
       expect(yield* client.imageBlacklist.add({ payload: { items: [{ md5: m }] } })).toMatchObject({ added: 1 })
     }))
 })

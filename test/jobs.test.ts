@@ -1,9 +1,11 @@
 // The job daemon: nonce pruning by retention, and a clean stop on SIGTERM.
+import { spawn } from "node:child_process"
+
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
-import { spawn } from "node:child_process"
 import { inject } from "vitest"
+
 import { pruneNoncesOnce } from "../jobs/NoncePrune.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { withDatabase } from "../src/sql/urls.js"

@@ -1,6 +1,7 @@
 // Matchmakers end to end (SPEC §4.1, §2.1 defaults, §8 limits; DECISIONS §3 masking).
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -86,7 +87,9 @@ layer(testServerLayer())("matchmakers", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const company = yield* client.companies.create({ payload: { name: "筛选婚介" } })
-      const a = yield* client.matchmakers.create({ payload: { name: "筛选甲", company_id: company.id, phone: "13900001111", level: "gold" } })
+      const a = yield* client.matchmakers.create({
+        payload: { name: "筛选甲", company_id: company.id, phone: "13900001111", level: "gold" }
+      })
       const b = yield* client.matchmakers.create({ payload: { name: "筛选乙", company_id: company.id, wechat: "FindMe_WX" } })
       const c = yield* client.matchmakers.create({ payload: { name: "筛选丙", company_id: company.id } })
       yield* Effect.flatMap(Matchmakers, (s) => s.setStatus(c.id, "disabled"))
@@ -125,7 +128,9 @@ layer(testServerLayer())("matchmakers", (it) => {
       expect(seen).toMatchObject({ name: "遮蔽红娘", phone: "138****5678", wechat: "***", wechat_id: "***" })
       const listed = yield* masked.client.matchmakers.list({ urlParams: { keyword: "遮蔽红娘" } })
       expect(listed.list[0]).toMatchObject({ phone: "138****5678", wechat: "***" })
-      const company = yield* masked.client.companies.create({ payload: { name: "遮蔽婚介", contact_phone: "13900001234", credit_code: "91430100MA4L1234X5" } })
+      const company = yield* masked.client.companies.create({
+        payload: { name: "遮蔽婚介", contact_phone: "13900001234", credit_code: "91430100MA4L1234X5" }
+      })
       expect(company).toMatchObject({ contact_phone: "139****1234", credit_code: "***" })
       expect(yield* plain.client.companies.get({ path: { id: company.id } })).toMatchObject({ contact_phone: "13900001234" })
     }))

@@ -1,9 +1,11 @@
 // Migrations: two processes starting on a new database at once must not collide.
+import { randomBytes } from "node:crypto"
+
 import { SqlClient } from "@effect/sql"
 import { expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Redacted } from "effect"
-import { randomBytes } from "node:crypto"
 import { inject } from "vitest"
+
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"

@@ -3,7 +3,8 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
-import { createCredentials, TestServer, testDatabaseLayer, testServerLayer } from "./support/harness.js"
+
+import { createCredentials, testDatabaseLayer, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 import { startTcpProxy, type TcpProxy } from "./support/tcpProxy.js"
 

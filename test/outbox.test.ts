@@ -2,6 +2,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect, Exit } from "effect"
+
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { testAppLayer } from "./support/harness.js"
 

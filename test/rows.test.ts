@@ -3,6 +3,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, ParseResult } from "effect"
+
 import { MatchmakersRepo } from "../src/repos/MatchmakersRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"

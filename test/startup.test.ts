@@ -1,7 +1,8 @@
 // The API and the job daemon refuse a bad setting before anything starts: one JSON line on stderr
 // naming the variable, and a non-zero exit.
-import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
+
+import { describe, expect, it } from "@effect/vitest"
 
 const run = (entry: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> =>
   new Promise((resolve, reject) => {

@@ -2,6 +2,7 @@
 // that combine associations and groups (SPEC §4.1).
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -17,7 +18,11 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const tag = uniq()
       const { id } = yield* client.workGroups.create({ payload: { name: `相亲群${tag}`, group_no: `g_${tag}`, remark: "周末活动" } })
       expect(yield* client.workGroups.get({ path: { id } })).toMatchObject({
-        name: `相亲群${tag}`, group_no: `g_${tag}`, status: "active", matchmaker_count: 0, work_wechat_count: 0
+        name: `相亲群${tag}`,
+        group_no: `g_${tag}`,
+        status: "active",
+        matchmaker_count: 0,
+        work_wechat_count: 0
       })
       yield* client.workGroups.update({ path: { id }, payload: { remark: "工作日活动" } })
       expect((yield* client.workGroups.get({ path: { id } })).remark).toBe("工作日活动")
@@ -30,7 +35,9 @@ layer(testServerLayer())("WeChat groups", (it) => {
       yield* client.workGroups.addMatchmaker({ path: { id }, payload: { matchmaker_id: m.id } })
       const withMm = yield* client.workGroups.list({ urlParams: { keyword: tag, has_matchmaker: true } })
       expect(withMm.list.map((g) => g.id)).toEqual([id])
-      expect((yield* client.workGroups.list({ urlParams: { keyword: tag, has_matchmaker: false } })).list.map((g) => g.id)).toEqual([empty.id])
+      expect((yield* client.workGroups.list({ urlParams: { keyword: tag, has_matchmaker: false } })).list.map((g) => g.id)).toEqual([
+        empty.id
+      ])
       expect((yield* client.workGroups.list({ urlParams: { matchmaker_id: m.id } })).list.map((g) => g.id)).toEqual([id])
       expect((yield* client.workGroups.get({ path: { id } })).matchmaker_count).toBe(1)
     }))
@@ -55,7 +62,10 @@ layer(testServerLayer())("WeChat groups", (it) => {
       yield* client.workGroups.remove({ path: { id } })
       expect((yield* client.workGroups.logs({ path: { id }, urlParams: {} })).list.map((l) => l.action)).toEqual(["delete", "create"])
       expect(yield* Effect.flip(client.workGroups.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
-      expect(yield* Effect.flip(client.workGroups.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+      expect(yield* Effect.flip(client.workGroups.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "work_group"
+      })
     }))
 
   it.effect("two concurrent creates of one group_no give one 200 and one 400", () =>
@@ -63,7 +73,13 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const { baseUrl, credentials } = yield* signedClient()
       const tag = uniq()
       const results = yield* Effect.all(
-        Array.from({ length: 4 }, () => rawRequest(baseUrl, { method: "POST", path: BASE, body: JSON.stringify({ name: "竞争", group_no: `race_${tag}` }), credentials })),
+        Array.from({ length: 4 }, () =>
+          rawRequest(baseUrl, {
+            method: "POST",
+            path: BASE,
+            body: JSON.stringify({ name: "竞争", group_no: `race_${tag}` }),
+            credentials
+          })),
         { concurrency: "unbounded" }
       )
       expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400])
@@ -77,31 +93,67 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const m2 = yield* client.matchmakers.create({ payload: { name: "成员乙" } })
       const acc = yield* client.workWechats.create({ payload: { wechat_number: `gw_${uniq()}`, phone: phone(), wechat_nickname: "助手" } })
       yield* client.workGroups.addMatchmaker({ path: { id }, payload: { matchmaker_id: m1.id, remark: "群主" } })
-      const again = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/matchmakers`, credentials, body: JSON.stringify({ matchmaker_id: m1.id }) })
+      const again = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${id}/matchmakers`,
+        credentials,
+        body: JSON.stringify({ matchmaker_id: m1.id })
+      })
       expect(again.json.data.error).toBe("already_member")
-      expect(yield* client.workGroups.addMatchmakersBatch({ path: { id }, payload: { matchmaker_ids: [m1.id, m2.id, m2.id] } })).toEqual({ success_count: 1, skip_count: 1 })
-      const unknown = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/matchmakers/batch`, credentials, body: JSON.stringify({ matchmaker_ids: [m1.id, 999999] }) })
+      expect(yield* client.workGroups.addMatchmakersBatch({ path: { id }, payload: { matchmaker_ids: [m1.id, m2.id, m2.id] } })).toEqual({
+        success_count: 1,
+        skip_count: 1
+      })
+      const unknown = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${id}/matchmakers/batch`,
+        credentials,
+        body: JSON.stringify({ matchmaker_ids: [m1.id, 999999] })
+      })
       expect(unknown.json.data).toMatchObject({ error: "not_found", resource: "matchmaker", missing_ids: [999999] })
       yield* client.workGroups.addWorkWechat({ path: { id }, payload: { work_wechat_id: acc.id } })
-      expect(yield* client.workGroups.addWorkWechatsBatch({ path: { id }, payload: { work_wechat_ids: [acc.id] } })).toEqual({ success_count: 0, skip_count: 1 })
+      expect(yield* client.workGroups.addWorkWechatsBatch({ path: { id }, payload: { work_wechat_ids: [acc.id] } })).toEqual({
+        success_count: 0,
+        skip_count: 1
+      })
       const mms = yield* client.workGroups.matchmakers({ path: { id }, urlParams: {} })
       expect(mms.total).toBe(2)
       expect(mms.list.find((x) => x.matchmaker_id === m1.id)).toMatchObject({
-        work_group_id: id, matchmaker_name: "成员甲", matchmaker_wechat: "wx_a", matchmaker_wechat_id: "wxid_a", remark: "群主"
+        work_group_id: id,
+        matchmaker_name: "成员甲",
+        matchmaker_wechat: "wx_a",
+        matchmaker_wechat_id: "wxid_a",
+        remark: "群主"
       })
       const masked = yield* signedClient(undefined, { masking: true })
-      const seen = (yield* masked.client.workGroups.matchmakers({ path: { id }, urlParams: {} })).list.find((x) => x.matchmaker_id === m1.id)
+      const seen = (yield* masked.client.workGroups.matchmakers({ path: { id }, urlParams: {} })).list.find((x) =>
+        x.matchmaker_id === m1.id
+      )
       expect(seen).toMatchObject({ matchmaker_name: "成员甲", matchmaker_wechat: "***", matchmaker_wechat_id: "***" })
       const seenAccounts = (yield* masked.client.workGroups.workWechats({ path: { id }, urlParams: {} })).list
       expect(seenAccounts[0]!.phone).toMatch(/^137\*{4}\d{4}$/)
       const accs = yield* client.workGroups.workWechats({ path: { id }, urlParams: {} })
-      expect(accs.list[0]).toMatchObject({ work_wechat_id: acc.id, wechat_number: acc.id ? expect.any(String) : "", wechat_nickname: "助手" })
+      expect(accs.list[0]).toMatchObject({
+        work_wechat_id: acc.id,
+        wechat_number: acc.id ? expect.any(String) : "",
+        wechat_nickname: "助手"
+      })
       yield* client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } })
-      expect(yield* Effect.flip(client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } }))).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
-      expect(yield* Effect.flip(client.workGroups.removeWorkWechat({ path: { id, work_wechat_id: 999999 } }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
+      expect(yield* Effect.flip(client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "matchmaker"
+      })
+      expect(yield* Effect.flip(client.workGroups.removeWorkWechat({ path: { id, work_wechat_id: 999999 } }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "work_wechat"
+      })
       const logs = (yield* client.workGroups.logs({ path: { id }, urlParams: {} })).list
       expect(logs.map((l) => [l.action, l.target_type])).toEqual([
-        ["disassociate", "matchmaker"], ["associate", "work_wechat"], ["associate", "matchmaker"], ["associate", "matchmaker"], ["create", null]
+        ["disassociate", "matchmaker"],
+        ["associate", "work_wechat"],
+        ["associate", "matchmaker"],
+        ["associate", "matchmaker"],
+        ["create", null]
       ])
       expect(logs[0]).toMatchObject({ work_group_id: id, operator_id: 0, operator_name: "Open API" })
     }))
@@ -113,8 +165,20 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const ms = yield* Effect.all(Array.from({ length: 5 }, (_, i) => client.matchmakers.create({ payload: { name: `并发${i}` } })))
       const ids = ms.map((m) => m.id)
       const calls = [
-        rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/matchmakers/batch`, credentials, body: JSON.stringify({ matchmaker_ids: ids }) }),
-        ...ids.map((mid) => rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/matchmakers`, credentials, body: JSON.stringify({ matchmaker_id: mid }) }))
+        rawRequest(baseUrl, {
+          method: "POST",
+          path: `${BASE}/${id}/matchmakers/batch`,
+          credentials,
+          body: JSON.stringify({ matchmaker_ids: ids })
+        }),
+        ...ids.map((mid) =>
+          rawRequest(baseUrl, {
+            method: "POST",
+            path: `${BASE}/${id}/matchmakers`,
+            credentials,
+            body: JSON.stringify({ matchmaker_id: mid })
+          })
+        )
       ]
       const results = yield* Effect.all(calls, { concurrency: "unbounded" })
       expect(results.every((r) => r.status === 200 || r.json.data.error === "already_member")).toBe(true)
@@ -152,7 +216,8 @@ layer(testServerLayer())("matchmaker reach over accounts and groups", (it) => {
     const ctx = yield* signedClient()
     const { client } = ctx
     const company = yield* client.companies.create({ payload: { name: `触达${uniq()}` } })
-    const mk = (name: string) => client.matchmakers.create({ payload: { name, company_id: company.id, wechat_id: `wxid_${name}_${uniq()}` } })
+    const mk = (name: string) =>
+      client.matchmakers.create({ payload: { name, company_id: company.id, wechat_id: `wxid_${name}_${uniq()}` } })
     const [m1, m2, m3, m4, m5] = yield* Effect.all([mk("M1"), mk("M2"), mk("M3"), mk("M4"), mk("M5")])
     const a = (yield* client.workWechats.create({ payload: { wechat_number: `A_${uniq()}`, phone: phone() } })).id
     const b = (yield* client.workWechats.create({ payload: { wechat_number: `B_${uniq()}`, phone: phone() } })).id
@@ -185,11 +250,23 @@ layer(testServerLayer())("matchmaker reach over accounts and groups", (it) => {
   it.effect("group_nos accepts repeated keys and comma lists", () =>
     Effect.gen(function*() {
       const { baseUrl, credentials, company, m, g1No, g2No } = yield* graph
-      const res = yield* rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", query: `company_id=${company.id}&group_nos=${g2No}`, credentials })
+      const res = yield* rawRequest(baseUrl, {
+        path: "/api/open/v1/matchmakers",
+        query: `company_id=${company.id}&group_nos=${g2No}`,
+        credentials
+      })
       expect(res.json.data.list.map((x: { id: number }) => x.id)).toEqual([m[3].id])
-      const both = yield* rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", query: `company_id=${company.id}&group_nos=${g1No},${g2No}`, credentials })
+      const both = yield* rawRequest(baseUrl, {
+        path: "/api/open/v1/matchmakers",
+        query: `company_id=${company.id}&group_nos=${g1No},${g2No}`,
+        credentials
+      })
       expect(both.json.data.total).toBe(3)
-      const repeated = yield* rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", query: `company_id=${company.id}&group_nos=${g1No}&group_nos=${g2No}`, credentials })
+      const repeated = yield* rawRequest(baseUrl, {
+        path: "/api/open/v1/matchmakers",
+        query: `company_id=${company.id}&group_nos=${g1No}&group_nos=${g2No}`,
+        credentials
+      })
       expect(repeated.json.data.total).toBe(3)
     }))
 

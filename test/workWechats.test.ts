@@ -2,6 +2,7 @@
 // soft delete, associations and their rules, transfers with skips, logs per action, counts.
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
+
 import { runAdmin } from "../src/admin/commands.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -16,7 +17,9 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const tag = uniq()
-      const { id } = yield* client.workWechats.create({ payload: { wechat_number: `wx_${tag}`, phone: phone(), device_id: `dev_${tag}`, wechat_nickname: `小助手${tag}` } })
+      const { id } = yield* client.workWechats.create({
+        payload: { wechat_number: `wx_${tag}`, phone: phone(), device_id: `dev_${tag}`, wechat_nickname: `小助手${tag}` }
+      })
       const acc = yield* client.workWechats.get({ path: { id } })
       expect(acc).toMatchObject({ id, wechat_number: `wx_${tag}`, status: "active", admin_id: null, association_count: 0, user_count: 0 })
       for (const keyword of [`WX_${tag}`, `dev_${tag}`, `助手${tag}`, acc.phone.slice(2, 9)]) {
@@ -35,9 +38,16 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const post = (body: object) => rawRequest(baseUrl, { method: "POST", path: BASE, body: JSON.stringify(body), credentials })
       expect((yield* post({ wechat_number: `dup_${tag}`, phone: phone() })).json.data.error).toBe("duplicate_wechat_number")
       expect((yield* post({ wechat_number: `other_${tag}`, phone: p })).json.data.error).toBe("duplicate_phone")
-      expect((yield* post({ wechat_number: `third_${tag}`, phone: phone(), device_id: `d_${tag}` })).json.data.error).toBe("duplicate_device_id")
+      expect((yield* post({ wechat_number: `third_${tag}`, phone: phone(), device_id: `d_${tag}` })).json.data.error).toBe(
+        "duplicate_device_id"
+      )
       const other = yield* client.workWechats.create({ payload: { wechat_number: `x_${tag}`, phone: phone() } })
-      const put = yield* rawRequest(baseUrl, { method: "PUT", path: `${BASE}/${other.id}`, body: JSON.stringify({ wechat_number: `dup_${tag}` }), credentials })
+      const put = yield* rawRequest(baseUrl, {
+        method: "PUT",
+        path: `${BASE}/${other.id}`,
+        body: JSON.stringify({ wechat_number: `dup_${tag}` }),
+        credentials
+      })
       expect(put.json.data.error).toBe("duplicate_wechat_number")
       yield* client.workWechats.remove({ path: { id } })
       expect(yield* Effect.flip(client.workWechats.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
@@ -53,7 +63,10 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       yield* client.workWechats.remove({ path: { id } })
       const logs = yield* client.workWechats.logs({ path: { id }, urlParams: {} })
       expect(logs.list.map((l) => l.action)).toEqual(["delete", "create"])
-      expect(yield* Effect.flip(client.workWechats.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
+      expect(yield* Effect.flip(client.workWechats.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({
+        _tag: "NotFound",
+        resource: "work_wechat"
+      })
     }))
 
   it.effect("two concurrent creates of one wechat_number give one 200 and one 400, never two rows", () =>
@@ -102,7 +115,8 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id, remark: "加了好友" } })
       yield* client.workWechats.associate({ path: { id }, payload: { target_type: "company", target_id: c.id } })
       yield* client.workWechats.associate({ path: { id }, payload: { target_type: "franchisee", target_id: f.id } })
-      const assoc = (body: object) => rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/associate`, body: JSON.stringify(body), credentials })
+      const assoc = (body: object) =>
+        rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/associate`, body: JSON.stringify(body), credentials })
       expect((yield* assoc({ target_type: "matchmaker", target_id: m.id })).json.data.error).toBe("already_associated")
       expect((yield* assoc({ target_type: "company", target_id: f.id })).json.data.error).toBe("invalid_parameter")
       expect((yield* assoc({ target_type: "franchisee", target_id: c.id })).json.data.error).toBe("invalid_parameter")
@@ -111,8 +125,12 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       expect(missing.json.data).toMatchObject({ error: "not_found", resource: "matchmaker", missing_ids: [987654] })
       const list = yield* client.workWechats.associations({ path: { id }, urlParams: {} })
       expect(list.total).toBe(3)
-      expect(list.list.map((a) => [a.target_type, a.target_name])).toEqual([["franchisee", "加盟公司"], ["company", "普通公司"], ["matchmaker", "关联红娘"]])
-      expect((yield* client.workWechats.associations({ path: { id }, urlParams: { target_type: "company" } })).list.map((a) => a.target_id)).toEqual([c.id])
+      expect(list.list.map((a) => [a.target_type, a.target_name])).toEqual([["franchisee", "加盟公司"], ["company", "普通公司"], [
+        "matchmaker",
+        "关联红娘"
+      ]])
+      expect((yield* client.workWechats.associations({ path: { id }, urlParams: { target_type: "company" } })).list.map((a) => a.target_id))
+        .toEqual([c.id])
       expect((yield* client.workWechats.get({ path: { id } })).association_count).toBe(3)
     }))
 
@@ -122,10 +140,15 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `ba_${uniq()}`, phone: phone() } })
       const ms = yield* Effect.all([1, 2, 3].map((i) => client.matchmakers.create({ payload: { name: `批量${i}` } })))
       yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: ms[0]!.id } })
-      const r = yield* client.workWechats.batchAssociate({ path: { id }, payload: { target_type: "matchmaker", target_ids: [ms[0]!.id, ms[1]!.id, ms[2]!.id, ms[2]!.id] } })
+      const r = yield* client.workWechats.batchAssociate({
+        path: { id },
+        payload: { target_type: "matchmaker", target_ids: [ms[0]!.id, ms[1]!.id, ms[2]!.id, ms[2]!.id] }
+      })
       expect(r).toEqual({ success_count: 2, skip_count: 1 })
       const bad = yield* rawRequest(baseUrl, {
-        method: "POST", path: `${BASE}/${id}/batch-associate`, credentials,
+        method: "POST",
+        path: `${BASE}/${id}/batch-associate`,
+        credentials,
         body: JSON.stringify({ target_type: "company", target_ids: [999991, 999992] })
       })
       expect(bad.json.data).toMatchObject({ error: "not_found", resource: "company", missing_ids: [999991, 999992] })
@@ -140,7 +163,12 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `dis_${uniq()}`, phone: phone() } })
       const m = yield* client.matchmakers.create({ payload: { name: "禁用" } })
       yield* client.workWechats.setStatus({ path: { id }, urlParams: { status: "disabled" } })
-      const res = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/associate`, credentials, body: JSON.stringify({ target_type: "matchmaker", target_id: m.id }) })
+      const res = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${id}/associate`,
+        credentials,
+        body: JSON.stringify({ target_type: "matchmaker", target_id: m.id })
+      })
       expect(res.json.data.error).toBe("account_disabled")
     }))
 
@@ -183,24 +211,45 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const [a, b, c, d] = ms.map((m) => m.id) as [number, number, number, number]
       yield* client.workWechats.batchAssociate({ path: { id: src }, payload: { target_type: "matchmaker", target_ids: [a, b, c] } })
       yield* client.workWechats.associate({ path: { id: dst }, payload: { target_type: "matchmaker", target_id: b } })
-      const r = yield* client.workWechats.transfer({ path: { id: src }, payload: { target_type: "matchmaker", target_ids: [a, b, d], target_work_wechat_id: dst } })
+      const r = yield* client.workWechats.transfer({
+        path: { id: src },
+        payload: { target_type: "matchmaker", target_ids: [a, b, d], target_work_wechat_id: dst }
+      })
       expect(r).toEqual({
         success_count: 1,
         skip_count: 2,
         details: [{ target_id: a, status: "transferred" }, { target_id: b, status: "skipped" }, { target_id: d, status: "skipped" }]
       })
-      const all = yield* client.workWechats.transfer({ path: { id: src }, payload: { target_type: "matchmaker", target_work_wechat_id: dst } })
+      const all = yield* client.workWechats.transfer({
+        path: { id: src },
+        payload: { target_type: "matchmaker", target_work_wechat_id: dst }
+      })
       expect(all.details).toEqual([{ target_id: b, status: "skipped" }, { target_id: c, status: "transferred" }])
       const srcLogs = (yield* client.workWechats.logs({ path: { id: src }, urlParams: {} })).list.filter((l) => l.action === "transfer_out")
       const dstLogs = (yield* client.workWechats.logs({ path: { id: dst }, urlParams: {} })).list.filter((l) => l.action === "transfer_in")
       expect(srcLogs.map((l) => l.target_id).sort()).toEqual([a, c].sort())
       expect(dstLogs.map((l) => [l.target_id, l.from_value, l.to_value])).toContainEqual([a, String(src), String(dst)])
-      const self = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${src}/transfer`, credentials, body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: src }) })
+      const self = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${src}/transfer`,
+        credentials,
+        body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: src })
+      })
       expect(self.json.data.error).toBe("invalid_parameter")
       yield* client.workWechats.setStatus({ path: { id: dst }, urlParams: { status: "disabled" } })
-      const toDisabled = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${src}/transfer`, credentials, body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: dst }) })
+      const toDisabled = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${src}/transfer`,
+        credentials,
+        body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: dst })
+      })
       expect(toDisabled.json.data.error).toBe("account_disabled")
-      const toMissing = yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/${src}/transfer`, credentials, body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: 999999 }) })
+      const toMissing = yield* rawRequest(baseUrl, {
+        method: "POST",
+        path: `${BASE}/${src}/transfer`,
+        credentials,
+        body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: 999999 })
+      })
       expect(toMissing.json.data).toMatchObject({ error: "not_found", resource: "work_wechat" })
     }))
 

@@ -2,6 +2,7 @@
 // can be tested in-process; main.ts prints the value and turns failures into exit codes.
 import { Data, Effect } from "effect"
 import { Schema } from "effect"
+
 import { CompanyStatus } from "../../schema/Companies.js"
 import { CertLevel } from "../../schema/Matchmakers.js"
 import { ClientCommandError, Clients, parsePermissions } from "../services/Clients.js"
@@ -77,11 +78,16 @@ const arg = (p: Parsed, index: number, what: string) => {
 }
 
 const idArg = (p: Parsed, index: number) =>
-  Effect.flatMap(arg(p, index, "ID"), (s) => (/^\d+$/.test(s) ? Effect.succeed(Number(s)) : usage(`ID must be a positive integer, got ${s}`)))
+  Effect.flatMap(
+    arg(p, index, "ID"),
+    (s) => (/^\d+$/.test(s) ? Effect.succeed(Number(s)) : usage(`ID must be a positive integer, got ${s}`))
+  )
 
 const literalArg = <A extends string>(schema: Schema.Schema<A>, p: Parsed, index: number, what: string) =>
-  Effect.flatMap(arg(p, index, what), (s) =>
-    Schema.is(schema)(s) ? Effect.succeed(s) : usage(`${what} must be one of the allowed values, got ${s}`))
+  Effect.flatMap(
+    arg(p, index, what),
+    (s) => Schema.is(schema)(s) ? Effect.succeed(s) : usage(`${what} must be one of the allowed values, got ${s}`)
+  )
 
 const positiveInt = (s: string, name: string) =>
   /^\d+$/.test(s) && Number(s) > 0 ? Effect.succeed(Number(s)) : usage(`${name} must be a positive integer (or none), got ${s}`)

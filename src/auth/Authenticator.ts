@@ -1,6 +1,7 @@
 // Verification of signed requests, in the order of DECISIONS §2: headers, app_key, timestamp
 // window, signature (current or previous secret in its overlap), then the shared nonce record.
 import { Clock, Effect, Option } from "effect"
+
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
 import { type ServiceUnavailable, Unauthorized } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
@@ -24,8 +25,11 @@ export interface Authenticated {
   readonly rate: { readonly rps: number; readonly burst: number }
 }
 
-const fail = (error: Unauthorized["error"], message: string, extra: Partial<Pick<Unauthorized, "server_time" | "string_to_sign" | "hint" | "header">> = {}) =>
-  Effect.fail(new Unauthorized({ error, message, ...extra }))
+const fail = (
+  error: Unauthorized["error"],
+  message: string,
+  extra: Partial<Pick<Unauthorized, "server_time" | "string_to_sign" | "hint" | "header">> = {}
+) => Effect.fail(new Unauthorized({ error, message, ...extra }))
 
 export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
   dependencies: [ClientsRepo.Default, ReplayRepo.Default],
@@ -62,10 +66,14 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
         const nowSec = Math.floor(nowMs / 1000)
         const ts = Number(timestamp)
         if (Math.abs(nowSec - ts) > config.signatureWindowSeconds) {
-          return yield* fail("timestamp_out_of_window", `X-Timestamp is more than ${config.signatureWindowSeconds} seconds from server time`, {
-            server_time: nowSec,
-            ...(ts > 1e11 ? { hint: "X-Timestamp looks like milliseconds; send whole seconds" } : {})
-          })
+          return yield* fail(
+            "timestamp_out_of_window",
+            `X-Timestamp is more than ${config.signatureWindowSeconds} seconds from server time`,
+            {
+              server_time: nowSec,
+              ...(ts > 1e11 ? { hint: "X-Timestamp looks like milliseconds; send whole seconds" } : {})
+            }
+          )
         }
 
         const { path, rawQuery } = splitUrl(req.url)

@@ -1,7 +1,9 @@
 // Secrets at rest (DECISIONS §2): AES-256-GCM under the master key SECRET_KEY. Stored form is
 // `v1:` + base64(iv | tag | ciphertext); plaintext never leaves this module except to its caller.
-import { Context, Effect, Layer, Redacted } from "effect"
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
+
+import { Context, Effect, Layer, Redacted } from "effect"
+
 import { AppConfig } from "../Config.js"
 
 export interface SecretBoxShape {

@@ -1,6 +1,7 @@
 // The card parser the API uses: normalise the image, ask the AI when a key is configured, and fall
 // back to OCR + rules when it is not or when the AI fails; plus a fake for other tests.
 import { Config, Effect, Layer, Option, Redacted } from "effect"
+
 import { type AiConfig, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
 import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
 import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OcrLive, type OcrModel } from "./ocr.js"

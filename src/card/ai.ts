@@ -2,10 +2,11 @@
 // instruction go in, one JSON object with the ParsedCard keys comes out, checked with effect/Schema.
 import Anthropic from "@anthropic-ai/sdk"
 import { Duration, Effect, ParseResult, Schema } from "effect"
-import { confidenceOf } from "./rules.js"
+
 import { Education, MaritalStatus } from "../../schema/Guests.js"
-import { CardParseError, type Confidence, type ParsedCard } from "./types.js"
 import { errorMessage } from "../domain/text.js"
+import { confidenceOf } from "./rules.js"
+import { CardParseError, type Confidence, type ParsedCard } from "./types.js"
 
 export const DEFAULT_AI_MODEL = "claude-sonnet-4-5"
 export const DEFAULT_AI_TIMEOUT_MS = 30_000
@@ -74,8 +75,7 @@ const Text = Schema.transform(Schema.NullOr(Schema.String), Schema.NullOr(Schema
   encode: (s) => s
 })
 
-const nullableKey = <S extends Schema.Schema.All>(s: S) =>
-  Schema.optionalWith(s, { default: () => null as Schema.Schema.Type<S> })
+const nullableKey = <S extends Schema.Schema.All>(s: S) => Schema.optionalWith(s, { default: () => null as Schema.Schema.Type<S> })
 
 /** "male"/"female", also 男/女. */
 const Gender = Schema.transform(

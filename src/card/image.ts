@@ -2,6 +2,7 @@
 // PNG that the AI and OCR parsers read (upright, bounded size, greyscale, contrast stretched).
 import { Data } from "effect"
 import sharp from "sharp"
+
 import { errorMessage } from "../domain/text.js"
 
 export { md5Hex } from "../domain/signing.js"
@@ -42,8 +43,7 @@ const PNG_MAGIC = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a] as const
 const isPngMagic = (b: Uint8Array): boolean => b.length >= 8 && PNG_MAGIC.every((v, i) => b[i] === v)
 
 /** The type the first bytes announce (magic numbers only, no decoding); null for anything else. */
-export const sniffImageType = (bytes: Uint8Array): ImageType | null =>
-  isJpegMagic(bytes) ? "jpeg" : isPngMagic(bytes) ? "png" : null
+export const sniffImageType = (bytes: Uint8Array): ImageType | null => isJpegMagic(bytes) ? "jpeg" : isPngMagic(bytes) ? "png" : null
 
 /** Header only (nothing is decoded), so no pixel limit: a huge image is still a PNG, refused later. */
 const readMetadata = (bytes: Uint8Array): Promise<sharp.Metadata | null> =>
@@ -129,7 +129,6 @@ export const estimateTextHeight = (pixels: Uint8Array, width: number, height: nu
   return bands[Math.floor(bands.length / 2)]!
 }
 
-
 /**
  * Table rules and borders erased from a greyscale image (one byte per pixel): every horizontal or
  * vertical run of ink at least `minRun` px long (default: 120 px or 6% of the longest side,
@@ -161,7 +160,7 @@ export const removeRuledLines = (
       const ink = y < height && pixels[y * width + x]! < INK
       if (ink && start < 0) start = y
       else if (!ink && start >= 0) {
-        if (y - start >= minRun) for (let k = start; k < y; k++) erase[k * width + x] = 1
+        if (y - start >= minRun) { for (let k = start; k < y; k++) erase[k * width + x] = 1 }
         start = -1
       }
     }

@@ -1,14 +1,16 @@
 // OCR of card images with tesseract.js: one lazily created, reused pool of workers (a scheduler)
 // reading Simplified Chinese + English from the local @tesseract.js-data packages, never a CDN.
-import { Context, Duration, Effect, Layer } from "effect"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as zlib from "node:zlib"
+
+import { Context, Duration, Effect, Layer } from "effect"
 import Tesseract from "tesseract.js"
-import { CardParseError, ParserUnavailable } from "./types.js"
+
 import { errorMessage } from "../domain/text.js"
+import { CardParseError, ParserUnavailable } from "./types.js"
 
 export const OCR_LANGUAGES = ["chi_sim", "eng"] as const
 export type OcrLanguage = (typeof OCR_LANGUAGES)[number]

@@ -9,8 +9,21 @@ import { type CardRequirementTags, type Confidence, emptyParsedCard, PARSED_CARD
 // Labels
 
 type Field =
-  | "name" | "gender" | "age" | "height" | "weight" | "education" | "occupation" | "workplace"
-  | "income" | "marital" | "nativePlace" | "phone" | "selfIntro" | "requirement" | "other"
+  | "name"
+  | "gender"
+  | "age"
+  | "height"
+  | "weight"
+  | "education"
+  | "occupation"
+  | "workplace"
+  | "income"
+  | "marital"
+  | "nativePlace"
+  | "phone"
+  | "selfIntro"
+  | "requirement"
+  | "other"
 
 /** Free-text fields run over several lines, until a label opens a line (see splitFields). */
 const FREE_FIELDS: ReadonlySet<Field> = new Set(["selfIntro", "requirement"])
@@ -49,9 +62,35 @@ const LABELS: ReadonlyArray<LabelDef> = [
   ...defs(
     "other",
     [
-      "星座", "属相", "生肖", "出生年月", "出生日期", "出生", "生日", "现居地", "现居", "居住地", "住址",
-      "房产", "车辆", "房车", "住房", "兴趣爱好", "爱好", "家庭情况", "家庭成员", "子女情况", "子女",
-      "血型", "编号", "红娘", "QQ", "邮箱", "宗教", "信仰", "性格"
+      "星座",
+      "属相",
+      "生肖",
+      "出生年月",
+      "出生日期",
+      "出生",
+      "生日",
+      "现居地",
+      "现居",
+      "居住地",
+      "住址",
+      "房产",
+      "车辆",
+      "房车",
+      "住房",
+      "兴趣爱好",
+      "爱好",
+      "家庭情况",
+      "家庭成员",
+      "子女情况",
+      "子女",
+      "血型",
+      "编号",
+      "红娘",
+      "QQ",
+      "邮箱",
+      "宗教",
+      "信仰",
+      "性格"
     ],
     ["微信", "民族"]
   )
@@ -79,7 +118,9 @@ const FUZZY_LABELS: ReadonlyMap<string, LabelDef> = new Map(
   })
 )
 const FUZZY_LABEL_RE = new RegExp(
-  `(${[...new Set([...FUZZY_LABELS.keys()].map((k) => k.split("\0").map(escapeRegExp).join("\\p{Script=Han}")))].join("|")})(\\s*${COLON}+)`,
+  `(${
+    [...new Set([...FUZZY_LABELS.keys()].map((k) => k.split("\0").map(escapeRegExp).join("\\p{Script=Han}")))].join("|")
+  })(\\s*${COLON}+)`,
   "gu"
 )
 const fuzzyLabel = (text: string): LabelDef | null => {
@@ -92,7 +133,7 @@ const fuzzyLabel = (text: string): LabelDef | null => {
 }
 
 /** Noise before the first word of a line: rules, bullets, brackets tesseract reads from borders. */
-const LEADING_NOISE = /^[\s|_\-=·•*#>»«<\[\]【】()（）'"“”‘’`~.,。、:;!]*/
+const LEADING_NOISE = /^[\s|_\-=·•*#>»«<[\]【】()（）'"“”‘’`~.,。、:;!]*/
 
 // ---------------------------------------------------------------------------------------------
 // Text clean-up
@@ -115,12 +156,11 @@ const cleanLine = (line: string): string =>
     .trim()
 
 /** The lines of an OCR text, cleaned; empty lines dropped. */
-const cleanLines = (text: string): Array<string> =>
-  text.split(/\r?\n|\r/).map(cleanLine).filter((l) => l.length > 0)
+const cleanLines = (text: string): Array<string> => text.split(/\r?\n|\r/).map(cleanLine).filter((l) => l.length > 0)
 
 /** A value without the noise around it. */
 const trimValue = (s: string): string =>
-  s.replace(/^[\s|_\-=·•*#>»«<\[\]【】'"“”‘’`:;,.。、!]+/u, "").replace(/[\s|_\-=·•*#>»«<\[\]【】'"“”‘’`:;,、]+$/u, "")
+  s.replace(/^[\s|_\-=·•*#>»«<[\]【】'"“”‘’`:;,.。、!]+/u, "").replace(/[\s|_\-=·•*#>»«<[\]【】'"“”‘’`:;,、]+$/u, "")
 
 /** Joins wrapped lines of free text: no space between CJK text, one between Latin words. */
 const joinLines = (parts: ReadonlyArray<string>): string => {
@@ -385,8 +425,7 @@ interface Place {
   readonly code: string
 }
 
-const shortName = (name: string): string =>
-  name.replace(/(?:省|市|地区|盟|特别行政区|壮族自治区|回族自治区|维吾尔自治区|自治区)$/, "")
+const shortName = (name: string): string => name.replace(/(?:省|市|地区|盟|特别行政区|壮族自治区|回族自治区|维吾尔自治区|自治区)$/, "")
 
 /** Provinces and prefecture-level cities by short name (`湖南`, `长沙`), longest names first. */
 const PLACES: ReadonlyArray<Place> = (() => {
@@ -606,8 +645,7 @@ export const parseCardText = (text: string): ParsedCard => {
 }
 
 /** How many of the card's fields were recognised (non-null). */
-export const recognisedFieldCount = (parsed: ParsedCard): number =>
-  PARSED_CARD_KEYS.filter((k) => parsed[k] !== null).length
+export const recognisedFieldCount = (parsed: ParsedCard): number => PARSED_CARD_KEYS.filter((k) => parsed[k] !== null).length
 
 /** high: name, gender and age and at least 5 fields; medium: name and gender; low otherwise. */
 export const confidenceOf = (parsed: ParsedCard): Confidence => {

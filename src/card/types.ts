@@ -9,8 +9,21 @@ export type { CardRequirementTags, ParsedCard } from "../domain/card.js"
 
 /** The ParsedCard keys, in a stable order (used by the AI prompt and by confidence counting). */
 export const PARSED_CARD_KEYS = [
-  "name", "gender", "age", "height", "education", "occupation", "incomeAmount", "reqIncomeAmount",
-  "selfIntro", "requirement", "requirementTags", "weight", "maritalStatus", "nativePlace", "phone",
+  "name",
+  "gender",
+  "age",
+  "height",
+  "education",
+  "occupation",
+  "incomeAmount",
+  "reqIncomeAmount",
+  "selfIntro",
+  "requirement",
+  "requirementTags",
+  "weight",
+  "maritalStatus",
+  "nativePlace",
+  "phone",
   "workplace"
 ] as const satisfies ReadonlyArray<keyof ParsedCard>
 

@@ -50,7 +50,16 @@ const UNIT_FACTOR: Readonly<Record<string, number>> = { 万: 10_000, w: 10_000, 
 
 /** Chinese numerals accepted before a unit (`十万`, `二十万`, `五千`, `两万`). */
 const CN_DIGITS: Readonly<Record<string, number>> = {
-  一: 1, 二: 2, 两: 2, 三: 3, 四: 4, 五: 5, 六: 6, 七: 7, 八: 8, 九: 9
+  一: 1,
+  二: 2,
+  两: 2,
+  三: 3,
+  四: 4,
+  五: 5,
+  六: 6,
+  七: 7,
+  八: 8,
+  九: 9
 }
 const CN_NUMBER_BEFORE_UNIT = /([一二两三四五六七八九]?十[一二三四五六七八九]?|[一二两三四五六七八九])(?=万|千)/g
 

@@ -1,6 +1,7 @@
 // Validation issues as clients see them: one entry per path. A union (a literal set, a nullable
 // field) fails once per member; those are folded into one readable message.
 import { ParseResult } from "effect"
+
 import { clip } from "./text.js"
 
 export interface Issue {
@@ -55,4 +56,6 @@ export const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
 
 /** A decode failure as client issues: every path rendered, messages clipped, one entry per path. */
 export const issuesOfParseError = (error: ParseResult.ParseError, emptyPath: string): ReadonlyArray<Issue> =>
-  mergeIssues(ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || emptyPath, message: clip(i.message) })))
+  mergeIssues(
+    ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || emptyPath, message: clip(i.message) }))
+  )

@@ -2,7 +2,17 @@
 // enable/disable, a JSON object of the changed fields for update; no entry when nothing changes.
 
 export interface LogEntry {
-  readonly action: "create" | "update" | "enable" | "disable" | "delete" | "associate" | "disassociate" | "transfer_in" | "transfer_out" | "transfer_admin"
+  readonly action:
+    | "create"
+    | "update"
+    | "enable"
+    | "disable"
+    | "delete"
+    | "associate"
+    | "disassociate"
+    | "transfer_in"
+    | "transfer_out"
+    | "transfer_admin"
   readonly target_type?: string | null
   readonly target_id?: number | null
   readonly from_value?: string | null

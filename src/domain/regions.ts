@@ -77,11 +77,62 @@ const AUTONOMOUS_SHORT: ReadonlyMap<string, string> = new Map([
  * (`广西壮族自治区`, `恩施土家族苗族自治州`, `伊犁哈萨克自治州`), plus `各` (`龙胜各族自治县`).
  */
 const ETHNIC_GROUPS: ReadonlyArray<string> = [
-  "蒙古", "回", "藏", "维吾尔", "苗", "彝", "壮", "布依", "朝鲜", "满", "侗", "瑶", "白", "土家",
-  "哈尼", "哈萨克", "傣", "黎", "傈僳", "佤", "畲", "高山", "拉祜", "水", "东乡", "纳西", "景颇",
-  "柯尔克孜", "土", "达斡尔", "仫佬", "羌", "布朗", "撒拉", "毛南", "仡佬", "锡伯", "阿昌", "普米",
-  "塔吉克", "怒", "乌孜别克", "俄罗斯", "鄂温克", "德昂", "保安", "裕固", "京", "塔塔尔", "独龙",
-  "鄂伦春", "赫哲", "门巴", "珞巴", "基诺", "各"
+  "蒙古",
+  "回",
+  "藏",
+  "维吾尔",
+  "苗",
+  "彝",
+  "壮",
+  "布依",
+  "朝鲜",
+  "满",
+  "侗",
+  "瑶",
+  "白",
+  "土家",
+  "哈尼",
+  "哈萨克",
+  "傣",
+  "黎",
+  "傈僳",
+  "佤",
+  "畲",
+  "高山",
+  "拉祜",
+  "水",
+  "东乡",
+  "纳西",
+  "景颇",
+  "柯尔克孜",
+  "土",
+  "达斡尔",
+  "仫佬",
+  "羌",
+  "布朗",
+  "撒拉",
+  "毛南",
+  "仡佬",
+  "锡伯",
+  "阿昌",
+  "普米",
+  "塔吉克",
+  "怒",
+  "乌孜别克",
+  "俄罗斯",
+  "鄂温克",
+  "德昂",
+  "保安",
+  "裕固",
+  "京",
+  "塔塔尔",
+  "独龙",
+  "鄂伦春",
+  "赫哲",
+  "门巴",
+  "珞巴",
+  "基诺",
+  "各"
 ]
 
 // Multi-character names also appear without 族 (`博尔塔拉蒙古自治州`); one-character names need
@@ -125,8 +176,7 @@ const shortNames = (name: string): ReadonlyArray<string> => {
 }
 
 /** Cities that only group districts or counties (`市辖区`, `县`, `省直辖县级行政区划`): no name. */
-const isPlaceholderCity = (name: string): boolean =>
-  name === "市辖区" || name === "县" || name.endsWith("直辖县级行政区划")
+const isPlaceholderCity = (name: string): boolean => name === "市辖区" || name === "县" || name.endsWith("直辖县级行政区划")
 
 /** Statistical zones (经济技术开发区 …) carry x7 in the county digits: not GB/T 2260 divisions. */
 const isStatisticalZone = (code: string): boolean => code.length === 6 && code[4] === "7"
@@ -156,8 +206,7 @@ for (const c of CITIES) if (!isPlaceholderCity(c.name)) addUnit(c, 2)
 for (const a of AREAS) if (!isStatisticalZone(a.code)) addUnit(a, 3)
 for (const lengths of lengthsByFirstChar.values()) lengths.sort((a, b) => b - a)
 
-const isDescendant = (unit: Unit, ancestor: Unit): boolean =>
-  unit.level > ancestor.level && unit.raw.startsWith(ancestor.raw)
+const isDescendant = (unit: Unit, ancestor: Unit): boolean => unit.level > ancestor.level && unit.raw.startsWith(ancestor.raw)
 
 /** Municipalities (北京, 天津, 上海, 重庆): provinces whose cities are only placeholders. */
 const municipalities: ReadonlySet<string> = new Set(
@@ -170,8 +219,7 @@ const municipalities: ReadonlySet<string> = new Set(
  * How prominent a unit's name is: province 1, city 2, district or county 3 — except that a
  * district of a municipality ranks with cities (`上海浦东` reads like `广东深圳`).
  */
-const rank = (unit: Unit): number =>
-  unit.level === 3 && municipalities.has(unit.raw.slice(0, 2)) ? 2 : unit.level
+const rank = (unit: Unit): number => unit.level === 3 && municipalities.has(unit.raw.slice(0, 2)) ? 2 : unit.level
 
 interface Parse {
   readonly unit: Unit
@@ -218,8 +266,7 @@ const choose = (parses: ReadonlyArray<Parse>): Unit | null => {
 const SEPARATORS = /[、,，;；/\s]+/u
 
 /** The places of a text, in order, without empty pieces. */
-export const splitPlaces = (text: string): ReadonlyArray<string> =>
-  text.split(SEPARATORS).filter((p) => p.length > 0)
+export const splitPlaces = (text: string): ReadonlyArray<string> => text.split(SEPARATORS).filter((p) => p.length > 0)
 
 /** The 6-digit code of one place, the most specific unit it names; null if unknown or ambiguous. */
 export const placeCode = (place: string): string | null => {

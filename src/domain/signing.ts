@@ -1,6 +1,7 @@
 // Request signing of DECISIONS.md §2: the canonical string and its HMAC, shared by the server's
 // verifier and the integrators' client so both compute byte-identical strings.
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
+
 import { percentDecodeBytes } from "./text.js"
 
 /** RFC 3986 encoding of bytes: only A-Z a-z 0-9 - _ . ~ stay, every other byte is %XX (upper hex). */

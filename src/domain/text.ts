@@ -123,7 +123,8 @@ export const jsonTextIssues = (
     }
     if (Array.isArray(v)) {
       // Batch items are checked for text one by one (a bad item fails only itself); depth still counts.
-      const itemText = text && !(depth === 1 && options.skipItemsOf !== undefined && path === renderKey(options.prefix ?? "", options.skipItemsOf))
+      const itemText = text &&
+        !(depth === 1 && options.skipItemsOf !== undefined && path === renderKey(options.prefix ?? "", options.skipItemsOf))
       v.forEach((item, i) => visit(item, `${path}[${i}]`, depth + 1, itemText))
       return
     }

@@ -1,11 +1,13 @@
 // The one place where every response takes its final shape (DECISIONS §1): the body is read once
 // within its size limit, every failure and defect becomes an error envelope, and every response
 // gets X-Request-Id, the rate-limit headers and, for masking clients, masked data.
+import { randomUUID } from "node:crypto"
+import type { IncomingMessage } from "node:http"
+
 import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
 import { Cause, Clock, Effect, Option, Schema } from "effect"
-import { randomUUID } from "node:crypto"
-import type { IncomingMessage } from "node:http"
+
 import { OpenApiDef } from "../../schema/Api.js"
 import {
   AnyErrorEnvelope,
@@ -20,9 +22,9 @@ import {
 } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { mergeIssues, renderPath } from "../domain/issues.js"
+import { maskDeep } from "../domain/masking.js"
 import { clip } from "../domain/text.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
-import { maskDeep } from "../domain/masking.js"
 import { RequestState, type RequestStateShape } from "./RequestState.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -105,8 +107,7 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 
 /** The app_key a request sent, as far as it is fit for a log line (an unauthenticated request too). */
-const sentAppKey = (value: string | undefined): string | null =>
-  value === undefined || value === "" ? null : clip(value, 64)
+const sentAppKey = (value: string | undefined): string | null => value === undefined || value === "" ? null : clip(value, 64)
 
 export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.unsafeJson(encodeError(error), {
@@ -153,9 +154,13 @@ const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effe
   if (HttpServerError.isServerError(err) && err._tag === "RouteNotFound") {
     return Effect.succeed(new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" }))
   }
-  if (typeof err === "object" && err !== null && "_tag" in err && err._tag === "MultipartError" && "reason" in err &&
-    (err.reason === "FileTooLarge" || err.reason === "BodyTooLarge")) {
-    return Effect.succeed(new PayloadTooLarge({ error: "payload_too_large", message: "uploaded file is too large", limit: 10 * 1024 * 1024 }))
+  if (
+    typeof err === "object" && err !== null && "_tag" in err && err._tag === "MultipartError" && "reason" in err &&
+    (err.reason === "FileTooLarge" || err.reason === "BodyTooLarge")
+  ) {
+    return Effect.succeed(
+      new PayloadTooLarge({ error: "payload_too_large", message: "uploaded file is too large", limit: 10 * 1024 * 1024 })
+    )
   }
   return Effect.as(
     Effect.logError("request failed with a defect", Cause.pretty(cause)).pipe(Effect.annotateLogs({ request_id: requestId })),

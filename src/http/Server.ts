@@ -2,6 +2,7 @@
 // edge, the OpenAPI document and the offline docs page.
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
 import { Layer } from "effect"
+
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { EdgeLive } from "./Edge.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"

@@ -2,12 +2,13 @@
 // per-client rate limit, checks the endpoint's permission and the body's media type.
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
 import { Clock, Effect, Layer } from "effect"
+
 import { Signed } from "../../schema/Auth.js"
 import { BadRequest, Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
-import { ReplayRepo } from "../repos/ReplayRepo.js"
 import { splitUrl } from "../domain/signing.js"
 import { clip, decodeUtf8, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
+import { ReplayRepo } from "../repos/ReplayRepo.js"
 import { RequestState } from "./RequestState.js"
 import { routeKey, ROUTES } from "./routes.js"
 
@@ -80,7 +81,10 @@ export const SignedLive = Layer.effect(
         try {
           parsed = JSON.parse(text)
         } catch (e) {
-          return yield* BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }], "malformed JSON body")
+          return yield* BadRequest.invalid(
+            [{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }],
+            "malformed JSON body"
+          )
         }
         if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
           return yield* BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")

@@ -56,8 +56,7 @@ export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, BadRequ
     : Effect.succeed(upload.file)
 
 /** Decoding issues as clients see them: one per path, `overrides.age` style. */
-const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<Issue> =>
-  issuesOfParseError(error, "")
+const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<Issue> => issuesOfParseError(error, "")
 
 /** Decodes the form's text fields with a schema of them; every issue is reported (400 invalid_parameter). */
 export const decodeFields = <A, I, R>(schema: Schema.Schema<A, I, R>) => {

@@ -2,6 +2,7 @@
 // requires and the body kind it accepts (for 415), keyed by router method and path.
 import { HttpApi, HttpApiSchema } from "@effect/platform"
 import { Context, Option } from "effect"
+
 import { OpenApiDef } from "../../schema/Api.js"
 import { ItemwiseField, type Permission, RequiredPermission } from "../../schema/Common.js"
 

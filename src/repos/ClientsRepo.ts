@@ -2,6 +2,7 @@
 // schema at the boundary.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "./OutboxRepo.js"
 import { Instant, IsoTimestamp } from "./rows.js"

@@ -1,6 +1,7 @@
 // Companies: the only SQL over `companies`. Rows are decoded by their schema at the boundary.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+
 import { pageOf } from "../../schema/Common.js"
 import {
   Company,

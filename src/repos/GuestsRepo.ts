@@ -2,6 +2,7 @@
 // decoded by their schema at the boundary; a write encodes the guest's state into its columns.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+
 import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
 import type { GuestState } from "../domain/guest.js"

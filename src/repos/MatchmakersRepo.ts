@@ -2,6 +2,7 @@
 // are decoded by their schema at the boundary.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+
 import { pageOf } from "../../schema/Common.js"
 import {
   type CertLevel,
@@ -46,7 +47,9 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
     // matchmaker; group = both members of one group. Deleted accounts and groups never count.
     const directReach = (account: number | undefined) =>
       sql`EXISTS (SELECT 1 FROM work_wechat_associations a JOIN work_wechats w ON w.id = a.work_wechat_id AND w.deleted_at IS NULL
-        WHERE a.target_type = 'matchmaker' AND a.target_id = m.id ${account === undefined ? sql`` : sql`AND a.work_wechat_id = ${account}`})`
+        WHERE a.target_type = 'matchmaker' AND a.target_id = m.id ${
+        account === undefined ? sql`` : sql`AND a.work_wechat_id = ${account}`
+      })`
     const groupReach = (account: number | undefined) =>
       sql`EXISTS (SELECT 1 FROM work_group_matchmakers gm
         JOIN work_groups g ON g.id = gm.work_group_id AND g.deleted_at IS NULL
@@ -54,7 +57,11 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
         JOIN work_wechats w ON w.id = gw.work_wechat_id AND w.deleted_at IS NULL
         WHERE gm.matchmaker_id = m.id ${account === undefined ? sql`` : sql`AND gw.work_wechat_id = ${account}`})`
     const reach = (scope: Scope, account: number | undefined) =>
-      scope === "direct" ? directReach(account) : scope === "group" ? groupReach(account) : sql`(${directReach(account)} OR ${groupReach(account)})`
+      scope === "direct"
+        ? directReach(account)
+        : scope === "group"
+        ? groupReach(account)
+        : sql`(${directReach(account)} OR ${groupReach(account)})`
     const inGroups = (groupNos: ReadonlyArray<string>) =>
       sql`EXISTS (SELECT 1 FROM work_group_matchmakers gm JOIN work_groups g ON g.id = gm.work_group_id AND g.deleted_at IS NULL
         WHERE gm.matchmaker_id = m.id AND g.group_no IN ${sql.in(groupNos.length ? groupNos : [""])} AND g.group_no <> '')`

@@ -1,8 +1,10 @@
 // The events outbox: an event is inserted by the same transaction as the change that caused it,
 // so it exists exactly when the change committed. The webhook dispatcher reads it in id order.
+import { randomBytes } from "node:crypto"
+
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { randomBytes } from "node:crypto"
+
 import { Permission } from "../../schema/Common.js"
 import { Instant } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"

@@ -1,6 +1,7 @@
 // Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
+
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 

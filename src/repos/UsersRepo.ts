@@ -1,6 +1,7 @@
 // Platform users (memberships, work-account attribution): the only SQL over `users`.
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+
 import { sqlEdge } from "./sqlHelpers.js"
 
 /** A `users` row as selected by COLUMNS. */

@@ -2,6 +2,7 @@
 // (a column that changes type fails there, loudly, instead of reaching a client), and instants
 // become text in the platform time zone through one transform.
 import { Effect, ParseResult, Schema } from "effect"
+
 import { PlatformTimeZone } from "../Config.js"
 import { formatDate, formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
 

@@ -3,6 +3,7 @@
 // error it means, anything else a defect); LIKE patterns and page windows.
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Cause, Effect, ParseResult } from "effect"
+
 import { ServiceUnavailable } from "../../schema/Errors.js"
 
 /** `%text%` with LIKE's own wildcards escaped, for a case-insensitive substring match. */
@@ -49,16 +50,16 @@ export const sqlEdge = <A, E, R>(
  * A unique violation that means a domain error (a duplicate value a client sent): the constraint
  * names map to the errors they mean. Apply before `sqlEdge`.
  */
-export const onUniqueViolation = <E2>(errors: Readonly<Record<string, () => E2>>) =>
-<A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
-  Effect.catchIf(
-    self,
-    (error): error is E => {
-      const constraint = violatedConstraint(error)
-      return constraint !== undefined && constraint in errors
-    },
-    (error) => Effect.fail(errors[violatedConstraint(error)!]!())
-  )
+export const onUniqueViolation =
+  <E2>(errors: Readonly<Record<string, () => E2>>) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | E2, R> =>
+    Effect.catchIf(
+      self,
+      (error): error is E => {
+        const constraint = violatedConstraint(error)
+        return constraint !== undefined && constraint in errors
+      },
+      (error) => Effect.fail(errors[violatedConstraint(error)!]!())
+    )
 
 /** The one way services run a unit of work atomically; BEGIN/COMMIT failures pass the same edge. */
 export class Transaction extends Effect.Service<Transaction>()("Sql/Transaction", {
@@ -102,7 +103,8 @@ const CONNECTION_CODES = new Set([
   "08004",
   "08006"
 ])
-const CONNECTION_MESSAGES = /connection terminated|timeout exceeded when trying to connect|not queryable|connection refused|server closed the connection/i
+const CONNECTION_MESSAGES =
+  /connection terminated|timeout exceeded when trying to connect|not queryable|connection refused|server closed the connection/i
 
 const causes = function*(error: unknown): Generator<{ readonly code?: unknown; readonly message?: unknown }> {
   let current: unknown = error

@@ -1,11 +1,13 @@
 // Operator-side management of API clients (DECISIONS §3): credentials, permissions, masking,
 // rate limits and webhook settings. Used by the admin command line and the tests.
-import { Clock, Data, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
+
+import { Clock, Data, Effect, Option } from "effect"
+
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
 import { formatIso } from "../domain/time.js"
-import { SecretBox } from "../auth/SecretBox.js"
 import { type ClientChange, type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { EventType } from "../repos/OutboxRepo.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
@@ -121,8 +123,7 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
         return summary(yield* mustUpdate(appKey, { permissions: row.permissions.filter((p) => !drop.has(p)) }))
       })
 
-    const setStatus = (appKey: string, status: "active" | "disabled") =>
-      Effect.map(mustUpdate(appKey, { status }), summary)
+    const setStatus = (appKey: string, status: "active" | "disabled") => Effect.map(mustUpdate(appKey, { status }), summary)
 
     const setMasking = (appKey: string, masking: boolean) => Effect.map(mustUpdate(appKey, { masking }), summary)
 
@@ -147,10 +148,12 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
         return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
       })
 
-    const webhook = (appKey: string, options:
-      | { readonly _tag: "Set"; readonly url: string; readonly events: ReadonlyArray<string> }
-      | { readonly _tag: "Off" }
-      | { readonly _tag: "RotateSecret" }
+    const webhook = (
+      appKey: string,
+      options:
+        | { readonly _tag: "Set"; readonly url: string; readonly events: ReadonlyArray<string> }
+        | { readonly _tag: "Off" }
+        | { readonly _tag: "RotateSecret" }
     ) =>
       Effect.gen(function*() {
         const row = yield* mustFind(appKey)
@@ -174,7 +177,9 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
             const unknown = options.events.filter((e) => !isEventType(e))
             if (options.events.length === 0 || unknown.length > 0) {
               return yield* new ClientCommandError({
-                message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`
+                message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${
+                  unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""
+                }`
               })
             }
             const secret = row.webhook_secret_enc === null ? newWebhookSecret() : box.open(row.webhook_secret_enc)

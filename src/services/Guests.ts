@@ -2,6 +2,7 @@
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
 // counters and records its event in the same transaction.
 import { Effect, Either, Schema } from "effect"
+
 import { BadRequest, type Issue, NotFound } from "../../schema/Errors.js"
 import {
   type BatchOutcome,
@@ -15,8 +16,8 @@ import {
 } from "../../schema/Guests.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
 import { issuesOfParseError } from "../domain/issues.js"
-import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { jsonTextIssues } from "../domain/text.js"
+import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { pickSent, someOrNotFound } from "./common.js"
@@ -27,8 +28,7 @@ const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Ei
   if (textIssues.length > 0) return Either.left(textIssues.map((i) => (i.path === "body" ? { ...i, path: "item" } : i)))
   return Either.mapLeft(
     Schema.decodeUnknownEither(schema, { errors: "all" })(item),
-    (error) =>
-      issuesOfParseError(error, "item")
+    (error) => issuesOfParseError(error, "item")
   )
 }
 
@@ -55,7 +55,9 @@ const outcome = (results: ReadonlyArray<BatchResult>): BatchOutcome => ({
   results: [...results].sort((a, b) => a.index - b.index)
 })
 
-const createdEvent = (g: { id: number; name: string; gender: string; company_id: number; matchmaker_id: number | null; status: string }) => ({
+const createdEvent = (
+  g: { id: number; name: string; gender: string; company_id: number; matchmaker_id: number | null; status: string }
+) => ({
   guest_id: g.id,
   name: g.name,
   gender: g.gender,
@@ -145,7 +147,9 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
 
     const checkBatchSize = (items: ReadonlyArray<unknown>) =>
       items.length > GUEST_BATCH_MAX
-        ? Effect.fail(new BadRequest({ error: "batch_too_large", message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` }))
+        ? Effect.fail(
+          new BadRequest({ error: "batch_too_large", message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` })
+        )
         : Effect.void
 
     const batchCreate = (items: ReadonlyArray<unknown>) =>
@@ -159,12 +163,16 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
           else valid.push({ index, input: decoded.right })
         })
         const companies = yield* repo.existingIds("companies", valid.map((v) => v.input.company_id))
-        const matchmakers = yield* repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : [])))
+        const matchmakers = yield* repo.existingIds(
+          "matchmakers",
+          valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
+        )
         const accepted: Array<{ index: number; state: GuestState }> = []
         for (const { index, input } of valid) {
           if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
-          else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
-          else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
+          else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) {
+            results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
+          } else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
         }
         yield* tx.run(Effect.gen(function*() {
           const deltas = new Map<number, number>()
@@ -192,15 +200,27 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
             ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
             : []
           if (unsupported.length > 0) {
-            results.push(invalidItem(index, unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })), itemId))
+            results.push(
+              invalidItem(
+                index,
+                unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })),
+                itemId
+              )
+            )
             return
           }
           const decoded = decodeItem(GuestBatchUpdateItem, item)
           if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left, itemId))
           else valid.push({ index, input: decoded.right })
         })
-        const companies = yield* repo.existingIds("companies", valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : [])))
-        const matchmakers = yield* repo.existingIds("matchmakers", valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : [])))
+        const companies = yield* repo.existingIds(
+          "companies",
+          valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : []))
+        )
+        const matchmakers = yield* repo.existingIds(
+          "matchmakers",
+          valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
+        )
         yield* tx.run(Effect.gen(function*() {
           const states = yield* repo.lockStates(valid.map((v) => v.input.id))
           const deltas = new Map<number, number>()
@@ -209,9 +229,11 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
             const { id, ...change } = input
             const current = states.get(id)
             if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
-            else if (change.company_id !== undefined && !companies.has(change.company_id)) results.push(notFoundItem(index, "company", change.company_id, id))
-            else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
-            else {
+            else if (change.company_id !== undefined && !companies.has(change.company_id)) {
+              results.push(notFoundItem(index, "company", change.company_id, id))
+            } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {
+              results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
+            } else {
               const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
               yield* repo.update(id, next)
               counterDelta(deltas, current, next)

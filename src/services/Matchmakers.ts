@@ -1,10 +1,11 @@
 // Matchmaker use cases (SPEC §4.1): create, read, update, list and the id sync list. Status and
 // certification are the operator's (DECISIONS §5).
 import { Effect } from "effect"
+
 import type { CertLevel, MatchmakerCreate, MatchmakerIdsParams, MatchmakerListParams, MatchmakerUpdate } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
-import { Companies } from "./Companies.js"
 import { pickSent, someOrNotFound } from "./common.js"
+import { Companies } from "./Companies.js"
 
 export class Matchmakers extends Effect.Service<Matchmakers>()("Matchmakers/Service", {
   dependencies: [MatchmakersRepo.Default, Companies.Default],

@@ -1,11 +1,12 @@
 // Small pieces every service uses: 404 for a missing record, and the "fields sent" answer of PUTs.
 import { Effect, Option } from "effect"
+
 import { NotFound, type ResourceName } from "../../schema/Errors.js"
 
 /** Unwraps a found record or fails with 404 `not_found` naming the resource. */
-export const someOrNotFound = (resource: ResourceName, id: number) =>
-<A, E, R>(self: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<A, E | NotFound, R> =>
-  Effect.flatMap(self, (o) => Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(NotFound.of(resource, id)))
+export const someOrNotFound =
+  (resource: ResourceName, id: number) => <A, E, R>(self: Effect.Effect<Option.Option<A>, E, R>): Effect.Effect<A, E | NotFound, R> =>
+    Effect.flatMap(self, (o) => Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(NotFound.of(resource, id)))
 
 /** A PUT answers with the fields that were sent, with their stored values (DECISIONS §1). */
 export const pickSent = <T extends object>(stored: T, sent: object): Partial<T> => {

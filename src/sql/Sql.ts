@@ -1,11 +1,12 @@
 // The PostgreSQL client (from DATABASE_URL) and the migrator, shared by the API, the job daemon,
 // the admin command line and the tests.
+import { fileURLToPath } from "node:url"
+
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Config, Effect, Layer, Redacted } from "effect"
-import { fileURLToPath } from "node:url"
+import { Config, Effect, Layer, type Redacted } from "effect"
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url))
 

@@ -11,8 +11,8 @@ import * as path from "node:path"
 import { LogLevel } from "effect"
 import { Client } from "pg"
 
-import { writeLog } from "../logging.js"
 import { errorMessage } from "../domain/text.js"
+import { writeLog } from "../logging.js"
 
 /** Optional detail of a log line: its level (default Info) and source (default "embedded-postgres"). */
 export interface LogFields {

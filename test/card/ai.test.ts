@@ -1,11 +1,13 @@
 // The AI parser with the real @anthropic-ai/sdk against a fake Messages API on 127.0.0.1, and the
 // combined CardParserLive: AI first, OCR (real tesseract.js) as the fallback, ParserUnavailable.
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Logger } from "effect"
+
 import { AI_INSTRUCTION, type AiConfig, extractJson, makeAiParser, parseAiAnswer } from "../../src/card/ai.js"
 import { CardParserLive, CardParserTest, imageErrorOf } from "../../src/card/CardParser.js"
 import { OCR_INSTALL_HINT } from "../../src/card/ocr.js"
@@ -96,15 +98,17 @@ describe("extractJson / parseAiAnswer", () => {
 
   it.effect("wrong shapes are CardParseError: a bad enum, a non-numeric number, an array", () =>
     Effect.gen(function*() {
-      for (const bad of [
-        JSON.stringify({ gender: "unknown" }),
-        JSON.stringify({ age: "二十八" }),
-        JSON.stringify({ education: "小学" }),
-        JSON.stringify({ requirementTags: { education_min: 9 } }),
-        "[1, 2, 3]",
-        "{not json}",
-        "sorry, I cannot read this card"
-      ]) {
+      for (
+        const bad of [
+          JSON.stringify({ gender: "unknown" }),
+          JSON.stringify({ age: "二十八" }),
+          JSON.stringify({ education: "小学" }),
+          JSON.stringify({ requirementTags: { education_min: 9 } }),
+          "[1, 2, 3]",
+          "{not json}",
+          "sorry, I cannot read this card"
+        ]
+      ) {
         const error = yield* Effect.flip(parseAiAnswer(bad))
         expect(error).toBeInstanceOf(CardParseError)
       }
@@ -120,10 +124,26 @@ describe("makeAiParser (real SDK, fake server)", () => {
       const parsed = yield* makeAiParser(aiConfig(fake.baseURL)).parse(png)
 
       expect(parsed).toMatchObject({
-        name: "李晓雯", gender: "female", age: 28, height: 165, weight: 52, education: "硕士", incomeAmount: 150_000,
-        reqIncomeAmount: 200_000, phone: "13800138000", maritalStatus: "未婚", confidence: "medium"
+        name: "李晓雯",
+        gender: "female",
+        age: 28,
+        height: 165,
+        weight: 52,
+        education: "硕士",
+        incomeAmount: 150_000,
+        reqIncomeAmount: 200_000,
+        phone: "13800138000",
+        maritalStatus: "未婚",
+        confidence: "medium"
       })
-      expect(parsed.requirementTags).toEqual({ age_min: 28, age_max: 35, height_min: 175, education_min: 3, locations: ["长沙"], has_house: 1 })
+      expect(parsed.requirementTags).toEqual({
+        age_min: 28,
+        age_max: 35,
+        height_min: 175,
+        education_min: 3,
+        locations: ["长沙"],
+        has_house: 1
+      })
 
       expect(fake.requests).toHaveLength(1)
       const req = fake.requests[0]!

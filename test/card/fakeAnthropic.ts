@@ -1,8 +1,9 @@
 // A fake Anthropic Messages API on 127.0.0.1 (random port) for tests: the real SDK talks to it
 // through `baseURL`, so nothing reaches the real API. Answers are set per test.
-import { Effect } from "effect"
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
+
+import { Effect } from "effect"
 
 export interface RecordedRequest {
   readonly method: string

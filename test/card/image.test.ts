@@ -1,9 +1,11 @@
 // Card image helpers: type by content, EXIF orientation, size bounds, pixel limit, ruled lines.
-import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+
+import { describe, expect, it } from "@effect/vitest"
 import sharp from "sharp"
+
 import {
   detectImageType,
   estimateTextHeight,
@@ -168,17 +170,23 @@ describe("normalizeForParsing", () => {
 describe("text height", () => {
   it("OCR images are rescaled so that lines of text are about OCR_TEXT_HEIGHT px tall", async () => {
     for (const name of ["card-clean.png", "card-photo.jpg", "card-table.png"]) {
-      const { data, info } = await sharp(await normalizeForParsing(fixture(name))).toColourspace("b-w").raw().toBuffer({ resolveWithObject: true })
+      const { data, info } = await sharp(await normalizeForParsing(fixture(name))).toColourspace("b-w").raw().toBuffer({
+        resolveWithObject: true
+      })
       const measured = estimateTextHeight(data, info.width, info.height)
       expect([name, Math.abs(measured! - OCR_TEXT_HEIGHT) <= 3]).toEqual([name, true])
     }
   })
 
   it("the estimate is the height of the lines of text (34 px type: about 32 px)", async () => {
-    const lines = Array.from({ length: 8 }, (_, i) =>
-      `<text x="40" y="${80 + i * 70}" font-family="sans-serif" font-size="34" fill="#000">HELLO WORLD 12345 ABCDEFG</text>`)
+    const lines = Array.from(
+      { length: 8 },
+      (_, i) => `<text x="40" y="${80 + i * 70}" font-family="sans-serif" font-size="34" fill="#000">HELLO WORLD 12345 ABCDEFG</text>`
+    )
     const svg = Buffer.from(
-      `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="640"><rect width="100%" height="100%" fill="#fff"/>${lines.join("")}</svg>`
+      `<svg xmlns="http://www.w3.org/2000/svg" width="800" height="640"><rect width="100%" height="100%" fill="#fff"/>${
+        lines.join("")
+      }</svg>`
     )
     const { data, info } = await sharp(svg).greyscale().raw().toBuffer({ resolveWithObject: true })
     const measured = estimateTextHeight(data, info.width, info.height)

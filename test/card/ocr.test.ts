@@ -1,21 +1,16 @@
 // OCR for real: the committed fixture cards go through normalisation, the tesseract.js pool and the
 // text rules, and their fields come back. One pool of 2 workers for the whole file.
-import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Logger } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as zlib from "node:zlib"
+
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect, Logger } from "effect"
+
 import { normalizeForParsing } from "../../src/card/image.js"
-import {
-  CardOcr,
-  checkLanguageData,
-  languageDataFiles,
-  OCR_INSTALL_HINT,
-  ocrLanguageDataAvailable,
-  OcrLive
-} from "../../src/card/ocr.js"
+import { CardOcr, checkLanguageData, languageDataFiles, OCR_INSTALL_HINT, ocrLanguageDataAvailable, OcrLive } from "../../src/card/ocr.js"
 import { parseCardText } from "../../src/card/rules.js"
 import { expected, type FixtureCard } from "../fixtures/cards/expected.js"
 

@@ -1,6 +1,7 @@
 // Card text rules: OCR text (with tesseract's spacing, colons and noise) → ParsedCard fields,
 // the partner requirement's tags, and the confidence of a result.
 import { describe, expect, it } from "@effect/vitest"
+
 import {
   confidenceOf,
   parseCardText,
@@ -20,8 +21,17 @@ const cards: ReadonlyArray<Case> = [
     "a typed card with full-width colons, one field per line",
     "姓名：李明\n性别：男\n年龄：30岁\n身高：175cm\n体重：70kg\n学历：本科\n职业：工程师\n年薪：30万\n婚姻状况：未婚\n籍贯：湖南长沙\n电话：13800138000",
     {
-      name: "李明", gender: "male", age: 30, height: 175, weight: 70, education: "本科", occupation: "工程师",
-      incomeAmount: 300_000, maritalStatus: "未婚", nativePlace: "湖南长沙", phone: "13800138000"
+      name: "李明",
+      gender: "male",
+      age: 30,
+      height: 175,
+      weight: 70,
+      education: "本科",
+      occupation: "工程师",
+      incomeAmount: 300_000,
+      maritalStatus: "未婚",
+      nativePlace: "湖南长沙",
+      phone: "13800138000"
     }
   ],
   [
@@ -38,8 +48,16 @@ const cards: ReadonlyArray<Case> = [
     "two fields on one line: the second label ends the first value",
     "姓 名 : 李 晓 雯 性 别 : 女\n年 龄 : 28 岁 身 高 : 165cm\n体 重 : 52 公 斤 学 历 : 硕 士 研 究 生\n职 业 : 中 学 教 师 婚 姻 状 况 : 未 婚\n年 薪 : 15 万 籍 贯 : 湖 南 长 沙",
     {
-      name: "李晓雯", gender: "female", age: 28, height: 165, weight: 52, education: "硕士", occupation: "中学教师",
-      maritalStatus: "未婚", incomeAmount: 150_000, nativePlace: "湖南长沙"
+      name: "李晓雯",
+      gender: "female",
+      age: 28,
+      height: 165,
+      weight: 52,
+      education: "硕士",
+      occupation: "中学教师",
+      maritalStatus: "未婚",
+      incomeAmount: 150_000,
+      nativePlace: "湖南长沙"
     }
   ],
   [
@@ -51,8 +69,16 @@ const cards: ReadonlyArray<Case> = [
     "labels without colons (table cells read as lines) are recognised",
     "单 身 嘉 宾 信 息 表\n姓 名 陈 思 远 性 别 男\n年 龄 35 身 高 172 厘 米\n体 重 70kg 学 历 博 士\n职 业 大 学 讲 师 婚 姻 丧 偶\n月 收 入 1.5 万 籍 贯 四 川 成 都",
     {
-      name: "陈思远", gender: "male", age: 35, height: 172, weight: 70, education: "博士", occupation: "大学讲师",
-      maritalStatus: "丧偶", incomeAmount: 180_000, nativePlace: "四川成都"
+      name: "陈思远",
+      gender: "male",
+      age: 35,
+      height: 172,
+      weight: 70,
+      education: "博士",
+      occupation: "大学讲师",
+      maritalStatus: "丧偶",
+      incomeAmount: 180_000,
+      nativePlace: "四川成都"
     }
   ],
   [
@@ -174,7 +200,10 @@ const cards: ReadonlyArray<Case> = [
     "requirement sub-labels with colons stay in the requirement when the guest's own field was read",
     "年龄：30岁\n身高：180cm\n择偶要求：\n年龄：25-28岁\n身高：160以上；学历：本科以上\n电话：13800138000",
     {
-      age: 30, height: 180, education: null, phone: "13800138000",
+      age: 30,
+      height: 180,
+      education: null,
+      phone: "13800138000",
       requirement: "年龄：25-28岁身高：160以上；学历：本科以上",
       requirementTags: { age_min: 25, age_max: 28, height_min: 160, education_min: 3 }
     }
@@ -265,25 +294,54 @@ describe("parseCardText", () => {
 
 describe("readers", () => {
   const heights: ReadonlyArray<readonly [string, number | null]> = [
-    ["175", 175], ["175cm", 175], ["175 CM", 175], ["175厘米", 175], ["175公分", 175], ["1.75米", 175],
-    ["1.75m", 175], ["1米75", 175], ["1米7", 170], ["172.5cm", 173], ["不详", null], ["75", null]
+    ["175", 175],
+    ["175cm", 175],
+    ["175 CM", 175],
+    ["175厘米", 175],
+    ["175公分", 175],
+    ["1.75米", 175],
+    ["1.75m", 175],
+    ["1米75", 175],
+    ["1米7", 170],
+    ["172.5cm", 173],
+    ["不详", null],
+    ["75", null]
   ]
   it("height: cm, 厘米, 公分, metres and 1米75 forms; out-of-range numbers are null", () => {
     for (const [text, cm] of heights) expect([text, readHeight(text)]).toEqual([text, cm])
   })
 
   const weights: ReadonlyArray<readonly [string, number | null]> = [
-    ["65kg", 65], ["65 KG", 65], ["65公斤", 65], ["65千克", 65], ["130斤", 65], ["125斤", 63], ["60", 60],
-    ["120", 60], ["5", null]
+    ["65kg", 65],
+    ["65 KG", 65],
+    ["65公斤", 65],
+    ["65千克", 65],
+    ["130斤", 65],
+    ["125斤", 63],
+    ["60", 60],
+    ["120", 60],
+    ["5", null]
   ]
   it("weight: kg, 公斤, 千克 and 斤 (÷2); a bare number above 100 is 斤", () => {
     for (const [text, kg] of weights) expect([text, readWeight(text)]).toEqual([text, kg])
   })
 
   const educations: ReadonlyArray<readonly [string, string | null]> = [
-    ["博士研究生", "博士"], ["博士", "博士"], ["硕士研究生", "硕士"], ["研究生", "硕士"], ["MBA", "硕士"],
-    ["大学本科", "本科"], ["本科学历", "本科"], ["学士", "本科"], ["大专", "大专"], ["专科", "大专"],
-    ["大学专科", "大专"], ["高中", "高中及以下"], ["中专", "高中及以下"], ["初中", "高中及以下"], ["保密", null]
+    ["博士研究生", "博士"],
+    ["博士", "博士"],
+    ["硕士研究生", "硕士"],
+    ["研究生", "硕士"],
+    ["MBA", "硕士"],
+    ["大学本科", "本科"],
+    ["本科学历", "本科"],
+    ["学士", "本科"],
+    ["大专", "大专"],
+    ["专科", "大专"],
+    ["大学专科", "大专"],
+    ["高中", "高中及以下"],
+    ["中专", "高中及以下"],
+    ["初中", "高中及以下"],
+    ["保密", null]
   ]
   it("education synonyms map onto the five levels", () => {
     for (const [text, level] of educations) expect([text, readEducation(text)]).toEqual([text, level])

@@ -1,6 +1,7 @@
 // Profile completeness: the share of the 20 profile fields a guest has filled.
 import { describe, expect, it } from "@effect/vitest"
-import { COMPLETENESS_FIELDS, completeness } from "../../src/domain/completeness.js"
+
+import { completeness, COMPLETENESS_FIELDS } from "../../src/domain/completeness.js"
 
 const full: Readonly<Record<string, unknown>> = {
   name: "张三",
@@ -26,15 +27,31 @@ const full: Readonly<Record<string, unknown>> = {
 }
 
 /** The first `n` fields of COMPLETENESS_FIELDS, each with a filled value. */
-const firstN = (n: number): Record<string, unknown> =>
-  Object.fromEntries(COMPLETENESS_FIELDS.slice(0, n).map((f) => [f, full[f]]))
+const firstN = (n: number): Record<string, unknown> => Object.fromEntries(COMPLETENESS_FIELDS.slice(0, n).map((f) => [f, full[f]]))
 
 describe("COMPLETENESS_FIELDS", () => {
   it("lists the 20 profile fields in order", () => {
     expect(COMPLETENESS_FIELDS).toEqual([
-      "name", "gender", "age", "phone", "height", "weight", "education", "occupation",
-      "income_amount", "marital_status", "has_children", "has_house", "has_car", "self_intro",
-      "requirement", "native_place", "photos", "birth_date", "personality", "workplace"
+      "name",
+      "gender",
+      "age",
+      "phone",
+      "height",
+      "weight",
+      "education",
+      "occupation",
+      "income_amount",
+      "marital_status",
+      "has_children",
+      "has_house",
+      "has_car",
+      "self_intro",
+      "requirement",
+      "native_place",
+      "photos",
+      "birth_date",
+      "personality",
+      "workplace"
     ])
   })
 })

@@ -1,5 +1,6 @@
 // Income levels and the reading of free-text income requirements (DECISIONS §6).
 import { describe, expect, it } from "@effect/vitest"
+
 import {
   INCOME_LEVELS,
   type IncomeLevel,

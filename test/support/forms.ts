@@ -1,6 +1,11 @@
 // Multipart forms for card uploads, and their exact bytes for raw signed requests.
 
-export const cardForm = (file: Uint8Array | undefined, fields: Record<string, string> = {}, filename = "card.png", type = "image/png"): FormData => {
+export const cardForm = (
+  file: Uint8Array | undefined,
+  fields: Record<string, string> = {},
+  filename = "card.png",
+  type = "image/png"
+): FormData => {
   const form = new FormData()
   if (file !== undefined) form.append("file", new Blob([file], { type }), filename)
   for (const [k, v] of Object.entries(fields)) form.append(k, v)

@@ -1,13 +1,15 @@
 // Test harness: a private copy of the migrated template database per test layer, the app's
 // layers over it, and a real HTTP server on a free loopback port with a signing client.
+import { randomBytes } from "node:crypto"
+import { createServer } from "node:http"
+
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
+import { type PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope, TestClock } from "effect"
-import { randomBytes } from "node:crypto"
-import { createServer } from "node:http"
 import { inject } from "vitest"
+
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
 import { CardParserTest } from "../../src/card/CardParser.js"
 import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
@@ -86,7 +88,10 @@ export const testServerLayer = (
 ) => serverLayer.pipe(Layer.provideMerge(testAppLayer(config, parser, database)), Layer.provideMerge(FetchHttpClient.layer))
 
 /** Creates an API client with the given permissions and returns its credentials. */
-export const createCredentials = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; name?: string } = {}) =>
+export const createCredentials = (
+  permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS,
+  options: { masking?: boolean; name?: string } = {}
+) =>
   Effect.flatMap(Clients, (clients) =>
     Effect.map(
       Effect.orDie(clients.create({ name: options.name ?? "test", permissions, masking: options.masking ?? false })),
@@ -94,7 +99,10 @@ export const createCredentials = (permissions: ReadonlyArray<Permission> = ALL_P
     ))
 
 /** A signed typed client for a new API client with these permissions. */
-export const signedClient = (permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS, options: { masking?: boolean; sign?: SignOptions } = {}) =>
+export const signedClient = (
+  permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS,
+  options: { masking?: boolean; sign?: SignOptions } = {}
+) =>
   Effect.gen(function*() {
     const { baseUrl } = yield* TestServer
     const credentials = yield* createCredentials(permissions, options)

@@ -1,6 +1,7 @@
 // Raw signed HTTP requests for tests that need to bend the protocol (tampered bodies, replayed
 // nonces, stale timestamps) where the typed client would not.
 import { Clock, Effect } from "effect"
+
 import { newNonce } from "../../src/client/Client.js"
 import { sign } from "../../src/domain/signing.js"
 

@@ -1,6 +1,7 @@
 // Prints one plain closing line, `Tests: N passed, N failed[, N skipped]`, after vitest's own
 // summary, so tooling that reads closing lines can count the run.
 import { writeSync } from "node:fs"
+
 import type { Reporter, TestModule } from "vitest/node"
 
 export default class SummaryReporter implements Reporter {

@@ -1,6 +1,7 @@
 // Image blacklist (SPEC §4.6): each handler calls one service method.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+
 import { OpenApiDef } from "../../../schema/Api.js"
 import { ImageBlacklist } from "../../services/ImageBlacklist.js"
 

@@ -1,6 +1,7 @@
 // Unsigned helpers: the server time for clock correction (DECISIONS §2).
 import { HttpApiBuilder } from "@effect/platform"
 import { Clock, Effect } from "effect"
+
 import { OpenApiDef } from "../../../schema/Api.js"
 import { AppConfig } from "../../Config.js"
 import { formatTimestamp } from "../../domain/time.js"

@@ -1,6 +1,7 @@
 // Work WeChat accounts (SPEC §4.3): each handler calls one service method.
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
+
 import { OpenApiDef } from "../../../schema/Api.js"
 import { WorkWechats } from "../../services/WorkWechats.js"
 
