@@ -1,9 +1,10 @@
 // Typed client for integrators, derived from the contract in schema/: every request is signed
-// (DECISIONS §2) over the exact bytes it sends, multipart bodies included.
-import { randomBytes } from "node:crypto"
+// (DECISIONS §2) over the exact bytes it sends, multipart bodies included; every POST carries an
+// Idempotency-Key (DECISIONS §11), so a lost answer is retried safely, re-signed with a fresh nonce.
+import { randomBytes, randomUUID } from "node:crypto"
 
-import { HttpApiClient, type HttpBody, HttpClient, HttpClientRequest } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import { HttpApiClient, type HttpBody, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { Clock, Duration, Effect } from "effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { sign } from "../domain/signing.js"
@@ -85,13 +86,69 @@ export const signRequest =
       )
     })
 
+export interface ClientOptions extends SignOptions {
+  /**
+   * Retries of one call after a lost connection, a 429, a 5xx or a 409 idempotency_key_in_progress
+   * (default 3; 0 turns retrying off). Each attempt is signed again with a fresh nonce; a POST
+   * keeps its Idempotency-Key, so the server runs it at most once.
+   */
+  readonly retries?: number
+  /** Send an Idempotency-Key with every POST that has none (default true). */
+  readonly idempotencyKeys?: boolean
+}
+
+/** Gives a POST a fresh Idempotency-Key unless the caller set one (one key per call, kept across its retries). */
+export const withIdempotencyKey = (request: HttpClientRequest.HttpClientRequest): HttpClientRequest.HttpClientRequest =>
+  request.method === "POST" && request.headers["idempotency-key"] === undefined
+    ? HttpClientRequest.setHeader(request, "idempotency-key", randomUUID())
+    : request
+
+/** An answer worth another attempt: the server may answer differently in a moment. */
+const retriable = (response: HttpClientResponse.HttpClientResponse): boolean =>
+  response.status === 429 || response.status >= 500 ||
+  // idempotency_key_in_progress carries Retry-After; task_locked does not and is final.
+  (response.status === 409 && response.headers["retry-after"] !== undefined)
+
+/** The pause before attempt `attempt + 1`: the server's Retry-After when it gave one, else backoff. */
+const pauseAfter = (attempt: number, response?: HttpClientResponse.HttpClientResponse): Duration.Duration => {
+  const retryAfter = Number(response?.headers["retry-after"])
+  const millis = Number.isFinite(retryAfter) && retryAfter > 0
+    ? retryAfter * 1000
+    : 200 * 2 ** attempt * (0.8 + Math.random() * 0.4)
+  return Duration.millis(Math.min(millis, 10_000))
+}
+
+/** Sends again while the answer is retriable or the connection failed, at most `retries` more times. */
+const withRetries = (retries: number) => <E, R>(send: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) => {
+  const attempt = (n: number): Effect.Effect<HttpClientResponse.HttpClientResponse, E, R> =>
+    send.pipe(
+      Effect.catchIf(
+        (error) => n < retries && isTransportError(error),
+        () => Effect.delay(attempt(n + 1), pauseAfter(n))
+      ),
+      Effect.flatMap((response) =>
+        n < retries && retriable(response) ? Effect.delay(attempt(n + 1), pauseAfter(n, response)) : Effect.succeed(response)
+      )
+    )
+  return attempt(0)
+}
+
+const isTransportError = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "RequestError" && "reason" in error &&
+  error.reason === "Transport"
+
 /** The Open API client: `client.matchmakers.list({urlParams: {...}})` and so on. */
-export const makeOpenApiClient = (baseUrl: string, credentials: Credentials, options: SignOptions = {}) =>
+export const makeOpenApiClient = (baseUrl: string, credentials: Credentials, options: ClientOptions = {}) =>
   HttpApiClient.make(OpenApiDef, {
-    transformClient: (client) =>
-      client.pipe(
-        // The base URL goes on first so that the signer sees the absolute URL it sends.
+    transformClient: (client) => {
+      const retries = options.retries ?? 3
+      // The request effect runs again on each retry (URL, then a fresh signature and nonce); the
+      // Idempotency-Key is set on the input, once per call, so every attempt carries the same key.
+      const signed = client.pipe(
         HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)),
         HttpClient.mapRequestEffect(signRequest(credentials, options))
       )
+      const retrying = retries <= 0 ? signed : signed.pipe(HttpClient.transformResponse(withRetries(retries)))
+      return options.idempotencyKeys === false ? retrying : retrying.pipe(HttpClient.mapRequestInput(withIdempotencyKey))
+    }
   })

@@ -11,6 +11,10 @@ export interface RequestStateShape {
   readonly headers: Record<string, string>
   /** The `data.error` of an error response, for the request log. */
   error?: string | undefined
+  /** This POST holds its Idempotency-Key: the edge keeps (or frees) the answer. */
+  idempotency?: { readonly appKey: string; readonly key: string } | undefined
+  /** This POST repeats a key whose answer is kept: the edge answers it again. */
+  replay?: { readonly status: number; readonly body: Uint8Array; readonly contentType: string } | undefined
 }
 
 export class RequestState extends Context.Reference<RequestState>()("Http/RequestState", {

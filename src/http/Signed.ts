@@ -1,14 +1,17 @@
 // The signature middleware of every signed group: authenticates the caller, applies the
-// per-client rate limit, checks the endpoint's permission and the body's media type.
+// per-client rate limit, checks the endpoint's permission, the body's media type and text, and
+// claims a POST's Idempotency-Key.
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Data, Effect, Layer } from "effect"
 
 import { Signed } from "../../schema/Auth.js"
-import { BadRequest, Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/Errors.js"
+import { BadRequest, Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
-import { splitUrl } from "../domain/signing.js"
+import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
+import { md5Hex, sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, decodeUtf8, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
+import { Idempotency } from "../services/Idempotency.js"
 import { RequestState } from "./RequestState.js"
 import { routeKey, ROUTES } from "./routes.js"
 
@@ -19,13 +22,14 @@ export const SignedLive = Layer.effect(
   Effect.gen(function*() {
     const auth = yield* Authenticator
     const replay = yield* ReplayRepo
+    const idempotency = yield* Idempotency
 
     return Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const { route } = yield* HttpRouter.RouteContext
       const state = yield* RequestState
       const info = ROUTES.get(routeKey(String(route.method), String(route.path)))
-      if (info === undefined || info.permission === undefined) {
+      if (info === undefined || (info.permission === undefined && !info.perRecord)) {
         return yield* Effect.dieMessage(`route ${route.method} ${route.path} has no declared permission`)
       }
 
@@ -51,7 +55,7 @@ export const SignedLive = Layer.effect(
         return yield* new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter })
       }
 
-      if (!caller.permissions.has(info.permission)) {
+      if (info.permission !== undefined && !caller.permissions.has(info.permission)) {
         return yield* new Forbidden({
           error: "permission_denied",
           message: `this client lacks the permission ${info.permission}`,
@@ -98,7 +102,46 @@ export const SignedLive = Layer.effect(
           expected: "multipart/form-data"
         })
       }
+
+      // Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key.
+      const key = request.headers["idempotency-key"]
+      if (request.method === "POST" && key !== undefined) {
+        if (!isValidIdempotencyKey(key)) {
+          return yield* BadRequest.invalid([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
+        }
+        const fingerprint = requestFingerprint({
+          method: request.method,
+          path,
+          sortedQuery: sortedQuery(rawQuery),
+          bodyMd5: md5Hex(state.body)
+        })
+        const attempt = yield* idempotency.begin(caller.appKey, key, fingerprint)
+        switch (attempt._tag) {
+          case "Run":
+            state.idempotency = { appKey: caller.appKey, key }
+            break
+          case "Reused":
+            return yield* new UnprocessableEntity({
+              error: "idempotency_key_reused",
+              message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
+            })
+          case "InProgress":
+            state.headers["retry-after"] = String(attempt.retryAfterSeconds)
+            return yield* new Conflict({
+              error: "idempotency_key_in_progress",
+              message: "the first request with this Idempotency-Key is still running; retry shortly",
+              retry_after: attempt.retryAfterSeconds
+            })
+          case "Replay":
+            // Not an error: the edge answers the kept response instead of running the endpoint.
+            state.replay = attempt
+            return yield* Effect.die(new IdempotentReplay())
+        }
+      }
       return caller
     })
   })
 )
+
+/** Ends a repeated POST early; the edge recognises it by `RequestState.replay`. */
+export class IdempotentReplay extends Data.TaggedClass("IdempotentReplay")<{}> {}

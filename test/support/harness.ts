@@ -13,7 +13,7 @@ import { inject } from "vitest"
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
 import { CardParserTest } from "../../src/card/CardParser.js"
 import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
-import { makeOpenApiClient, type SignOptions } from "../../src/client/Client.js"
+import { type ClientOptions, makeOpenApiClient } from "../../src/client/Client.js"
 import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
 import { HttpAppLive } from "../../src/http/Server.js"
 import { ServicesLive } from "../../src/Layers.js"
@@ -101,11 +101,12 @@ export const createCredentials = (
 /** A signed typed client for a new API client with these permissions. */
 export const signedClient = (
   permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS,
-  options: { masking?: boolean; sign?: SignOptions } = {}
+  options: { masking?: boolean; sign?: ClientOptions } = {}
 ) =>
   Effect.gen(function*() {
     const { baseUrl } = yield* TestServer
     const credentials = yield* createCredentials(permissions, options)
-    const client = yield* makeOpenApiClient(baseUrl, credentials, options.sign)
+    // No retries by default: tests see each answer as it comes (and run on the TestClock).
+    const client = yield* makeOpenApiClient(baseUrl, credentials, { retries: 0, ...options.sign })
     return { client, credentials, baseUrl }
   })

@@ -1,0 +1,344 @@
+// Safe retries with Idempotency-Key (DECISIONS §11) end to end: a repeat is answered from the
+// kept response byte for byte on any instance, a different request under the key is 422, a
+// concurrent repeat is 409 and never a second run, a 5xx is not kept, and a lost answer of a
+// committed batch is retried through another instance without creating the guests twice.
+import { createServer } from "node:http"
+import * as net from "node:net"
+
+import { FetchHttpClient } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { expect, it as plainIt, layer } from "@effect/vitest"
+import { Context, Effect, Layer } from "effect"
+
+import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
+import { makeOpenApiClient, newNonce } from "../src/client/Client.js"
+import { md5Hex, sign } from "../src/domain/signing.js"
+import { createCredentials, serverLayer, testAppLayer, TestServer } from "./support/harness.js"
+
+const BASE = "/api/open/v1"
+
+interface Sent {
+  readonly status: number
+  readonly headers: Headers
+  readonly text: string
+}
+
+/** A signed request with a fresh nonce every time (as a retry must be), answered as raw text. */
+const send = (
+  baseUrl: string,
+  credentials: { readonly appKey: string; readonly appSecret: string },
+  o: { readonly method?: string; readonly path: string; readonly body?: string; readonly key?: string }
+) =>
+  Effect.promise(async (): Promise<Sent> => {
+    const method = o.method ?? "POST"
+    const body = new TextEncoder().encode(o.body ?? "")
+    const timestamp = String(Math.floor(Date.now() / 1000))
+    const nonce = newNonce()
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "x-app-key": credentials.appKey,
+      "x-timestamp": timestamp,
+      "x-nonce": nonce,
+      "x-signature": sign(credentials.appSecret, {
+        method,
+        path: o.path,
+        rawQuery: "",
+        appKey: credentials.appKey,
+        timestamp,
+        nonce,
+        body
+      }),
+      ...(o.key !== undefined ? { "idempotency-key": o.key } : {})
+    }
+    const res = await fetch(`${baseUrl}${o.path}`, { method, headers, ...(method === "GET" ? {} : { body }) })
+    return { status: res.status, headers: res.headers, text: await res.text() }
+  })
+
+const companyCount = (name: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE name = ${name}`, (rows) => rows[0]!.n)
+  )
+
+const uniqueName = () => `幂等${Math.random().toString(36).slice(2, 10)}`
+
+const twoServers = testAppLayer({ idempotencyLeaseSeconds: 30 }).pipe(Layer.provideMerge(FetchHttpClient.layer))
+
+layer(twoServers)("Idempotency-Key", (it) => {
+  it.scoped("a repeat is answered from the kept response byte for byte, marked Idempotent-Replayed, on another instance too", () =>
+    Effect.gen(function*() {
+      const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const name = uniqueName()
+      const body = JSON.stringify({ name })
+      const first = yield* send(a.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "order-1" })
+      expect(first.status).toBe(200)
+      expect(first.headers.get("idempotent-replayed")).toBeNull()
+      const again = yield* send(b.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "order-1" })
+      expect(again.status).toBe(200)
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.text).toBe(first.text)
+      expect(yield* companyCount(name)).toBe(1)
+      // Without a key, or under another key, the same body runs again.
+      expect((yield* send(a.baseUrl, credentials, { path: `${BASE}/companies`, body })).status).toBe(200)
+      expect((yield* send(a.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "order-2" })).status).toBe(200)
+      expect(yield* companyCount(name)).toBe(3)
+    }))
+
+  it.scoped("the same key with a different request is 422 idempotency_key_reused; keys are scoped to the client", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const other = yield* createCredentials()
+      const first = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "k-1"
+      })
+      expect(first.status).toBe(200)
+      const reused = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "k-1"
+      })
+      expect(reused.status).toBe(422)
+      expect(JSON.parse(reused.text)).toMatchObject({ code: 422, data: { error: "idempotency_key_reused" } })
+      const otherPath = yield* send(baseUrl, credentials, { path: `${BASE}/matchmakers`, body: JSON.stringify({ name: "王" }), key: "k-1" })
+      expect(otherPath.status).toBe(422)
+      // Another client's identical key is its own.
+      const theirs = yield* send(baseUrl, other, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "k-1" })
+      expect(theirs.status).toBe(200)
+      expect(theirs.headers.get("idempotent-replayed")).toBeNull()
+    }))
+
+  it.scoped("concurrent repeats under one key run once: the others get 409 idempotency_key_in_progress with Retry-After, or the replay", () =>
+    Effect.gen(function*() {
+      const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const name = uniqueName()
+      const body = JSON.stringify({ name })
+      const answers = yield* Effect.all(
+        Array.from(
+          { length: 12 },
+          (_, i) => send(i % 2 === 0 ? a.baseUrl : b.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "burst" })
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(yield* companyCount(name)).toBe(1)
+      const ran = answers.filter((r) => r.status === 200 && r.headers.get("idempotent-replayed") === null)
+      expect(ran).toHaveLength(1)
+      for (const r of answers) {
+        if (r.status === 409) {
+          expect(JSON.parse(r.text).data.error).toBe("idempotency_key_in_progress")
+          expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+        } else {
+          expect(r.status).toBe(200)
+          expect(r.text).toBe(ran[0]!.text)
+        }
+      }
+    }))
+
+  it.scoped("a 5xx is not kept: the retry under the same key runs for real", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const sql = yield* SqlClient.SqlClient
+      const name = uniqueName()
+      const body = JSON.stringify({ name })
+      yield* sql`ALTER TABLE companies RENAME TO companies_away`
+      const failed = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "flaky" }).pipe(
+        Effect.ensuring(Effect.orDie(sql`ALTER TABLE companies_away RENAME TO companies`))
+      )
+      expect(failed.status).toBe(500)
+      const retried = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "flaky" })
+      expect(retried.status).toBe(200)
+      expect(retried.headers.get("idempotent-replayed")).toBeNull()
+      expect(yield* companyCount(name)).toBe(1)
+    }))
+
+  it.scoped("a 4xx answer is kept like any other", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const bad = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: "x" }), key: "bad-one" })
+      expect(bad.status).toBe(400)
+      const again = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: "x" }), key: "bad-one" })
+      expect(again.status).toBe(400)
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.text).toBe(bad.text)
+    }))
+
+  it.scoped("a key that is not 1 to 255 printable ASCII characters is 400 invalid_parameter", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      for (const key of ["x".repeat(256), "", "tab\there"]) {
+        const res = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key })
+        expect(res.status, JSON.stringify(key)).toBe(400)
+        expect(JSON.parse(res.text).data.issues[0].path).toBe("Idempotency-Key")
+      }
+      const longest = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "~".repeat(255)
+      })
+      expect(longest.status).toBe(200)
+    }))
+
+  it.scoped("the connection is cut after a batch committed; the retry through the other instance finds 50 guests, not 100", () =>
+    Effect.gen(function*() {
+      const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const company = JSON.parse(
+        (yield* send(a.baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }) })).text
+      )
+        .data.id as number
+      const tag = Math.random().toString(36).slice(2, 8)
+      const guests = Array.from(
+        { length: 50 },
+        (_, i) => ({ name: `断${tag}${i}`, gender: i % 2 === 0 ? "male" : "female", company_id: company })
+      )
+      const body = new TextEncoder().encode(JSON.stringify({ guests }))
+      const path = `${BASE}/guests/batch`
+
+      // The first attempt: the whole request is written; once the batch has committed, the client
+      // hangs up without reading the answer (as when a network drops it).
+      const sql = yield* SqlClient.SqlClient
+      const committed = Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM guests WHERE name LIKE ${`断${tag}%`}`, (r) => r[0]!.n)
+      const socket = yield* Effect.promise(() =>
+        new Promise<net.Socket>((resolve) => {
+          const { port } = new URL(a.baseUrl)
+          const timestamp = String(Math.floor(Date.now() / 1000))
+          const nonce = newNonce()
+          const signature = sign(credentials.appSecret, {
+            method: "POST",
+            path,
+            rawQuery: "",
+            appKey: credentials.appKey,
+            timestamp,
+            nonce,
+            body
+          })
+          const s = net.connect(Number(port), "127.0.0.1", () => {
+            s.write(
+              `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
+                `X-App-Key: ${credentials.appKey}\r\nX-Timestamp: ${timestamp}\r\nX-Nonce: ${nonce}\r\nX-Signature: ${signature}\r\n` +
+                `Idempotency-Key: batch-1\r\n\r\n`
+            )
+            s.write(body, () => resolve(s))
+          })
+          s.on("error", () => {})
+        })
+      )
+      for (let wait = 0; wait < 200 && (yield* committed) < 50; wait++) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 25)))
+      socket.destroy()
+      expect(yield* committed).toBe(50)
+
+      // The retry (fresh nonce, same key) on the other instance: 409 while the first still runs, then its answer.
+      let retry: Sent = { status: 0, headers: new Headers(), text: "" }
+      for (let attempt = 0; attempt < 100; attempt++) {
+        retry = yield* send(b.baseUrl, credentials, { path, body: new TextDecoder().decode(body), key: "batch-1" })
+        if (retry.status !== 409) break
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 100)))
+      }
+      expect(retry.status).toBe(200)
+      expect(retry.headers.get("idempotent-replayed")).toBe("true")
+      expect(JSON.parse(retry.text).data.success_count).toBe(50)
+      expect(yield* committed).toBe(50)
+      // Every later repeat carries the same bytes.
+      const third = yield* send(a.baseUrl, credentials, { path, body: new TextDecoder().decode(body), key: "batch-1" })
+      expect(third.text).toBe(retry.text)
+    }))
+
+  it.scoped("kept keys past their window are pruned by the daemon's job; a running attempt whose lease ran out is taken over", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const sql = yield* SqlClient.SqlClient
+      const name = uniqueName()
+      // A first attempt whose instance died: running, lease over.
+      yield* sql`INSERT INTO idempotency_keys (app_key, key, fingerprint, lease_until, expires_at)
+        VALUES (${credentials.appKey}, 'orphan', ${`POST\n${BASE}/companies\n\n${
+        "0".repeat(32)
+      }`}, now() - interval '1 second', now() + interval '1 hour')`
+      const body = JSON.stringify({ name })
+      // Another request under the orphan's key is still a different request.
+      expect((yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "orphan" })).status).toBe(422)
+      yield* sql`UPDATE idempotency_keys SET fingerprint = ${`POST\n${BASE}/companies\n\n${md5(body)}`} WHERE key = 'orphan'`
+      const taken = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "orphan" })
+      expect(taken.status).toBe(200)
+      expect(taken.headers.get("idempotent-replayed")).toBeNull()
+      expect(yield* companyCount(name)).toBe(1)
+
+      yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE app_key = ${credentials.appKey}`
+      const removed = yield* pruneIdempotencyKeysOnce
+      expect(removed).toBeGreaterThanOrEqual(1)
+      const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE app_key = ${credentials.appKey}`
+      expect(n).toBe(0)
+      // An expired key is free for a new request.
+      expect(
+        (yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "orphan" }))
+          .status
+      )
+        .toBe(200)
+    }))
+})
+
+const md5 = (text: string) => md5Hex(new TextEncoder().encode(text))
+
+plainIt.live(
+  "the typed client sends one Idempotency-Key per POST and keeps it, re-signed with a fresh nonce, across its retries",
+  () =>
+    Effect.gen(function*() {
+      const seen: Array<{ key: string | undefined; nonce: string | undefined }> = []
+      const company = {
+        id: 7,
+        name: "重试公司",
+        contact_name: null,
+        contact_phone: null,
+        province: null,
+        city: null,
+        district: null,
+        address: null,
+        credit_code: null,
+        logo_url: null,
+        company_type: "normal",
+        cert_level: "none",
+        status: "active",
+        created_at: "2026-11-23 12:00:00",
+        updated_at: "2026-11-23 12:00:00"
+      }
+      const server = createServer((req, res) => {
+        req.resume()
+        req.on("end", () => {
+          seen.push({ key: req.headers["idempotency-key"] as string | undefined, nonce: req.headers["x-nonce"] as string | undefined })
+          if (seen.length < 3) {
+            res.writeHead(503, { "content-type": "application/json", "retry-after": "0" })
+            res.end(JSON.stringify({ code: 503, message: "down", data: { error: "service_unavailable", retry_after: 0 } }))
+          } else {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(JSON.stringify({ code: 200, message: "ok", data: company }))
+          }
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))),
+        () => Effect.promise(() => new Promise<void>((r) => server.close(() => r())))
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const client = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 3 })
+      const created = yield* client.companies.create({ payload: { name: "重试公司" } })
+      expect(created.id).toBe(7)
+      expect(seen).toHaveLength(3)
+      expect(new Set(seen.map((s) => s.key)).size).toBe(1)
+      expect(seen[0]!.key).toMatch(/^[0-9a-f-]{36}$/)
+      expect(new Set(seen.map((s) => s.nonce)).size).toBe(3)
+      // A second call is another request: another key.
+      yield* client.companies.create({ payload: { name: "重试公司" } })
+      expect(seen[3]!.key).not.toBe(seen[0]!.key)
+    }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+)
