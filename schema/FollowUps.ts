@@ -1,0 +1,292 @@
+// Follow-up tasks (SPEC §2.6, §3.1, §4.5; DECISIONS §4, §5, §7): the daily work queue external
+// matching systems list, lock (dispatch), read in full and report on (complete, fail, skip).
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
+import { ConflictEnvelope, NotFoundEnvelope } from "./Errors.js"
+import { Education, Gender, IncomeLevel, RequirementTags } from "./Guests.js"
+
+export const FOLLOW_UP_PAGE = { default: 50, max: 1000 } as const
+
+export const TaskStatus = Schema.Literal("pending", "dispatched", "completed", "failed", "skipped")
+export type TaskStatus = typeof TaskStatus.Type
+export const TaskType = Schema.Literal("recommend", "revisit", "reactivate").annotations({
+  description: "recommend (find and report a partner), revisit (check on an earlier recommendation), reactivate (re-engage a quiet guest)"
+})
+export type TaskType = typeof TaskType.Type
+
+/** A calendar date `YYYY-MM-DD` that exists (2024-02-30 does not). */
+export const DateText = Schema.String.pipe(
+  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
+  Schema.filter((s) => {
+    const t = Date.parse(`${s}T00:00:00Z`)
+    return (!Number.isNaN(t) && s >= "0001-01-01" && new Date(t).toISOString().startsWith(s)) || "must be a real date"
+  }),
+  Schema.annotations({ jsonSchema: { type: "string", format: "date" } })
+)
+
+const IsoTime = Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
+const Null = <S extends Schema.Schema.Any>(s: S) => Schema.NullOr(s)
+
+/** The brief of a list item's guest. `city` is the city of the guest's native place (a guest has no city field). */
+export const GuestBrief = Schema.Struct({
+  gender: Gender,
+  age: Null(Schema.Int),
+  city: Null(Schema.String),
+  education: Null(Education),
+  occupation: Null(Schema.String)
+}).annotations({ identifier: "FollowUpGuestBrief" })
+
+export const MatchmakerBrief = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  company_name: Null(Schema.String),
+  wechat: Null(Schema.String),
+  wechat_id: Null(Schema.String)
+}).annotations({ identifier: "FollowUpMatchmakerBrief" })
+
+export const FollowUpTaskListItem = Schema.Struct({
+  id: Schema.Int,
+  follow_up_id: Schema.Int,
+  guest_id: Schema.Int,
+  guest_name: Schema.String,
+  company_id: Schema.Int,
+  task_type: TaskType,
+  task_day: Schema.Int,
+  scheduled_date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
+  status: TaskStatus,
+  guest_brief: GuestBrief,
+  matchmaker_brief: Null(MatchmakerBrief)
+}).annotations({ identifier: "FollowUpTaskListItem" })
+export type FollowUpTaskListItem = typeof FollowUpTaskListItem.Type
+
+/** What complete, fail and skip stored; every field null until then. */
+export const TaskResult = Schema.Struct({
+  matched_guest_id: Null(Schema.Int),
+  match_score: Null(Schema.Number),
+  share_link: Null(Schema.String),
+  share_channel: Null(Schema.String),
+  extra: Null(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  error_code: Null(Schema.String),
+  error_msg: Null(Schema.String),
+  reason: Null(Schema.String)
+}).annotations({ identifier: "FollowUpTaskResult" })
+export type TaskResult = typeof TaskResult.Type
+
+export const FollowUpTask = Schema.Struct({
+  id: Schema.Int,
+  follow_up_id: Schema.Int,
+  guest_id: Schema.Int,
+  company_id: Schema.Int,
+  task_type: TaskType,
+  task_day: Schema.Int,
+  scheduled_date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
+  status: TaskStatus,
+  dispatched_to: Null(Schema.String).annotations({ description: "the app_key holding the lock (null while pending)" }),
+  dispatched_at: Null(IsoTime),
+  finished_at: Null(IsoTime),
+  result: Null(TaskResult)
+}).annotations({ identifier: "FollowUpTask" })
+
+const YesNoCode = Null(Schema.Literal(0, 1)).annotations({ description: "1 yes, 0 no, null unknown" })
+
+/** The guest as an external matcher needs it, with the numeric codes of DECISIONS §4. */
+export const FollowUpGuest = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  gender: Schema.Literal(1, 2).annotations({ description: "1 male, 2 female" }),
+  age: Null(Schema.Int),
+  height: Null(Schema.Int),
+  weight: Null(Schema.Int),
+  education_level: Null(Schema.Int).annotations({ description: "1 高中及以下, 2 大专, 3 本科, 4 硕士, 5 博士" }),
+  income_level: Null(Schema.Int).annotations({ description: "1 10万以下, 2 10-20万, 3 20-30万, 4 30-50万, 5 50-100万, 6 100万以上" }),
+  income_amount: Null(Schema.Int),
+  family_income_amount: Null(Schema.Int),
+  family_income_level: Null(IncomeLevel),
+  occupation: Null(Schema.String),
+  workplace: Null(Schema.String),
+  native_place: Null(Schema.String),
+  native_place_code: Null(Schema.String),
+  marriage_status: Null(Schema.Int).annotations({ description: "1 未婚, 2 离异, 3 丧偶" }),
+  has_children: YesNoCode,
+  has_car: YesNoCode,
+  has_house: YesNoCode,
+  hobbies: Null(Schema.String),
+  personality: Null(Schema.String),
+  self_intro: Null(Schema.String),
+  photos: Schema.Array(Schema.String),
+  req_age_min: Null(Schema.Int),
+  req_age_max: Null(Schema.Int),
+  req_height_min: Null(Schema.Int),
+  req_weight_min: Null(Schema.Int),
+  req_weight_max: Null(Schema.Int),
+  req_education_min: Null(Schema.Int),
+  req_income_amount: Null(Schema.Int),
+  req_income_text: Null(Schema.String),
+  req_location: Null(Schema.String),
+  req_location_codes: Schema.Array(Schema.String),
+  req_housing: Null(Schema.String),
+  req_health: Null(Schema.String),
+  requirement: Null(Schema.String),
+  requirement_tags: Null(RequirementTags),
+  company_id: Schema.Int
+}).annotations({ identifier: "FollowUpGuest" })
+export type FollowUpGuest = typeof FollowUpGuest.Type
+
+export const FollowUpMatchmaker = Schema.Struct({
+  id: Schema.Int,
+  name: Schema.String,
+  phone: Null(Schema.String),
+  wechat: Null(Schema.String),
+  wechat_id: Null(Schema.String),
+  avatar: Null(Schema.String),
+  company_id: Null(Schema.Int),
+  company_name: Null(Schema.String),
+  certified: Schema.Boolean.annotations({ description: "cert_level is not none" }),
+  guest_count: Schema.Int,
+  match_count: Schema.Int
+}).annotations({ identifier: "FollowUpMatchmaker" })
+
+export const FollowUpTaskDetail = Schema.Struct({
+  task: FollowUpTask,
+  guest: FollowUpGuest,
+  matchmaker: Null(FollowUpMatchmaker),
+  already_recommended_guest_ids: Schema.Array(Schema.Int).annotations({
+    description: "matched_guest_id of the plan's completed tasks, oldest first: do not recommend them again"
+  }),
+  history_match_count: Schema.Int.annotations({ description: "matches the guest has been in, either side, any status" })
+}).annotations({ identifier: "FollowUpTaskDetail" })
+export type FollowUpTaskDetail = typeof FollowUpTaskDetail.Type
+
+export const FollowUpTaskListParams = Schema.Struct({
+  ...Paging(FOLLOW_UP_PAGE),
+  status: Schema.optional(TaskStatus.annotations({ description: "default pending" })),
+  task_type: Schema.optional(TaskType),
+  date: Schema.optional(DateText.annotations({ description: "scheduled date, YYYY-MM-DD; default today (platform time zone)" })),
+  company_id: Schema.optional(PositiveIntFromString)
+}).annotations({ parseOptions: { errors: "all" } })
+export type FollowUpTaskListParams = typeof FollowUpTaskListParams.Type
+
+export const TaskPath = Schema.Struct({ task_id: PositiveIntFromString })
+
+export const Dispatched = Schema.Struct({
+  id: Schema.Int,
+  status: Schema.Literal("dispatched"),
+  dispatched_at: IsoTime,
+  dispatched_to: Schema.String.annotations({ description: "the caller's app_key" }),
+  idempotent: Schema.Boolean.annotations({ description: "true when the caller already held this lock (the same lock is returned)" })
+}).annotations({ identifier: "FollowUpTaskDispatched" })
+export type Dispatched = typeof Dispatched.Type
+
+const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+
+export const CompleteBody = Schema.Struct({
+  matched_guest_id: opt(Id),
+  match_score: opt(Schema.Number.pipe(Schema.finite(), Schema.between(0, 100, { message: () => "must be a number from 0 to 100" }))),
+  share_link: opt(Text(1000)),
+  share_channel: opt(Text(50)),
+  extra: opt(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+}).annotations({ identifier: "FollowUpTaskComplete", parseOptions: { errors: "all" } })
+export type CompleteBody = typeof CompleteBody.Type
+
+export const FailBody = Schema.Struct({
+  error_code: opt(Text(100)),
+  error_msg: opt(Text(1000))
+}).annotations({ identifier: "FollowUpTaskFail", parseOptions: { errors: "all" } })
+export type FailBody = typeof FailBody.Type
+
+export const SkipBody = Schema.Struct({
+  reason: opt(Text(500))
+}).annotations({ identifier: "FollowUpTaskSkip", parseOptions: { errors: "all" } })
+export type SkipBody = typeof SkipBody.Type
+
+export const TaskReported = Schema.Struct({
+  task_id: Schema.Int,
+  status: TaskStatus,
+  idempotent: Schema.Boolean.annotations({ description: "true when the task was already in this final state (nothing changed)" })
+}).annotations({ identifier: "FollowUpTaskReported" })
+export type TaskReported = typeof TaskReported.Type
+
+const read = "open:follow-up:read" as const
+const write = "open:follow-up:write" as const
+
+export class FollowUpsApi extends HttpApiGroup.make("followUps")
+  .add(
+    HttpApiEndpoint.get("list", "/follow-up/tasks").setUrlParams(FollowUpTaskListParams)
+      .addSuccess(Envelope(ListOf(FollowUpTaskListItem), "FollowUpTaskListEnvelope"))
+      .annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "List follow-up tasks")
+      .annotate(
+        OpenApi.Description,
+        "The day's work queue, ordered by scheduled_date then id. status defaults to pending (a dispatched task whose lock " +
+          "ran out is pending again), date to today in the platform time zone."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/follow-up/tasks/:task_id").setPath(TaskPath)
+      .addSuccess(Envelope(FollowUpTaskDetail, "FollowUpTaskDetailEnvelope"))
+      .addError(NotFoundEnvelope)
+      .annotate(RequiredPermission, read)
+      .annotate(OpenApi.Summary, "Get a follow-up task with its guest and matchmaker")
+      .annotate(
+        OpenApi.Description,
+        "Everything an external matcher needs: the task, the guest with numeric codes, the matchmaker, the guests the plan " +
+          "already recommended and the guest's match count."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("dispatch", "/follow-up/tasks/:task_id/dispatch").setPath(TaskPath)
+      .addSuccess(Envelope(Dispatched, "FollowUpTaskDispatchedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .addError(ConflictEnvelope)
+      .annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Lock a follow-up task")
+      .annotate(
+        OpenApi.Description,
+        "pending → dispatched to the caller. 409 task_locked (data.dispatched_to) while another client holds it; the holder's " +
+          "repeat returns the same lock with idempotent true; a lock older than the lease (default 2 h) may be taken over. " +
+          "400 invalid_transition on a completed, failed or skipped task. No body."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("complete", "/follow-up/tasks/:task_id/complete").setPath(TaskPath).setPayload(CompleteBody)
+      .addSuccess(Envelope(TaskReported, "FollowUpTaskCompletedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .addError(ConflictEnvelope)
+      .annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Report a follow-up task's result")
+      .annotate(
+        OpenApi.Description,
+        "dispatched → completed, by the lock holder only (409 task_locked otherwise); the result is stored and " +
+          "follow_up.task_completed is recorded. Again on a completed task: idempotent true. 400 invalid_transition on a " +
+          "pending, failed or skipped task; 404 for an unknown matched_guest_id."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("fail", "/follow-up/tasks/:task_id/fail").setPath(TaskPath).setPayload(FailBody)
+      .addSuccess(Envelope(TaskReported, "FollowUpTaskFailedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .addError(ConflictEnvelope)
+      .annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Report a follow-up task as failed")
+      .annotate(
+        OpenApi.Description,
+        "dispatched → failed, by the lock holder only (409 task_locked otherwise), storing error_code and error_msg. Again " +
+          "on a failed task: idempotent true. 400 invalid_transition on a pending, completed or skipped task."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("skip", "/follow-up/tasks/:task_id/skip").setPath(TaskPath).setPayload(SkipBody)
+      .addSuccess(Envelope(TaskReported, "FollowUpTaskSkippedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .annotate(RequiredPermission, write)
+      .annotate(OpenApi.Summary, "Skip a follow-up task")
+      .annotate(
+        OpenApi.Description,
+        "pending or dispatched → skipped, by any client, storing the reason. Again on a skipped task: idempotent true. " +
+          "400 invalid_transition on a completed or failed task."
+      )
+  )
+  .annotate(OpenApi.Description, "Follow-up tasks: the daily work queue of external matching systems (list, lock, read, report).")
+{}

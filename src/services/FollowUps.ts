@@ -1,0 +1,286 @@
+// Follow-up use cases (SPEC §4.5; DECISIONS §5, §7): the task list and detail, the dispatch lock
+// with its lease, the three reports (complete records its event in the same transaction), and the
+// operator's plans and task generation (also run by the job daemon).
+import { Clock, Effect, Option } from "effect"
+
+import { BadRequest, Conflict, NotFound } from "../../schema/Errors.js"
+import type {
+  CompleteBody,
+  Dispatched,
+  FailBody,
+  FollowUpGuest,
+  FollowUpTaskDetail,
+  FollowUpTaskListItem,
+  FollowUpTaskListParams,
+  SkipBody,
+  TaskReported,
+  TaskType
+} from "../../schema/FollowUps.js"
+import { AppConfig } from "../Config.js"
+import {
+  cityOfCode,
+  decide,
+  educationLevel,
+  FINAL_STATE_OF,
+  genderCode,
+  incomeLevelNumber,
+  marriageStatusCode,
+  scheduledDate,
+  type TaskAction,
+  type TaskStatus,
+  yesNoCode
+} from "../domain/followUp.js"
+import { formatDate } from "../domain/time.js"
+import { type CompletedRow, type FollowUpDetailRow, FollowUpsRepo, type StoredGuest } from "../repos/FollowUpsRepo.js"
+import { OutboxRepo } from "../repos/OutboxRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+
+const READ = "open:follow-up:read" as const
+/** A report or dispatch whose conditional update lost a race with its own state read is tried again this often. */
+const ATTEMPTS = 3
+
+const verbs: Record<TaskAction, string> = { dispatch: "dispatch", complete: "complete", fail: "fail", skip: "skip" }
+
+const invalidTransition = (action: TaskAction, status: TaskStatus) =>
+  new BadRequest({ error: "invalid_transition", message: `cannot ${verbs[action]} a task that is ${status}` })
+
+const taskLocked = (holder: string) =>
+  new Conflict({ error: "task_locked", message: "the task is locked by another client", dispatched_to: holder })
+
+const toGuest = (g: StoredGuest): FollowUpGuest => {
+  const { education, gender, has_car, has_children, has_house, income_level, marital_status, ...rest } = g
+  return {
+    ...rest,
+    gender: genderCode(gender),
+    education_level: educationLevel(education),
+    income_level: incomeLevelNumber(income_level),
+    marriage_status: marriageStatusCode(marital_status),
+    has_children: yesNoCode(has_children),
+    has_car: yesNoCode(has_car),
+    has_house: yesNoCode(has_house)
+  }
+}
+
+const isFinal = (status: TaskStatus) => status === "completed" || status === "failed" || status === "skipped"
+
+const toDetail = (row: FollowUpDetailRow): FollowUpTaskDetail => ({
+  task: {
+    id: row.id,
+    follow_up_id: row.follow_up_id,
+    guest_id: row.guest_id,
+    company_id: row.company_id,
+    task_type: row.task_type,
+    task_day: row.task_day,
+    scheduled_date: row.scheduled_date,
+    status: row.status,
+    dispatched_to: row.dispatched_to,
+    dispatched_at: row.dispatched_at,
+    finished_at: isFinal(row.status) ? row.finished_at : null,
+    result: isFinal(row.status) ? row.result : null
+  },
+  guest: toGuest(row.guest),
+  matchmaker: row.matchmaker === null ? null : (() => {
+    const { cert_level, ...m } = row.matchmaker
+    return { ...m, certified: cert_level !== "none" }
+  })(),
+  already_recommended_guest_ids: row.already_recommended_guest_ids,
+  history_match_count: row.history_match_count
+})
+
+/** The payload of `follow_up.task_completed` (DECISIONS §9: ids and the result, no personal data). */
+const completedEvent = (t: CompletedRow) => ({
+  task_id: t.id,
+  follow_up_id: t.follow_up_id,
+  guest_id: t.guest_id,
+  company_id: t.company_id,
+  task_type: t.task_type,
+  task_day: t.task_day,
+  scheduled_date: t.scheduled_date,
+  matched_guest_id: t.matched_guest_id,
+  match_score: t.match_score,
+  share_link: t.share_link,
+  share_channel: t.share_channel,
+  extra: t.extra,
+  completed_by: t.dispatched_to,
+  completed_at: t.finished_at
+})
+
+export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", {
+  dependencies: [FollowUpsRepo.Default, OutboxRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* FollowUpsRepo
+    const outbox = yield* OutboxRepo
+    const tx = yield* Transaction
+    const config = yield* AppConfig
+    const leaseMs = config.followUpLeaseSeconds * 1000
+    const todayOf = (nowMs: number) => formatDate(new Date(nowMs), config.timeZone)
+
+    const list = (params: FollowUpTaskListParams) =>
+      Effect.gen(function*() {
+        const nowMs = yield* Clock.currentTimeMillis
+        const { rows, total } = yield* repo.list(params, params.date ?? todayOf(nowMs), nowMs - leaseMs)
+        const items = rows.map((r): FollowUpTaskListItem => ({
+          id: r.id,
+          follow_up_id: r.follow_up_id,
+          guest_id: r.guest_id,
+          guest_name: r.guest_name,
+          company_id: r.company_id,
+          task_type: r.task_type,
+          task_day: r.task_day,
+          scheduled_date: r.scheduled_date,
+          status: r.status,
+          guest_brief: {
+            gender: r.gender,
+            age: r.age,
+            city: cityOfCode(r.native_place_code),
+            education: r.education,
+            occupation: r.occupation
+          },
+          matchmaker_brief: r.matchmaker
+        }))
+        return { list: items, total }
+      }).pipe(Effect.withSpan("FollowUps.list"))
+
+    const get = (id: number) =>
+      Effect.gen(function*() {
+        const nowMs = yield* Clock.currentTimeMillis
+        const row = yield* repo.detail(id, nowMs - leaseMs)
+        return Option.isSome(row) ? toDetail(row.value) : yield* NotFound.of("follow_up_task", id)
+      }).pipe(Effect.withSpan("FollowUps.get"))
+
+    /**
+     * Why an action's conditional update changed nothing, as the error (or idempotent answer) it
+     * means; `retry` when the state read shows the update would now succeed (it raced a change).
+     */
+    const explain = (id: number, action: TaskAction, caller: string, nowMs: number) =>
+      Effect.gen(function*() {
+        const state = yield* repo.lockState(id)
+        if (Option.isNone(state)) return yield* NotFound.of("follow_up_task", id)
+        const { dispatched_at, dispatched_to, status } = state.value
+        const decision = decide(
+          action,
+          { status, dispatchedTo: dispatched_to, dispatchedAtMs: dispatched_at?.getTime() ?? null },
+          caller,
+          nowMs,
+          leaseMs
+        )
+        switch (decision._tag) {
+          case "InvalidTransition":
+            return yield* invalidTransition(action, decision.status)
+          case "Locked":
+            return yield* taskLocked(decision.holder)
+          case "Idempotent":
+            return action === "dispatch" ? ("retry" as const) : ("idempotent" as const)
+          case "Apply":
+            return "retry" as const
+        }
+      })
+
+    const dispatch = (id: number, caller: string) =>
+      Effect.gen(function*() {
+        for (let attempt = 1;; attempt++) {
+          const nowMs = yield* Clock.currentTimeMillis
+          const lock = yield* repo.dispatch(id, caller, nowMs, leaseMs)
+          if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
+          const why = yield* explain(id, "dispatch", caller, nowMs)
+          if (attempt >= ATTEMPTS) {
+            return yield* Effect.dieMessage(`follow-up task ${id}: dispatch kept racing (${why})`)
+          }
+        }
+      }).pipe(Effect.withSpan("FollowUps.dispatch"))
+
+    /** Runs a report's conditional update until it applies or its refusal is explained. */
+    const report = <E, R>(
+      id: number,
+      action: Exclude<TaskAction, "dispatch">,
+      caller: string,
+      apply: (nowMs: number) => Effect.Effect<boolean, E, R>
+    ) =>
+      Effect.gen(function*() {
+        for (let attempt = 1;; attempt++) {
+          const nowMs = yield* Clock.currentTimeMillis
+          const status = FINAL_STATE_OF[action]
+          if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
+          const why = yield* explain(id, action, caller, nowMs)
+          if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
+          if (attempt >= ATTEMPTS) return yield* Effect.dieMessage(`follow-up task ${id}: ${action} kept racing`)
+        }
+      })
+
+    const complete = (id: number, caller: string, body: CompleteBody) =>
+      Effect.gen(function*() {
+        const matched = body.matched_guest_id ?? null
+        if (matched !== null && !(yield* repo.guestExists(matched))) return yield* NotFound.of("guest", matched)
+        const input = {
+          matched_guest_id: matched,
+          match_score: body.match_score ?? null,
+          share_link: body.share_link ?? null,
+          share_channel: body.share_channel ?? null,
+          extra: body.extra ?? null
+        }
+        return yield* report(id, "complete", caller, (nowMs) =>
+          tx.run(Effect.gen(function*() {
+            const done = yield* repo.complete(id, caller, input, nowMs)
+            if (Option.isNone(done)) return false
+            if (done.value.guest_id === matched) {
+              // Rolls the completion back: a guest is not recommended to themself.
+              return yield* BadRequest.invalid([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
+            }
+            yield* outbox.record("follow_up.task_completed", READ, completedEvent(done.value))
+            return true
+          })))
+      }).pipe(Effect.withSpan("FollowUps.complete"))
+
+    const fail = (id: number, caller: string, body: FailBody) =>
+      report(
+        id,
+        "fail",
+        caller,
+        (nowMs) => repo.fail(id, caller, { error_code: body.error_code ?? null, error_msg: body.error_msg ?? null }, nowMs)
+      ).pipe(Effect.withSpan("FollowUps.fail"))
+
+    const skip = (id: number, caller: string, body: SkipBody) =>
+      report(id, "skip", caller, (nowMs) => repo.skip(id, body.reason ?? null, nowMs)).pipe(Effect.withSpan("FollowUps.skip"))
+
+    // Plans and generation (the operator's command line and the job daemon).
+
+    /** Creates the tasks of every plan day scheduled up to today that has none (the daemon's run). */
+    const generateDue = Effect.gen(function*() {
+      const today = todayOf(yield* Clock.currentTimeMillis)
+      const { created, plans } = yield* repo.generateDue(today)
+      return { date: today, created, plans }
+    }).pipe(Effect.withSpan("FollowUps.generateDue"))
+
+    /** `follow-up generate [--date D]`: that date's tasks exactly, or (no date) what the daemon would create now. */
+    const generate = (date: string | undefined) =>
+      date === undefined ? generateDue : Effect.map(repo.generateOnDate(date), (created) => ({ date, created }))
+
+    /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
+    const createPlan = (input: {
+      readonly guestId: number
+      readonly taskType: TaskType
+      readonly days: ReadonlyArray<number>
+      readonly startDate: string | undefined
+    }) =>
+      Effect.gen(function*() {
+        const today = todayOf(yield* Clock.currentTimeMillis)
+        const start = input.startDate ?? today
+        return yield* tx.run(Effect.gen(function*() {
+          const id = yield* repo.insertPlan({
+            guestId: input.guestId,
+            taskType: input.taskType,
+            startDate: start,
+            days: input.days,
+            firstDate: scheduledDate(start, input.days[0]!)
+          })
+          if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
+          const { created } = yield* repo.generateDue(today, id.value)
+          return { id: id.value, start_date: start, days: input.days, tasks_created: created }
+        }))
+      }).pipe(Effect.withSpan("FollowUps.createPlan"))
+
+    const listPlans = (guestId: number | undefined) => repo.plans(guestId ?? null)
+
+    return { list, get, dispatch, complete, fail, skip, createPlan, listPlans, generate, generateDue } as const
+  })
+}) {}
