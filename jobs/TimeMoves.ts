@@ -1,0 +1,32 @@
+// The daemon's time-driven moves (DECISIONS §5, §7): activities registering → ongoing → ended and
+// memberships active → expired (with their membership.expired events), each one set-based
+// statement that is safe to run from several daemons at once.
+import { Duration, Effect, Layer } from "effect"
+
+import { AppConfig } from "../src/Config.js"
+import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"
+import { MembershipsRepo } from "../src/repos/MembershipsRepo.js"
+import { periodicJob } from "./Job.js"
+
+/** One pass: every record whose time has passed moves; the counts moved. */
+export const moveByTimeOnce = Effect.gen(function*() {
+  const activities = yield* ActivitiesRepo
+  const memberships = yield* MembershipsRepo
+  // Starts first, so an activity that started and ended since the last pass ends in this one.
+  const started = yield* activities.startDue
+  const ended = yield* activities.endDue
+  const expired = yield* memberships.expireDue()
+  if (started + ended + expired > 0) {
+    yield* Effect.logInfo("moved by time").pipe(
+      Effect.annotateLogs({ activities_started: started, activities_ended: ended, memberships_expired: expired })
+    )
+  }
+  return { activitiesStarted: started, activitiesEnded: ended, membershipsExpired: expired }
+})
+
+export const TimeMovesJob = Layer.unwrapEffect(
+  Effect.map(
+    AppConfig,
+    (config) => periodicJob({ name: "time-moves", every: Duration.seconds(config.timeMovesIntervalSeconds), run: moveByTimeOnce })
+  )
+)

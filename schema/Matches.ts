@@ -1,0 +1,109 @@
+// Matches between two guests (SPEC §2.10, §4.9; DECISIONS §5, §6): the record, the create and
+// status bodies, list filters and endpoints.
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
+
+export const MatchStatus = Schema.Literal("pending", "pending_date", "dating", "completed", "rejected", "closed")
+export type MatchStatus = typeof MatchStatus.Type
+/** The states a client may set (a match is created pending). */
+export const MatchTargetStatus = Schema.Literal("pending_date", "dating", "completed", "rejected", "closed")
+
+export const MATCH_PAGE = { default: 20, max: 100 } as const
+
+/** `YYYY-MM-DD`, a real date (years 1000-9999, which PostgreSQL and JavaScript both read alike). */
+export const CalendarDate = Schema.String.pipe(
+  Schema.pattern(/^[1-9]\d{3}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
+  Schema.filter((s) => {
+    const date = new Date(`${s}T00:00:00Z`)
+    return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(s) || "must be a real date"
+  }),
+  Schema.annotations({ description: "YYYY-MM-DD (platform time zone)" })
+)
+
+export const Match = Schema.Struct({
+  id: Schema.Int,
+  guest_a_id: Schema.Int,
+  guest_b_id: Schema.Int,
+  guest_a_matchmaker_id: Schema.NullOr(Schema.Int),
+  guest_b_matchmaker_id: Schema.NullOr(Schema.Int),
+  match_score: Schema.Number,
+  status: MatchStatus,
+  created_at: Timestamp,
+  updated_at: Timestamp
+}).annotations({ identifier: "Match" })
+export type Match = typeof Match.Type
+
+const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+
+export const MatchCreate = Schema.Struct({
+  guest_a_id: Id,
+  guest_b_id: Id,
+  guest_a_matchmaker_id: nullable(Id),
+  guest_b_matchmaker_id: nullable(Id)
+}).annotations({ identifier: "MatchCreate", parseOptions: { errors: "all" } })
+export type MatchCreate = typeof MatchCreate.Type
+
+export const MatchCreated = Schema.Struct({ id: Schema.Int, status: MatchStatus, created_at: Timestamp })
+  .annotations({ identifier: "MatchCreated" })
+
+export const MatchStatusChange = Schema.Struct({ status: MatchTargetStatus })
+  .annotations({ identifier: "MatchStatusChange", parseOptions: { errors: "all" } })
+
+export const MatchStatusChanged = Schema.Struct({ id: Schema.Int, status: MatchStatus, updated_at: Timestamp })
+  .annotations({ identifier: "MatchStatusChanged" })
+
+export const MatchListParams = Schema.Struct({
+  ...Paging(MATCH_PAGE),
+  guest_id: Schema.optional(PositiveIntFromString),
+  status: Schema.optional(MatchStatus),
+  company_id: Schema.optional(PositiveIntFromString),
+  start_date: Schema.optional(CalendarDate),
+  end_date: Schema.optional(CalendarDate)
+}).annotations({ parseOptions: { errors: "all" } })
+export type MatchListParams = typeof MatchListParams.Type
+
+export class MatchesApi extends HttpApiGroup.make("matches")
+  .add(
+    HttpApiEndpoint.get("list", "/matches")
+      .setUrlParams(MatchListParams)
+      .addSuccess(Envelope(ListOf(Match), "MatchListEnvelope"))
+      .annotate(RequiredPermission, "open:match:read")
+      .annotate(OpenApi.Summary, "List matches")
+      .annotate(
+        OpenApi.Description,
+        "Newest first. guest_id matches either side; company_id is the company of either guest; start_date and end_date " +
+          "(inclusive, platform time zone) bound created_at."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/matches")
+      .setPayload(MatchCreate)
+      .addSuccess(Envelope(MatchCreated, "MatchCreatedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .annotate(RequiredPermission, "open:match:write")
+      .annotate(OpenApi.Summary, "Create a match")
+      .annotate(
+        OpenApi.Description,
+        "Two different existing guests; each matchmaker defaults to its guest's. An open match (pending, pending_date, " +
+          "dating) of the same pair in either order gives 400 match_exists. The service computes match_score."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("updateStatus", "/matches/:id/status")
+      .setPath(IdPath)
+      .setPayload(MatchStatusChange)
+      .addSuccess(Envelope(MatchStatusChanged, "MatchStatusChangedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .annotate(RequiredPermission, "open:match:write")
+      .annotate(OpenApi.Summary, "Change a match's status")
+      .annotate(
+        OpenApi.Description,
+        "Allowed moves: pending → pending_date, rejected, closed; pending_date → dating, rejected, closed; dating → " +
+          "completed, rejected, closed. Anything else is 400 invalid_transition; the current status again is a no-op."
+      )
+  )
+  .annotate(OpenApi.Description, "Matches between two guests, with their status and score.")
+{}

@@ -1,0 +1,72 @@
+// Memberships (SPEC §2.11, §4.10; DECISIONS §3, §5): the record, the create-or-renew body, list
+// filters and endpoints; plans are the operator's.
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+
+import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
+import { NotFoundEnvelope } from "./Errors.js"
+
+export const MembershipStatus = Schema.Literal("active", "expired", "cancelled")
+export type MembershipStatus = typeof MembershipStatus.Type
+
+export const MEMBERSHIP_PAGE = { default: 20, max: 100 } as const
+
+export const Membership = Schema.Struct({
+  id: Schema.Int,
+  user_id: Schema.Int,
+  guest_id: Schema.NullOr(Schema.Int),
+  plan_name: Schema.String,
+  plan_id: Schema.Int,
+  status: MembershipStatus,
+  started_at: Timestamp,
+  expire_at: Timestamp,
+  created_at: Timestamp
+}).annotations({ identifier: "Membership" })
+export type Membership = typeof Membership.Type
+
+export const MembershipCreate = Schema.Struct({
+  user_id: Id,
+  plan_id: Id,
+  guest_id: Schema.optionalWith(Schema.NullOr(Id), { exact: true })
+}).annotations({ identifier: "MembershipCreate", parseOptions: { errors: "all" } })
+export type MembershipCreate = typeof MembershipCreate.Type
+
+/** The create-or-renew answer of SPEC §4.10. */
+export const MembershipSaved = Schema.Struct({
+  id: Schema.Int,
+  status: MembershipStatus,
+  expire_at: Timestamp
+}).annotations({ identifier: "MembershipSaved" })
+
+export const MembershipListParams = Schema.Struct({
+  ...Paging(MEMBERSHIP_PAGE),
+  user_id: Schema.optional(PositiveIntFromString),
+  status: Schema.optional(MembershipStatus),
+  company_id: Schema.optional(PositiveIntFromString)
+}).annotations({ parseOptions: { errors: "all" } })
+export type MembershipListParams = typeof MembershipListParams.Type
+
+export class MembershipsApi extends HttpApiGroup.make("memberships")
+  .add(
+    HttpApiEndpoint.get("list", "/memberships")
+      .setUrlParams(MembershipListParams)
+      .addSuccess(Envelope(ListOf(Membership), "MembershipListEnvelope"))
+      .annotate(RequiredPermission, "open:membership:read")
+      .annotate(OpenApi.Summary, "List memberships")
+      .annotate(OpenApi.Description, "Newest first; company_id is the company of the linked guest.")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/memberships")
+      .setPayload(MembershipCreate)
+      .addSuccess(Envelope(MembershipSaved, "MembershipSavedEnvelope"))
+      .addError(NotFoundEnvelope)
+      .annotate(RequiredPermission, "open:membership:write")
+      .annotate(OpenApi.Summary, "Create or renew a membership")
+      .annotate(
+        OpenApi.Description,
+        "An active membership of the same user and plan is renewed in place: same id, expire_at extended by the plan's " +
+          "days. Otherwise a new active membership starts now. Unknown user_id, plan_id or guest_id gives 404."
+      )
+  )
+  .annotate(OpenApi.Description, "Platform users' memberships, bought by plan; they expire at expire_at.")
+{}

@@ -1,0 +1,15 @@
+// Matches (SPEC §4.9): each handler calls one service method.
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+
+import { OpenApiDef } from "../../../schema/Api.js"
+import { Matches } from "../../services/Matches.js"
+
+export const MatchesHandlers = HttpApiBuilder.group(OpenApiDef, "matches", (handlers) =>
+  Effect.gen(function*() {
+    const matches = yield* Matches
+    return handlers
+      .handle("list", ({ urlParams }) => matches.list(urlParams))
+      .handle("create", ({ payload }) => matches.create(payload))
+      .handle("updateStatus", ({ path, payload }) => matches.updateStatus(path.id, payload.status))
+  }))

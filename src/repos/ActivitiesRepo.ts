@@ -1,0 +1,185 @@
+// Activities and their registrations: the only SQL over `activities` and `activity_registrations`.
+// A place is taken by one conditional UPDATE of the gender's counter, so concurrent registrations
+// never overbook; the daemon's time moves are one set-based UPDATE each.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+
+import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatus, Registration } from "../../schema/Activities.js"
+import { pageOf } from "../../schema/Common.js"
+import { BadRequest } from "../../schema/Errors.js"
+import { genderSide } from "../domain/activities.js"
+import { CountRow, Timestamp, TotalCount } from "./rows.js"
+import { onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+
+/** An `activities` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
+const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, end_time: Timestamp, created_at: Timestamp })
+const ActivityPageRow = Schema.extend(ActivityRow, TotalCount)
+
+const COLUMNS = `id::int AS id, title, description, cover_url, address, start_time, end_time, male_quota, female_quota,
+  male_fee::float8 AS male_fee, female_fee::float8 AS female_fee, status, audit_status, company_id::int AS company_id, created_at`
+
+/** What an insert stores: the create body with its wall times read in the platform time zone. */
+const ActivityInsert = Schema.Struct({
+  title: Schema.String,
+  address: Schema.String,
+  start_time: Timestamp,
+  end_time: Timestamp,
+  company_id: Schema.Int,
+  description: Schema.NullOr(Schema.String),
+  cover_url: Schema.NullOr(Schema.String),
+  male_quota: Schema.NullOr(Schema.Int),
+  female_quota: Schema.NullOr(Schema.Int),
+  male_fee: Schema.Number,
+  female_fee: Schema.Number
+})
+export type ActivityInsert = typeof ActivityInsert.Type
+
+const ActivityState = Schema.Struct({ id: Schema.Int, status: ActivityStatus, audit_status: AuditStatus })
+
+const RegistrationRow = Schema.Struct({ ...Registration.fields, registered_at: Timestamp })
+
+const RegistrationInsert = Schema.Struct({
+  activity_id: Schema.Int,
+  guest_id: Schema.Int,
+  name: Schema.NullOr(Schema.String),
+  phone: Schema.NullOr(Schema.String),
+  remark: Schema.NullOr(Schema.String),
+  fee: Schema.Number
+})
+export type RegistrationInsert = typeof RegistrationInsert.Type
+
+/** A second registration of the same guest is the client's 400 (DECISIONS §5). */
+const mapAlreadyRegistered = onUniqueViolation({
+  activity_registrations_guest_key: () =>
+    new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
+})
+
+const REGISTRATION_COLUMNS = `id::int AS registration_id, activity_id::int AS activity_id, guest_id::int AS guest_id, name,
+  phone, remark, fee::float8 AS fee, registered_at`
+
+export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(COLUMNS)
+    const where = (p: ActivityListParams) =>
+      sql.and([
+        ...(p.status ? [sql`status = ${p.status}`] : []),
+        ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : [])
+      ])
+
+    const insert = SqlSchema.single({
+      Request: ActivityInsert,
+      Result: ActivityRow,
+      execute: (input) => sql`INSERT INTO activities ${sql.insert({ ...input })} RETURNING ${cols}`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: ActivityRow,
+      execute: (id) => sql`SELECT ${cols} FROM activities WHERE id = ${id}`
+    })
+
+    const lockState = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: ActivityState,
+      execute: (id) => sql`SELECT id::int AS id, status, audit_status FROM activities WHERE id = ${id} FOR UPDATE`
+    })
+
+    const setState = SqlSchema.single({
+      Request: ActivityState,
+      Result: ActivityRow,
+      execute: ({ audit_status, id, status }) =>
+        sql`UPDATE activities SET status = ${status}, audit_status = ${audit_status}, updated_at = now()
+          WHERE id = ${id} RETURNING ${cols}`
+    })
+
+    /**
+     * Takes one place of the gender's quota if the activity is registering and a place is left: the
+     * row's lock orders concurrent takers, and each re-checks the counter it sees after the one
+     * before commits, so exactly `quota` of them succeed. Returns the fee for that gender.
+     */
+    const takePlace = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, gender: Schema.Literal("male", "female") }),
+      Result: Schema.Struct({ fee: Schema.Number }),
+      execute: ({ gender, id }) => {
+        const side = genderSide(gender)
+        const [registered, quota, fee] = [sql(side.registered), sql(side.quota), sql(side.fee)]
+        return sql`UPDATE activities SET ${registered} = ${registered} + 1
+          WHERE id = ${id} AND status = 'registering' AND (${quota} IS NULL OR ${registered} < ${quota})
+          RETURNING ${fee}::float8 AS fee`
+      }
+    })
+
+    /** Why a place could not be taken: the activity's status and whether the guest is registered. */
+    const registrationState = SqlSchema.findOne({
+      Request: Schema.Struct({ id: Schema.Int, guestId: Schema.Int }),
+      Result: Schema.Struct({ status: ActivityStatus, registered: Schema.Boolean }),
+      execute: ({ guestId, id }) =>
+        sql`SELECT a.status, EXISTS (SELECT 1 FROM activity_registrations r WHERE r.activity_id = a.id AND r.guest_id = ${guestId})
+          AS registered FROM activities a WHERE a.id = ${id}`
+    })
+
+    const insertRegistration = SqlSchema.single({
+      Request: RegistrationInsert,
+      Result: RegistrationRow,
+      execute: (input) => sql`INSERT INTO activity_registrations ${sql.insert({ ...input })} RETURNING ${sql.literal(REGISTRATION_COLUMNS)}`
+    })
+
+    // The daemon's moves (DECISIONS §5, §7): set-based, and idempotent because each re-checks the
+    // status it moves from; a second daemon running the same statement waits on the row locks,
+    // re-reads the rows and finds nothing left to move.
+    const start = SqlSchema.single({
+      Request: Schema.Void,
+      Result: CountRow,
+      execute: () =>
+        sql`WITH moved AS (
+            UPDATE activities SET status = CASE WHEN end_time <= now() THEN 'ended' ELSE 'ongoing' END, updated_at = now()
+            WHERE status = 'registering' AND start_time <= now() RETURNING 1)
+          SELECT count(*)::int AS n FROM moved`
+    })
+    const end = SqlSchema.single({
+      Request: Schema.Void,
+      Result: CountRow,
+      execute: () =>
+        sql`WITH moved AS (
+            UPDATE activities SET status = 'ended', updated_at = now() WHERE status = 'ongoing' AND end_time <= now() RETURNING 1)
+          SELECT count(*)::int AS n FROM moved`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.typeSchema(ActivityListParams),
+      Result: ActivityPageRow,
+      execute: (p) => {
+        const { offset, pageSize } = pageOf(p, ACTIVITY_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM activities
+          WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+      }
+    })
+    const count = SqlSchema.findAll({
+      Request: Schema.typeSchema(ActivityListParams),
+      Result: CountRow,
+      execute: (p) => sql`SELECT count(*)::int AS n FROM activities WHERE ${where(p)}`
+    })
+
+    return {
+      insert: (input: ActivityInsert) => sqlEdge(insert(input)),
+      findById: (id: number) => sqlEdge(findById(id)),
+      /** Status and audit of an activity, locked for the rest of the transaction. */
+      lockState: (id: number) => sqlEdge(lockState(id)),
+      setState: (state: typeof ActivityState.Type) => sqlEdge(setState(state)),
+      /** The fee of the place taken, or none when no place could be taken (see registrationState). */
+      takePlace: (id: number, gender: "male" | "female") => sqlEdge(Effect.map(takePlace({ id, gender }), Option.map((r) => r.fee))),
+      registrationState: (id: number, guestId: number) => sqlEdge(registrationState({ id, guestId })),
+      insertRegistration: (input: RegistrationInsert) => sqlEdge(insertRegistration(input).pipe(mapAlreadyRegistered)),
+      /** registering → ongoing at start_time (→ ended when end_time has passed too); the count moved. */
+      startDue: sqlEdge(Effect.map(start(undefined), (r) => r.n)),
+      /** ongoing → ended at end_time; the count moved. */
+      endDue: sqlEdge(Effect.map(end(undefined), (r) => r.n)),
+      list: (p: ActivityListParams) =>
+        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, ACTIVITY_PAGE).offset), ({ rows, total }) => ({
+          list: rows.map(({ total_count: _, ...activity }) => activity),
+          total
+        })))
+    } as const
+  })
+}) {}

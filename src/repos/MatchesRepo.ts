@@ -1,0 +1,127 @@
+// Matches: the only SQL over `matches`, and the matchmaker match counters they move. A second
+// open match of a pair is refused by the partial unique index, never by a check-then-insert.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+
+import { pageOf } from "../../schema/Common.js"
+import { BadRequest } from "../../schema/Errors.js"
+import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
+import { parseTimestamp } from "../domain/time.js"
+import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
+import { onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+
+/** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
+const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
+const MatchPageRow = Schema.extend(MatchRow, TotalCount)
+
+const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
+  guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
+  match_score::float8 AS match_score, status, created_at, updated_at`
+
+const MatchInsert = Schema.Struct({
+  guest_a_id: Schema.Int,
+  guest_b_id: Schema.Int,
+  guest_a_matchmaker_id: Schema.NullOr(Schema.Int),
+  guest_b_matchmaker_id: Schema.NullOr(Schema.Int),
+  match_score: Schema.Number
+})
+export type MatchInsert = typeof MatchInsert.Type
+
+/** One open match per pair in either order (DECISIONS §5). */
+const mapOpenPair = onUniqueViolation({
+  matches_open_pair_key: () =>
+    new BadRequest({ error: "match_exists", message: "these two guests already have an open match (pending, pending_date or dating)" })
+})
+
+/** Which counter a move adds one to: every match, or the completed ones. */
+export type MatchCounter = "match_count" | "success_count"
+
+export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(COLUMNS)
+
+    const where = (p: MatchListParams, timeZone: string) => {
+      // created_at bounds: from the start of start_date to the end of end_date (its last second
+      // included, fractions too), in the platform time zone.
+      const from = p.start_date === undefined ? undefined : parseTimestamp(`${p.start_date} 00:00:00`, timeZone)
+      const until = p.end_date === undefined
+        ? undefined
+        : new Date(parseTimestamp(`${p.end_date} 23:59:59`, timeZone).getTime() + 1000)
+      const ofCompany = (id: number) => sql`(SELECT g.id FROM guests g WHERE g.company_id = ${id})`
+      return sql.and([
+        ...(p.guest_id !== undefined ? [sql`(guest_a_id = ${p.guest_id} OR guest_b_id = ${p.guest_id})`] : []),
+        ...(p.status ? [sql`status = ${p.status}`] : []),
+        ...(p.company_id !== undefined
+          ? [sql`(guest_a_id IN ${ofCompany(p.company_id)} OR guest_b_id IN ${ofCompany(p.company_id)})`]
+          : []),
+        ...(from !== undefined ? [sql`created_at >= ${from}`] : []),
+        ...(until !== undefined ? [sql`created_at < ${until}`] : [])
+      ])
+    }
+
+    const insert = SqlSchema.single({
+      Request: MatchInsert,
+      Result: MatchRow,
+      execute: (input) => sql`INSERT INTO matches ${sql.insert({ ...input })} RETURNING ${cols}`
+    })
+
+    const lock = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: MatchRow,
+      execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id} FOR UPDATE`
+    })
+
+    const setStatus = SqlSchema.single({
+      Request: Schema.Struct({ id: Schema.Int, status: MatchStatus }),
+      Result: MatchRow,
+      execute: ({ id, status }) => sql`UPDATE matches SET status = ${status}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
+    })
+
+    /** Adds one to a counter of each matchmaker (ids distinct, ascending). */
+    const bump = SqlSchema.void({
+      Request: Schema.Struct({ ids: Schema.Array(Schema.Int), counter: Schema.Literal("match_count", "success_count") }),
+      execute: ({ counter, ids }) =>
+        // Locked in id order first, so two writes moving the same counters cannot deadlock; NO KEY
+        // UPDATE (what the UPDATE takes) does not wait for the KEY SHARE locks that the foreign
+        // keys of concurrent match inserts hold on the same rows.
+        Effect.zipRight(
+          sql`SELECT id FROM matchmakers WHERE id IN ${sql.in(ids)} ORDER BY id FOR NO KEY UPDATE`,
+          sql`UPDATE matchmakers SET ${sql(counter)} = ${sql(counter)} + 1 WHERE id IN ${sql.in(ids)}`
+        )
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String }),
+      Result: MatchPageRow,
+      execute: ({ params, timeZone }) => {
+        const { offset, pageSize } = pageOf(params, MATCH_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matches
+          WHERE ${where(params, timeZone)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+      }
+    })
+    const count = SqlSchema.findAll({
+      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String }),
+      Result: CountRow,
+      execute: ({ params, timeZone }) => sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone)}`
+    })
+
+    return {
+      /** The new match; 400 match_exists when the pair already has an open one. */
+      insert: (input: MatchInsert) => sqlEdge(insert(input).pipe(mapOpenPair)),
+      /** A match, locked for the rest of the transaction. */
+      lock: (id: number) => sqlEdge(lock(id)),
+      setStatus: (id: number, status: MatchStatus) => sqlEdge(setStatus({ id, status })),
+      /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */
+      bumpCounters: (ids: ReadonlyArray<number>, counter: MatchCounter) => ids.length === 0 ? Effect.void : sqlEdge(bump({ ids, counter })),
+      list: (params: MatchListParams) =>
+        Effect.flatMap(PlatformTimeZone, (timeZone) =>
+          sqlEdge(
+            Effect.map(
+              pageWithTotal(page({ params, timeZone }), count({ params, timeZone }), pageOf(params, MATCH_PAGE).offset),
+              ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...match }) => match), total })
+            )
+          ))
+    } as const
+  })
+}) {}

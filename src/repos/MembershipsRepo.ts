@@ -1,0 +1,153 @@
+// Memberships and their plans: the only SQL over `memberships` and `membership_plans`.
+// Create-or-renew is one upsert on the "one active membership per user and plan" index; expiry
+// is one statement that moves the due rows and records their events together.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+
+import { pageOf } from "../../schema/Common.js"
+import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"
+import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
+import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+
+const MembershipRow = Schema.Struct({ ...Membership.fields, started_at: Timestamp, expire_at: Timestamp, created_at: Timestamp })
+const MembershipPageRow = Schema.extend(MembershipRow, TotalCount)
+
+const COLUMNS = `m.id::int AS id, m.user_id::int AS user_id, m.guest_id::int AS guest_id, p.name AS plan_name, m.plan_id,
+  m.status, m.started_at, m.expire_at, m.created_at`
+
+export const MembershipPlan = Schema.Struct({ id: Schema.Int, name: Schema.String, days: Schema.Int })
+export type MembershipPlan = typeof MembershipPlan.Type
+
+const SavedRow = Schema.Struct({ id: Schema.Int, status: MembershipStatus, expire_at: Timestamp, renewed: Schema.Boolean })
+
+/** Expire only this user's membership of this plan (create-or-renew), or every due one (the daemon). */
+export interface ExpiryScope {
+  readonly userId: number
+  readonly planId: number
+}
+
+export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Memberships/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const cols = sql.literal(COLUMNS)
+    const where = (p: MembershipListParams) =>
+      sql.and([
+        ...(p.user_id !== undefined ? [sql`m.user_id = ${p.user_id}`] : []),
+        ...(p.status ? [sql`m.status = ${p.status}`] : []),
+        ...(p.company_id !== undefined ? [sql`m.guest_id IN (SELECT g.id FROM guests g WHERE g.company_id = ${p.company_id})`] : [])
+      ])
+
+    const insertPlan = SqlSchema.single({
+      Request: MembershipPlan.omit("id"),
+      Result: MembershipPlan,
+      execute: (plan) => sql`INSERT INTO membership_plans ${sql.insert({ ...plan })} RETURNING id, name, days`
+    })
+    const plans = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: MembershipPlan,
+      execute: () => sql`SELECT id, name, days FROM membership_plans ORDER BY id`
+    })
+    const findPlan = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: MembershipPlan,
+      execute: (id) => sql`SELECT id, name, days FROM membership_plans WHERE id = ${id}`
+    })
+
+    /**
+     * A new active membership from now, or — when the user has an active one of this plan — that one
+     * with expire_at extended by the plan's days (same id). Concurrent calls serialise on the unique
+     * index: the second extends what the first made. None when the plan does not exist.
+     */
+    const upsert = SqlSchema.findOne({
+      Request: Schema.Struct({ userId: Schema.Int, planId: Schema.Int, guestId: Schema.NullOr(Schema.Int) }),
+      Result: SavedRow,
+      execute: ({ guestId, planId, userId }) =>
+        sql`INSERT INTO memberships AS m (user_id, guest_id, plan_id, expire_at)
+          SELECT ${userId}, ${guestId}, p.id, now() + make_interval(days => p.days) FROM membership_plans p WHERE p.id = ${planId}
+          ON CONFLICT (user_id, plan_id) WHERE status = 'active' DO UPDATE
+            SET expire_at = m.expire_at + (SELECT make_interval(days => p.days) FROM membership_plans p WHERE p.id = m.plan_id),
+              guest_id = coalesce(EXCLUDED.guest_id, m.guest_id), updated_at = now()
+          RETURNING m.id::int AS id, m.status, m.expire_at, (m.xmax::text <> '0') AS renewed`
+    })
+
+    const lock = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int, status: MembershipStatus }),
+      execute: (id) => sql`SELECT id::int AS id, status FROM memberships WHERE id = ${id} FOR UPDATE`
+    })
+
+    const setStatus = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, status: MembershipStatus }),
+      execute: ({ id, status }) => sql`UPDATE memberships SET status = ${status}, updated_at = now() WHERE id = ${id}`
+    })
+
+    const findById = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: MembershipRow,
+      execute: (id) => sql`SELECT ${cols} FROM memberships m JOIN membership_plans p ON p.id = m.plan_id WHERE m.id = ${id}`
+    })
+
+    /**
+     * active → expired for every membership whose expire_at has passed, with one
+     * `membership.expired` event per row in the same statement (so in the same transaction). A
+     * second daemon running it at once waits on the row locks, re-checks `status = 'active'` and
+     * moves nothing twice, so no event is written twice.
+     */
+    const expire = SqlSchema.single({
+      Request: Schema.Struct({ timeZone: Schema.String, scope: Schema.NullOr(Schema.Struct({ userId: Schema.Int, planId: Schema.Int })) }),
+      Result: CountRow,
+      execute: ({ scope, timeZone }) =>
+        sql`WITH expired AS (
+            UPDATE memberships SET status = 'expired', updated_at = now()
+            WHERE status = 'active' AND expire_at <= now()
+              ${scope === null ? sql`` : sql`AND user_id = ${scope.userId} AND plan_id = ${scope.planId}`}
+            RETURNING id, user_id, guest_id, plan_id, expire_at),
+          recorded AS (
+            INSERT INTO events (event_id, type, permission, data)
+            SELECT 'evt_' || left(encode(sha256(uuid_send(gen_random_uuid())), 'hex'), 24), 'membership.expired',
+              'open:membership:read',
+              jsonb_build_object('membership_id', e.id, 'user_id', e.user_id, 'guest_id', e.guest_id, 'plan_id', e.plan_id,
+                'plan_name', p.name, 'expire_at', to_char(e.expire_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD HH24:MI:SS'))
+            FROM expired e JOIN membership_plans p ON p.id = e.plan_id
+            ORDER BY e.id
+            RETURNING 1)
+          SELECT count(*)::int AS n FROM recorded`
+    })
+
+    const page = SqlSchema.findAll({
+      Request: Schema.typeSchema(MembershipListParams),
+      Result: MembershipPageRow,
+      execute: (p) => {
+        const { offset, pageSize } = pageOf(p, MEMBERSHIP_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count
+          FROM memberships m JOIN membership_plans p ON p.id = m.plan_id
+          WHERE ${where(p)} ORDER BY m.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+      }
+    })
+    const count = SqlSchema.findAll({
+      Request: Schema.typeSchema(MembershipListParams),
+      Result: CountRow,
+      execute: (p) => sql`SELECT count(*)::int AS n FROM memberships m WHERE ${where(p)}`
+    })
+
+    return {
+      insertPlan: (plan: { name: string; days: number }) => sqlEdge(insertPlan(plan)),
+      plans: sqlEdge(plans(undefined)),
+      findPlan: (id: number) => sqlEdge(findPlan(id)),
+      /** Create-or-renew; none when the plan does not exist. */
+      upsert: (userId: number, planId: number, guestId: number | null) => sqlEdge(upsert({ userId, planId, guestId })),
+      /** A membership's status, locked for the rest of the transaction. */
+      lock: (id: number) => sqlEdge(lock(id)),
+      setStatus: (id: number, status: MembershipStatus) => sqlEdge(setStatus({ id, status })),
+      findById: (id: number) => sqlEdge(findById(id)),
+      /** Expires what is due (all, or one user's plan) with its events; the count expired. */
+      expireDue: (scope: ExpiryScope | null = null) =>
+        Effect.flatMap(PlatformTimeZone, (timeZone) => sqlEdge(Effect.map(expire({ timeZone, scope }), (r) => r.n))),
+      list: (p: MembershipListParams) =>
+        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, MEMBERSHIP_PAGE).offset), ({ rows, total }) => ({
+          list: rows.map(({ total_count: _, ...membership }) => membership),
+          total
+        })))
+    } as const
+  })
+}) {}

@@ -1,0 +1,91 @@
+// Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
+// Each write moves the matchmakers' match_count / success_count and records its event in the
+// same transaction.
+import { Effect } from "effect"
+
+import { BadRequest, NotFound } from "../../schema/Errors.js"
+import type { Match, MatchCreate, MatchListParams, MatchStatus } from "../../schema/Matches.js"
+import { countedMatchmakers, matchMove } from "../domain/matches.js"
+import { matchScore } from "../domain/matchScore.js"
+import { GuestsRepo } from "../repos/GuestsRepo.js"
+import { MatchesRepo } from "../repos/MatchesRepo.js"
+import { OutboxRepo } from "../repos/OutboxRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { someOrNotFound } from "./common.js"
+
+const READ = "open:match:read" as const
+
+const createdEvent = (m: Match) => ({
+  match_id: m.id,
+  guest_a_id: m.guest_a_id,
+  guest_b_id: m.guest_b_id,
+  guest_a_matchmaker_id: m.guest_a_matchmaker_id,
+  guest_b_matchmaker_id: m.guest_b_matchmaker_id,
+  match_score: m.match_score,
+  status: m.status
+})
+
+export class Matches extends Effect.Service<Matches>()("Matches/Service", {
+  dependencies: [MatchesRepo.Default, GuestsRepo.Default, OutboxRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* MatchesRepo
+    const guests = yield* GuestsRepo
+    const outbox = yield* OutboxRepo
+    const tx = yield* Transaction
+
+    const create = (input: MatchCreate) =>
+      Effect.gen(function*() {
+        if (input.guest_a_id === input.guest_b_id) {
+          return yield* BadRequest.invalid([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
+        }
+        const [a, b] = yield* Effect.all([
+          guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
+          guests.findById(input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
+        ])
+        const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
+        const known = yield* guests.existingIds("matchmakers", sent)
+        const unknown = sent.find((id) => !known.has(id))
+        if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
+        const match = yield* tx.run(Effect.gen(function*() {
+          const m = yield* repo.insert({
+            guest_a_id: a.id,
+            guest_b_id: b.id,
+            guest_a_matchmaker_id: input.guest_a_matchmaker_id ?? a.matchmaker_id,
+            guest_b_matchmaker_id: input.guest_b_matchmaker_id ?? b.matchmaker_id,
+            match_score: matchScore(a, b)
+          })
+          yield* repo.bumpCounters(countedMatchmakers(m), "match_count")
+          yield* outbox.record("match.created", READ, createdEvent(m))
+          return m
+        }))
+        return { id: match.id, status: match.status, created_at: match.created_at }
+      }).pipe(Effect.withSpan("Matches.create"))
+
+    const list = (params: MatchListParams) => repo.list(params).pipe(Effect.withSpan("Matches.list"))
+
+    const updateStatus = (id: number, status: MatchStatus) =>
+      tx.run(Effect.gen(function*() {
+        const current = yield* repo.lock(id).pipe(someOrNotFound("match", id))
+        const move = matchMove(current.status, status)
+        if (move === "invalid") {
+          return yield* new BadRequest({
+            error: "invalid_transition",
+            message: `a ${current.status} match cannot become ${status}`
+          })
+        }
+        if (move === "unchanged") return { id, status: current.status, updated_at: current.updated_at }
+        const m = yield* repo.setStatus(id, status)
+        if (status === "completed") yield* repo.bumpCounters(countedMatchmakers(m), "success_count")
+        yield* outbox.record("match.status_changed", READ, {
+          match_id: id,
+          guest_a_id: m.guest_a_id,
+          guest_b_id: m.guest_b_id,
+          previous_status: current.status,
+          status
+        })
+        return { id, status: m.status, updated_at: m.updated_at }
+      })).pipe(Effect.withSpan("Matches.updateStatus"))
+
+    return { create, list, updateStatus } as const
+  })
+}) {}

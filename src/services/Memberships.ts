@@ -1,0 +1,71 @@
+// Membership use cases (SPEC §4.10; DECISIONS §3, §5): create-or-renew, list, the operator's
+// cancel and plans. Expiry at expire_at is the daemon's (jobs/TimeMoves.ts).
+import { Data, Effect } from "effect"
+
+import { BadRequest, NotFound } from "../../schema/Errors.js"
+import type { MembershipCreate, MembershipListParams } from "../../schema/Memberships.js"
+import { membershipMove, validPlanDays } from "../domain/memberships.js"
+import { GuestsRepo } from "../repos/GuestsRepo.js"
+import { MembershipsRepo } from "../repos/MembershipsRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { UsersRepo } from "../repos/UsersRepo.js"
+import { someOrNotFound } from "./common.js"
+
+export class PlanCommandError extends Data.TaggedError("PlanCommandError")<{ readonly message: string }> {}
+
+export class Memberships extends Effect.Service<Memberships>()("Memberships/Service", {
+  dependencies: [MembershipsRepo.Default, UsersRepo.Default, GuestsRepo.Default, Transaction.Default],
+  effect: Effect.gen(function*() {
+    const repo = yield* MembershipsRepo
+    const users = yield* UsersRepo
+    const guests = yield* GuestsRepo
+    const tx = yield* Transaction
+
+    /**
+     * Renews the user's active membership of the plan in place, or starts a new one now. One that
+     * is still active but past its expire_at (the daemon has not reached it yet) is expired first,
+     * with its event, so it is never extended from the past.
+     */
+    const createOrRenew = (input: MembershipCreate) =>
+      Effect.gen(function*() {
+        if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
+        yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
+        const guestId = input.guest_id ?? null
+        if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
+        const saved = yield* tx.run(Effect.gen(function*() {
+          yield* repo.expireDue({ userId: input.user_id, planId: input.plan_id })
+          return yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
+        }))
+        return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
+      }).pipe(Effect.withSpan("Memberships.createOrRenew"))
+
+    const list = (params: MembershipListParams) => repo.list(params).pipe(Effect.withSpan("Memberships.list"))
+
+    /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
+    const cancel = (id: number) =>
+      tx.run(Effect.gen(function*() {
+        const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
+        const move = membershipMove(current.status, "cancelled")
+        if (move === "invalid") {
+          return yield* new BadRequest({
+            error: "invalid_transition",
+            message: `membership ${id} is ${current.status}; it cannot be cancelled`
+          })
+        }
+        if (move === "allowed") yield* repo.setStatus(id, "cancelled")
+        return yield* repo.findById(id).pipe(someOrNotFound("membership", id))
+      })).pipe(Effect.withSpan("Memberships.cancel"))
+
+    const createPlan = (name: string, days: number) =>
+      Effect.gen(function*() {
+        const trimmed = name.trim()
+        if (trimmed === "" || [...trimmed].length > 50) return yield* new PlanCommandError({ message: "--name must be 1 to 50 characters" })
+        if (!validPlanDays(days)) return yield* new PlanCommandError({ message: "--days must be a whole number from 1 to 36500" })
+        return yield* repo.insertPlan({ name: trimmed, days })
+      })
+
+    const plans = repo.plans
+
+    return { createOrRenew, list, cancel, createPlan, plans } as const
+  })
+}) {}
