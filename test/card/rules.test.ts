@@ -4,13 +4,20 @@ import { describe, expect, it } from "@effect/vitest"
 
 import {
   confidenceOf,
+  crossCheckDoubts,
+  currentYearIn,
   parseCardText,
+  plausibleName,
+  readBirthAge,
+  readCard,
   readEducation,
   readHeight,
+  readNativePlace,
   readPlaces,
   readRequiredIncome,
   readRequirementTags,
-  readWeight
+  readWeight,
+  repairIncomeText
 } from "../../src/card/rules.js"
 import { emptyParsedCard, type ParsedCard } from "../../src/card/types.js"
 
@@ -292,6 +299,162 @@ describe("parseCardText", () => {
   })
 })
 
+/** OCR text of phone photos of paper forms (嘉宾登记表), as tesseract reads them; the year is 2025. */
+const photoCards: ReadonlyArray<Case> = [
+  [
+    "出生年月 gives the age in the current year (1994年5月 in 2025 → 31)",
+    "姓名：李明\n出 生 年 月 : 1994 年 5 月",
+    { name: "李明", age: 31 }
+  ],
+  [
+    "出生日期 in dotted form (1988.02) and with a quote-mark border remnant (“1993年4月)",
+    "出生日期 1988.02\n",
+    { age: 37 }
+  ],
+  [
+    "a quote mark before a table value (a border remnant) is not part of it",
+    "出 生年 月 “1993 年 4 月 身高 164\n婚姻 状况 ”离异 无 孩 籍贯 福建 厦门",
+    { age: 32, height: 164, maritalStatus: "离异", nativePlace: "福建厦门" }
+  ],
+  [
+    "a table row read without colons: every cell label is a label (工作, 收入 mid-line)",
+    "学 历 大 学 本 科 工作 中 学 教师\n职业 会 计 收入 月 薪 7 千",
+    { education: "本科", occupation: "中学教师", incomeAmount: 84_000 }
+  ],
+  [
+    "8 干 is 8千 (干 after a figure is 千)",
+    "月 收入 : 8 干",
+    { incomeAmount: 96_000 }
+  ],
+  [
+    "月新7千 and 年茜20万: any character between 月/年 and a figure is 薪",
+    "收入 : 月 新 7 千\n收入 要 求 : 年 茜 20 万 以 上",
+    { incomeAmount: 84_000, reqIncomeAmount: 200_000 }
+  ],
+  [
+    "a bracket before 万 is a 1 (月收入: ] 万)",
+    "月 收入 : ] 万",
+    { incomeAmount: 120_000 }
+  ],
+  [
+    "a row of its own 收入要求 / 月入1万以上 gives reqIncomeAmount",
+    "择偶要求：28-35岁，本科以上\n收入要求：月入1万以上",
+    { reqIncomeAmount: 120_000, requirement: "28-35岁，本科以上" }
+  ],
+  [
+    "收入要求 in a table cell, its value beginning with another income label (年收入15万以上)",
+    "收入 要 求 年 收入 15 万 以 上",
+    { reqIncomeAmount: 150_000, incomeAmount: null }
+  ],
+  [
+    "the requirement does not run into the form's footer (登记日期 without a colon)",
+    "择偶要求：25-30岁，身高160以上\n登记 日 期 2024 年 3 月 12 日 红娘 : 张老师",
+    { requirement: "25-30岁，身高160以上" }
+  ],
+  [
+    "a tall table cell read out of order: the value's first line above the label's line",
+    "婚姻 状况 未 婚 籍贯 河南 郑州\n40-46 岁 ， 身 高 176 以 上 ， 大 专 以 上 ， 年 薪 20 万 以\n择偶 要 求 上 。\n登记 日 期 2024 年",
+    { requirement: "40-46岁，身高176以上，大专以上，年薪20万以上。", reqIncomeAmount: 200_000, height: null, maritalStatus: "未婚" }
+  ],
+  [
+    "a long label followed by a comma (择偶要求，) is a label with its colon",
+    "婚姻 状况 ， 未 婚\n择偶 要 求 ， 22-28 岁 ， 身 高 161 以 上",
+    { maritalStatus: "未婚", requirement: "22-28岁，身高161以上", requirementTags: { age_min: 22, age_max: 28, height_min: 161 } }
+  ],
+  [
+    "short labels with one character misread are labels when a colon follows (身商:, 性唱:)",
+    "姓 各 :王建国 性 唱 : 男\n身 商 : 1.55 米",
+    { name: "王建国", gender: "male", height: 155 }
+  ],
+  [
+    "箱贯 and 户箱 (籍 misread as 箱) are the native place's labels",
+    "箱 贯 安徽 合肥",
+    { nativePlace: "安徽合肥" }
+  ],
+  [
+    "heights in metres with a space (1 .64m) and 研究生 / 大学本科",
+    "身高 : 1 .64m\n学 历 : 研究 生",
+    { height: 164, education: "硕士" }
+  ],
+  [
+    "a marital status with one character misread under its label (辫偶 → 丧偶, 未才 → 未婚)",
+    "婚姻 状况 : 辫 偶",
+    { maritalStatus: "丧偶" }
+  ]
+]
+
+describe("parseCardText on photos of paper forms", () => {
+  for (const [rule, text, expected] of photoCards) {
+    it(rule, () => {
+      expect(parseCardText(text, { currentYear: 2025 })).toMatchObject(expected)
+    })
+  }
+
+  it("a hand-written 男 read as 另 is male, and doubted", () => {
+    const { parsed, doubts } = readCard("姓名：李明\n性 别 。 另", { currentYear: 2025 })
+    expect(parsed.gender).toBe("male")
+    expect(doubts).toContain("gender")
+  })
+
+  it("a value that ran into the next cell is cut at the label and doubted", () => {
+    const { parsed, doubts } = readCard("职业：会计月新7千", { currentYear: 2025 })
+    expect(parsed.occupation).toBe("会计")
+    expect(doubts).toContain("occupation")
+  })
+
+  it("the current year is taken in the given time zone (New Year's Eve UTC is already next year in Shanghai)", () => {
+    const instant = new Date("2024-12-31T17:00:00Z")
+    expect(currentYearIn("Asia/Shanghai", instant)).toBe(2025)
+    expect(currentYearIn("UTC", instant)).toBe(2024)
+  })
+})
+
+describe("photo readers", () => {
+  it("birth ages: the year of birth anywhere in the value; out-of-range years give null", () => {
+    const table: ReadonlyArray<readonly [string, number | null]> = [
+      ["1994年5月", 31],
+      ["1994.05", 31],
+      ["1994-05-12", 31],
+      ["“1993 年 4 月", 32],
+      ["4005.02", null],
+      ["2020年1月", null],
+      ["不详", null]
+    ]
+    for (const [text, age] of table) expect([text, readBirthAge(text, 2025)]).toEqual([text, age])
+  })
+
+  it("income repairs: 干 → 千 and 月X → 月薪 are certain; a bracket read as 1 is a guess", () => {
+    expect(repairIncomeText("8 干")).toEqual({ text: "8千", repaired: false })
+    expect(repairIncomeText("月 新 7 千")).toEqual({ text: "月薪7千", repaired: false })
+    expect(repairIncomeText("] 万")).toEqual({ text: "1万", repaired: true })
+    expect(repairIncomeText("年收入20万")).toEqual({ text: "年收入20万", repaired: false })
+  })
+
+  it("native places snap to the region data when one character is misread", () => {
+    const table: ReadonlyArray<readonly [string, string | null, boolean]> = [
+      ["湖南长沙", "湖南长沙", true],
+      ["四 川 成 者", "四川成都", true],
+      ["安徽合肥了", "安徽合肥", true],
+      ["河南郑州", "河南郑州", true],
+      ["广东广州", "广东广州", true],
+      ["湖南长沙县", "湖南长沙县", true],
+      ["火星", "火星", false]
+    ]
+    for (const [text, place, checked] of table) {
+      expect([text, readNativePlace(text)]).toEqual([text, { place, checked }])
+    }
+  })
+
+  it("plausible names: 2–4 Chinese characters after a common surname, or Latin letters", () => {
+    expect(plausibleName("李晓雯")).toBe(true)
+    expect(plausibleName("欧阳娜娜")).toBe(true)
+    expect(plausibleName("Anna Li")).toBe(true)
+    expect(plausibleName("栖息笋")).toBe(false)
+    expect(plausibleName("王建国性唱")).toBe(false)
+    expect(plausibleName("王")).toBe(false)
+  })
+})
+
 describe("readers", () => {
   const heights: ReadonlyArray<readonly [string, number | null]> = [
     ["175", 175],
@@ -400,6 +563,40 @@ describe("readRequiredIncome", () => {
 
 describe("confidenceOf", () => {
   const base = emptyParsedCard()
+  const full: ParsedCard = {
+    ...base,
+    name: "李明",
+    gender: "male",
+    age: 30,
+    height: 175,
+    weight: 70,
+    education: "本科",
+    incomeAmount: 200_000
+  }
+  it("high needs every field's checks to agree: a doubted field makes it medium", () => {
+    expect(confidenceOf(full)).toBe("high")
+    expect(confidenceOf(full, ["incomeAmount"])).toBe("medium")
+  })
+  it("cross-checks: an implausible name, weight for height, or income size makes it medium", () => {
+    expect(crossCheckDoubts(full)).toEqual([])
+    expect(confidenceOf({ ...full, name: "栖息笋" })).toBe("medium")
+    expect(crossCheckDoubts({ ...full, weight: 140 })).toEqual(["weight"])
+    expect(confidenceOf({ ...full, weight: 140 })).toBe("medium")
+    expect(crossCheckDoubts({ ...full, incomeAmount: 2_024 })).toEqual(["incomeAmount"])
+  })
+  it("a field holding a word OCR was unsure of is doubted, and the card is not high", () => {
+    const text = "姓名：林慧雍\n性别：女\n年龄：30\n身高：165cm\n学历：本科\n职业：会计"
+    const sure = readCard(text, { currentYear: 2025 })
+    expect(confidenceOf(sure.parsed, sure.doubts)).toBe("high")
+    const { parsed, doubts } = readCard(text, { currentYear: 2025, uncertain: ["雍", "。"] })
+    expect(doubts).toEqual(["name"])
+    expect(confidenceOf(parsed, doubts)).toBe("medium")
+  })
+  it("a card whose income was read from a guessed figure is not high", () => {
+    const { parsed, doubts } = readCard("姓名：李明\n性别：男\n年龄：30\n身高：175cm\n学历：本科\n月收入：] 万", { currentYear: 2025 })
+    expect(parsed.incomeAmount).toBe(120_000)
+    expect(confidenceOf(parsed, doubts)).toBe("medium")
+  })
   it("high: name, gender and age, and at least 5 fields", () => {
     expect(confidenceOf({ ...base, name: "李明", gender: "male", age: 30, height: 175, education: "本科" })).toBe("high")
   })
