@@ -1,6 +1,9 @@
 // A periodic job of the daemon is one module: a name, an interval and an effect. Each job runs
-// in its own fiber, survives its own failures, and is interrupted on shutdown.
-import { type Duration, Effect, Layer, Schedule } from "effect"
+// in its own fiber, survives its own failures, and is interrupted on shutdown. Every pass is
+// measured (span, runs, failures, duration, last run in the heartbeat) without code in the job.
+import { Duration, Effect, Layer, Schedule } from "effect"
+
+import { measuredRun, registerJob } from "../src/observability/jobs.js"
 
 export const periodicJob = <R>(options: {
   readonly name: string
@@ -10,9 +13,10 @@ export const periodicJob = <R>(options: {
   Layer.scopedDiscard(
     Effect.gen(function*() {
       const once = options.run.pipe(
-        Effect.withSpan(`Job.${options.name}`),
+        measuredRun(options.name, "periodic"),
         Effect.catchAllCause((cause) => Effect.logError(`job ${options.name} failed`, cause))
       )
+      yield* registerJob(options.name, { kind: "periodic", everySeconds: Duration.toSeconds(Duration.decode(options.every)) })
       yield* Effect.logInfo(`job ${options.name} started`)
       yield* Effect.forkScoped(Effect.repeat(once, Schedule.spaced(options.every)))
     }).pipe(Effect.annotateLogs({ job: options.name }))

@@ -1,12 +1,14 @@
 // The daemon's generic task runner: workers claim rows (row locks with SKIP LOCKED and a lease,
 // so any number of daemons share a queue), are woken by LISTEN/NOTIFY with polling as a
 // backstop, and give a claimed task back when the daemon shuts down mid-task. A queue is one
-// value: how to claim, process and release its tasks.
+// value: how to claim, process and release its tasks; each task is measured as one run of it.
 import { randomBytes } from "node:crypto"
-import { hostname } from "node:os"
 
 import { PgClient } from "@effect/sql-pg"
 import { type Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+
+import { DAEMON_INSTANCE } from "../src/observability/instance.js"
+import { measuredRun, registerJob } from "../src/observability/jobs.js"
 
 export interface TaskQueue<T, R> {
   readonly name: string
@@ -27,7 +29,9 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
     Effect.gen(function*() {
       const pg = yield* PgClient.PgClient
       const wake = yield* Queue.sliding<void>(1)
-      const instance = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`
+      // Starts with the daemon's heartbeat id, so that a held task names the daemon that holds it;
+      // its own suffix keeps two runners of one queue in one process apart.
+      const instance = `${DAEMON_INSTANCE.id}:${randomBytes(2).toString("hex")}`
 
       yield* pg.listen(queue.channel).pipe(
         Stream.runForEach(() => wake.offer(undefined)),
@@ -51,11 +55,13 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
           Option.isNone(claimed)
             ? Queue.take(wake)
             : queue.process(claimed.value, id).pipe(
+              measuredRun(queue.name, "queue"),
               Effect.onInterrupt(() => Effect.ignore(queue.release(claimed.value, id))),
               Effect.catchAllCause((cause) => Effect.logError(`a ${queue.name} task failed`, cause))
             ))
         return Effect.forever(step).pipe(Effect.annotateLogs({ queue: queue.name, worker: id }))
       }
+      yield* registerJob(queue.name, { kind: "queue", concurrency: queue.concurrency })
       for (let n = 0; n < queue.concurrency; n++) yield* Effect.forkScoped(worker(n))
       yield* Effect.logInfo(`task runner ${queue.name} started`).pipe(Effect.annotateLogs({ workers: queue.concurrency }))
     })

@@ -5,13 +5,15 @@ import { fileURLToPath } from "node:url"
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer, type Redacted } from "effect"
+
+import { measuredPgClientLayer } from "../observability/pgPool.js"
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url))
 
+// Built over a pool of our own making so that /metrics can show its connections in use and waiting.
 export const pgClientLayer = (url: Redacted.Redacted<string>, applicationName = "matchmaking-open-api") =>
-  PgClient.layer({ url, applicationName, maxConnections: 10 })
+  measuredPgClientLayer({ url, applicationName, maxConnections: 10 })
 
 export const PgLive = Layer.unwrapEffect(
   Effect.map(Config.redacted("DATABASE_URL"), (url) => pgClientLayer(url))

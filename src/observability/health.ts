@@ -1,0 +1,111 @@
+// The probes a supervisor calls, the same on the API and the daemon: GET /healthz (alive: the
+// process answers), GET /readyz (ready: every migration of this build applied and the database
+// answering within READINESS_TIMEOUT_MS; else 503 service_unavailable) and GET /metrics. Unsigned,
+// outside /api/open/v1, in the envelope (except /metrics, which is Prometheus text).
+import { readdirSync } from "node:fs"
+
+import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Layer, Schema } from "effect"
+
+import { AnyErrorEnvelope, ServiceUnavailable } from "../../schema/Errors.js"
+import { AppConfig } from "../Config.js"
+import { MonitoringRepo } from "../repos/MonitoringRepo.js"
+import { MIGRATIONS_DIR } from "../sql/Sql.js"
+import { MetricsExporter, PROMETHEUS_CONTENT_TYPE } from "./prometheus.js"
+
+/** The probe paths: no signature, no rate limit, request logs at Debug, no trace. */
+export const PROBE_PATHS: ReadonlyArray<string> = ["/healthz", "/readyz", "/metrics"]
+
+/** A request to one of the probes (the query string aside). */
+export const isProbe = (request: HttpServerRequest.HttpServerRequest): boolean => PROBE_PATHS.includes(request.url.split("?")[0]!)
+
+/** The migrations this build ships (`NNNN_name.sql`), by id. */
+const shippedMigrations = (): ReadonlyMap<number, string> =>
+  new Map(
+    readdirSync(MIGRATIONS_DIR).flatMap((file) => {
+      const m = /^(\d+)_(.+)\.sql$/.exec(file)
+      return m === null ? [] : [[Number(m[1]), file.slice(0, -4)] as const]
+    })
+  )
+
+export interface ReadyReport {
+  readonly status: "ready"
+  readonly migrations: number
+  readonly database_ms: number
+}
+
+export class Readiness extends Effect.Service<Readiness>()("Observability/Readiness", {
+  effect: Effect.gen(function*() {
+    const repo = yield* MonitoringRepo
+    const config = yield* AppConfig
+    const shipped = shippedMigrations()
+    const notReady = (message: string) => new ServiceUnavailable({ error: "service_unavailable", message, retry_after: 2 })
+
+    /** Ready, or the 503 that says why not. */
+    const check: Effect.Effect<ReadyReport, ServiceUnavailable> = Effect.gen(function*() {
+      const started = performance.now()
+      const applied = yield* repo.appliedMigrations.pipe(
+        Effect.timeoutFail({
+          duration: config.readinessTimeoutMs,
+          onTimeout: () => notReady(`the database did not answer within ${config.readinessTimeoutMs} ms`)
+        }),
+        Effect.catchAllCause(() => Effect.fail(notReady("the database is not reachable or its migrations table cannot be read")))
+      )
+      const databaseMs = Math.round(performance.now() - started)
+      const have = new Set(applied)
+      const missing = [...shipped].filter(([id]) => !have.has(id)).map(([, name]) => name)
+      if (missing.length > 0) return yield* Effect.fail(notReady(`migrations not applied: ${missing.join(", ")}`))
+      return { status: "ready", migrations: shipped.size, database_ms: databaseMs } as const
+    })
+    return { check } as const
+  }),
+  dependencies: [MonitoringRepo.Default]
+}) {}
+
+const encodeError = Schema.encodeSync(AnyErrorEnvelope)
+
+const ok = (data: unknown) => HttpServerResponse.unsafeJson({ code: 200, message: "ok", data })
+
+const started = Date.now()
+
+/** GET /healthz: the process runs and its event loop answers; nothing else is asked. */
+export const healthz = Effect.sync(() => ok({ status: "alive", uptime_seconds: Math.floor((Date.now() - started) / 1000) }))
+
+/** GET /readyz: 200 when ready, else 503 `service_unavailable` saying why. */
+export const readyz = Effect.flatMap(Readiness, (r) =>
+  r.check.pipe(
+    Effect.match({
+      onSuccess: ok,
+      onFailure: (e) => HttpServerResponse.unsafeJson(encodeError(e), { status: 503, headers: { "retry-after": "2" } })
+    })
+  ))
+
+/** GET /metrics: every metric in the Prometheus text format. */
+export const metrics = Effect.flatMap(
+  MetricsExporter,
+  (m) => Effect.map(m.scrape, (text) => HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE }))
+)
+
+// Probes are polled every few seconds: the SQL spans of /readyz and /metrics would only drown the
+// traces that matter (the request span itself is left out by the server, see Server.ts).
+const untraced = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(self, false)
+
+/** The three probes on a router of their own (the daemon's JOBS_PORT). */
+export const probeRouter = HttpRouter.empty.pipe(
+  HttpRouter.get("/healthz", healthz),
+  HttpRouter.get("/readyz", untraced(readyz)),
+  HttpRouter.get("/metrics", untraced(metrics))
+)
+
+/** What the probes need, over a SqlClient and AppConfig. */
+export const ProbeServicesLive = Layer.mergeAll(Readiness.Default, MetricsExporter.Default)
+
+/** The three probes beside the API's routes (they pass the edge, not the signature middleware). */
+export const ApiProbesLive = HttpApiBuilder.Router.use((router) =>
+  Effect.gen(function*() {
+    const context = yield* Effect.context<Readiness | MetricsExporter>()
+    yield* router.get("/healthz", healthz)
+    yield* router.get("/readyz", untraced(Effect.provide(readyz, context)))
+    yield* router.get("/metrics", untraced(Effect.provide(metrics, context)))
+  })
+).pipe(Layer.provide(ProbeServicesLive))

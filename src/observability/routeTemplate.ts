@@ -1,0 +1,73 @@
+// The route template a request matched (`/api/open/v1/guests/:id`), for metric labels: a label per
+// raw path would grow without bound (ids, hostile paths), one per template stays a short list.
+// The edge runs around the router, where the matched route is not known, so it is found again here.
+
+/** The label of a request that matched no route (404s of every unknown path share it). */
+export const UNMATCHED = "unmatched"
+
+const METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"])
+
+/** The method as a label: one of the HTTP methods, or OTHER (a label per invented method would grow too). */
+export const methodLabel = (method: string): string => {
+  const upper = method.toUpperCase()
+  return METHODS.has(upper) ? upper : "OTHER"
+}
+
+interface Template {
+  readonly path: string
+  /** The literal text of each segment, or undefined where the segment is a parameter (`:id`). */
+  readonly segments: ReadonlyArray<string | undefined>
+}
+
+const segmentsOf = (path: string): Array<string> => {
+  const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
+  return trimmed.split("/").slice(1)
+}
+
+const matches = (template: Template, segments: ReadonlyArray<string>): boolean =>
+  template.segments.every((literal, i) => literal === undefined ? segments[i] !== "" : literal === segments[i])
+
+/**
+ * Earlier literal segments win (`/guests/batch` over `/guests/:id`), as in the router, which
+ * prefers a static segment to a parameter at the first place they differ.
+ */
+const moreSpecific = (a: Template, b: Template): boolean => {
+  for (let i = 0; i < a.segments.length; i++) {
+    const aLiteral = a.segments[i] !== undefined
+    const bLiteral = b.segments[i] !== undefined
+    if (aLiteral !== bLiteral) return aLiteral
+  }
+  return false
+}
+
+/**
+ * A matcher over route keys `METHOD /path/:param`: `match(method, path)` gives the template the
+ * request matched, or UNMATCHED. The query string is ignored.
+ */
+export const routeMatcher = (keys: Iterable<string>) => {
+  // By method and segment count: a request is compared with a handful of templates.
+  const table = new Map<string, Array<Template>>()
+  for (const key of keys) {
+    const space = key.indexOf(" ")
+    const method = key.slice(0, space).toUpperCase()
+    const path = key.slice(space + 1)
+    const segments = segmentsOf(path).map((s) => (s.startsWith(":") ? undefined : s))
+    const bucket = `${method} ${segments.length}`
+    const list = table.get(bucket) ?? []
+    list.push({ path, segments })
+    table.set(bucket, list)
+  }
+  return (method: string, url: string): string => {
+    const q = url.indexOf("?")
+    const segments = segmentsOf(q === -1 ? url : url.slice(0, q))
+    // HEAD is answered by the GET route.
+    const upper = method.toUpperCase()
+    const candidates = table.get(`${upper} ${segments.length}`) ??
+      (upper === "HEAD" ? table.get(`GET ${segments.length}`) : undefined)
+    let best: Template | undefined
+    for (const template of candidates ?? []) {
+      if (matches(template, segments) && (best === undefined || moreSpecific(template, best))) best = template
+    }
+    return best?.path ?? UNMATCHED
+  }
+}

@@ -1,0 +1,87 @@
+// Graceful shutdown of an HTTP listener: on SIGTERM (the scope closing) it stops accepting
+// connections, lets the requests in flight finish — each answered with `Connection: close`, so
+// clients move to another instance — for at most the grace period, and only then lets the layers
+// below it (the request handler, the database pool) close. A request still running when the grace
+// period ends is cut off, and the log says how many were.
+import { createServer, type Server, type ServerResponse } from "node:http"
+
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Duration, Effect, Layer, Option } from "effect"
+
+/** The listener's requests in flight and how to drain them. */
+export class ServerDrain extends Context.Tag("Observability/ServerDrain")<ServerDrain, {
+  readonly server: Server
+  /** Responses not yet finished. */
+  readonly inFlight: () => number
+  /** Stops accepting and waits for the requests in flight, at most `grace`; how many were cut off. */
+  readonly drain: (grace: Duration.DurationInput) => Effect.Effect<number>
+}>() {}
+
+const makeDrain = (server: Server) => {
+  const open = new Set<ServerResponse>()
+  let draining = false
+  let onIdle: (() => void) | undefined
+  // Registered before the server listens, so that no request escapes the count.
+  server.on("request", (_request, response: ServerResponse) => {
+    open.add(response)
+    if (draining) response.shouldKeepAlive = false
+    response.on("close", () => {
+      open.delete(response)
+      if (open.size === 0) onIdle?.()
+    })
+  })
+
+  const idle = Effect.async<void>((resume) => {
+    if (open.size === 0) return resume(Effect.void)
+    onIdle = () => resume(Effect.void)
+    return Effect.sync(() => {
+      onIdle = undefined
+    })
+  })
+
+  const drain = (grace: Duration.DurationInput) =>
+    Effect.gen(function*() {
+      draining = true
+      // The answers still to come close their connection rather than keep it for the next request.
+      for (const response of open) if (!response.headersSent) response.shouldKeepAlive = false
+      const started = Date.now()
+      const waiting = open.size
+      // Stops listening; idle keep-alive connections are closed at once (Node 19 and later).
+      server.close()
+      yield* Effect.logInfo("draining: stopped accepting, finishing the requests in flight").pipe(
+        Effect.annotateLogs({ in_flight: waiting, grace_seconds: Duration.toSeconds(Duration.decode(grace)) })
+      )
+      // Finalizers run uninterruptibly; the wait must be interruptible for the timeout to end it.
+      const finished = yield* Effect.timeoutOption(Effect.interruptible(idle), grace)
+      const cut = open.size
+      if (Option.isNone(finished)) {
+        yield* Effect.logWarning("grace period over: cutting off the requests still in flight").pipe(
+          Effect.annotateLogs({ cut_off: cut })
+        )
+      } else {
+        yield* Effect.logInfo("drained").pipe(Effect.annotateLogs({ ms: Date.now() - started, finished: waiting }))
+      }
+      server.closeAllConnections()
+      return Option.isNone(finished) ? cut : 0
+    })
+
+  return { server, inFlight: () => open.size, drain }
+}
+
+/**
+ * A Node HTTP server on `port`/`host` (HttpServer for the app) and its ServerDrain. The drain is
+ * not run here: `DrainOnShutdown` runs it, built above the app so that it runs before the app's
+ * request handler is removed.
+ */
+export const drainableServerLayer = (listen: { readonly port: number; readonly host: string }) =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    const server = createServer()
+    const drain = makeDrain(server)
+    return Layer.merge(NodeHttpServer.layer(() => server, listen), Layer.succeed(ServerDrain, drain))
+  }))
+
+/** On release (shutdown), drains the server for at most `grace`. */
+export const DrainOnShutdown = (grace: Duration.DurationInput) =>
+  Layer.scopedDiscard(
+    Effect.flatMap(ServerDrain, (server) => Effect.addFinalizer(() => Effect.asVoid(server.drain(grace))))
+  )
