@@ -1,0 +1,135 @@
+// Webhook delivery rules (DECISIONS §9): the payload, Standard Webhooks signatures (both secrets
+// during a rotation), the retry schedule with ±20% jitter, Retry-After, 410, and who may receive.
+import { createHmac } from "node:crypto"
+
+import { maskDeep } from "./masking.js"
+
+/** The schedule of DECISIONS §9: the waits before the 2nd … 10th attempt (about 3 days in all). */
+export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,14h,20h,24h"
+
+const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/** `5s,5m,2h` → milliseconds; units ms, s, m, h, d. Undefined when the text is not such a list. */
+export const parseRetrySchedule = (text: string): ReadonlyArray<number> | undefined => {
+  const items = text.split(",").map((s) => s.trim())
+  const out: Array<number> = []
+  for (const item of items) {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(item)
+    if (m === null) return undefined
+    out.push(Math.round(Number(m[1]) * UNIT_MS[m[2]!]!))
+  }
+  return out
+}
+
+/** A wait of ±20%: `random` is uniform in [0, 1). */
+export const withJitter = (ms: number, random: number): number => Math.round(ms * (0.8 + 0.4 * random))
+
+/** A receiver may ask for at most this long a pause with Retry-After. */
+export const MAX_RETRY_AFTER_MS = 24 * 3_600_000
+
+/** Retry-After as seconds or an HTTP date → milliseconds from now (undefined when unusable). */
+export const parseRetryAfter = (value: string | undefined, nowMs: number): number | undefined => {
+  if (value === undefined) return undefined
+  const text = value.trim()
+  if (/^\d+$/.test(text)) return Math.min(Number(text) * 1000, MAX_RETRY_AFTER_MS)
+  const date = Date.parse(text)
+  if (Number.isNaN(date)) return undefined
+  return Math.min(Math.max(0, date - nowMs), MAX_RETRY_AFTER_MS)
+}
+
+/** What one HTTP attempt gave: an answer (any status), or no answer (timeout, refused, reset…). */
+export type AttemptResult =
+  | { readonly _tag: "Answered"; readonly status: number; readonly retryAfter?: string | undefined }
+  | { readonly _tag: "NoAnswer"; readonly error: string }
+
+export type Decision =
+  | { readonly _tag: "Succeeded" }
+  /** 410 Gone: the delivery fails and the client's webhook is turned off. */
+  | { readonly _tag: "Gone" }
+  | { readonly _tag: "Retry"; readonly delayMs: number; readonly step: number }
+  /** The schedule is used up: failed until an operator redelivers it. */
+  | { readonly _tag: "Failed" }
+
+/**
+ * The outcome of an attempt. `step` is the number of retries already used in this round; a
+ * failure retries after `schedule[step]` with jitter, or after Retry-After on 429/503.
+ */
+export const decide = (
+  result: AttemptResult,
+  step: number,
+  schedule: ReadonlyArray<number>,
+  nowMs: number,
+  random: number
+): Decision => {
+  if (result._tag === "Answered" && result.status >= 200 && result.status < 300) return { _tag: "Succeeded" }
+  if (result._tag === "Answered" && result.status === 410) return { _tag: "Gone" }
+  const wait = schedule[step]
+  if (wait === undefined) return { _tag: "Failed" }
+  const asked = result._tag === "Answered" && (result.status === 429 || result.status === 503)
+    ? parseRetryAfter(result.retryAfter, nowMs)
+    : undefined
+  return { _tag: "Retry", delayMs: asked ?? withJitter(wait, random), step: step + 1 }
+}
+
+/** The HMAC key of a `whsec_…` secret: the base64 after the prefix (the Standard Webhooks form). */
+const secretKey = (secret: string): Buffer => Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64")
+
+/**
+ * `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under each secret,
+ * space-separated (the current secret first, then the previous one during its overlap).
+ */
+export const signatureHeader = (secrets: ReadonlyArray<string>, id: string, timestamp: number, body: string): string =>
+  secrets.map((s) => `v1,${createHmac("sha256", secretKey(s)).update(`${id}.${timestamp}.${body}`).digest("base64")}`).join(" ")
+
+/** The secrets that sign now: the current one, and the previous one until its overlap ends. */
+export const signingSecrets = (
+  current: string,
+  previous: string | null,
+  previousExpiresAt: Date | null,
+  nowMs: number
+): ReadonlyArray<string> =>
+  previous !== null && previousExpiresAt !== null && previousExpiresAt.getTime() > nowMs ? [current, previous] : [current]
+
+/** An event as a receiver (and the events feed) sees it. */
+export interface EventPayload {
+  readonly id: string
+  readonly type: string
+  readonly created_at: string
+  readonly data: Readonly<Record<string, unknown>>
+}
+
+/** The payload for a client: masked for a client configured for masking, as every read is. */
+export const payloadFor = (event: EventPayload, masking: boolean): EventPayload =>
+  masking ? { ...event, data: maskDeep(event.data) as Record<string, unknown> } : event
+
+/** What the delivery of an event to a client needs to know of the client, now. */
+export interface Recipient {
+  readonly status: string
+  readonly permissions: ReadonlyArray<string>
+  readonly webhook_enabled: boolean
+  readonly webhook_url: string | null
+  readonly webhook_events: ReadonlyArray<string>
+}
+
+/**
+ * Why an event may not be delivered to this client any more (checked at each attempt, since an
+ * operator may have changed the client after the fan-out), or undefined when it may.
+ */
+export const refusal = (client: Recipient, event: { readonly type: string; readonly permission: string }): string | undefined => {
+  if (client.status !== "active") return "the client is disabled"
+  if (!client.webhook_enabled || client.webhook_url === null) return "the client's webhook is off"
+  if (!client.webhook_events.includes(event.type)) return `the client no longer subscribes to ${event.type}`
+  if (!client.permissions.includes(event.permission)) return `the client no longer holds ${event.permission}`
+  if (!isWebhookUrl(client.webhook_url)) return "the webhook URL is not http(s)"
+  return undefined
+}
+
+/** Only http and https URLs are ever called. */
+export const isWebhookUrl = (url: string): boolean => {
+  try {
+    const u = new URL(url)
+    return u.protocol === "http:" || u.protocol === "https:"
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,84 @@
+// The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order
+// and removes events past the retention once no delivery of theirs is still pending. Recording
+// events is OutboxRepo's.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
+
+import { EventType } from "../../schema/Events.js"
+import { IsoTimestamp } from "./rows.js"
+import { sqlEdge } from "./sqlHelpers.js"
+
+const FeedRow = Schema.Struct({
+  event_id: Schema.String,
+  type: EventType,
+  data: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  created_at: IsoTimestamp
+})
+export type FeedRow = typeof FeedRow.Type
+
+/** Where a page starts: after this event in (transaction, id) order. */
+const Cursor = Schema.Struct({ tx_id: Schema.String, id: Schema.Number })
+type Cursor = typeof Cursor.Type
+
+const PageRequest = Schema.Struct({
+  cursor: Schema.NullOr(Cursor),
+  permissions: Schema.Array(Schema.String),
+  types: Schema.NullOr(Schema.Array(Schema.String)),
+  retention_days: Schema.Number,
+  limit: Schema.Int
+})
+
+export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    const cursorRow = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Cursor,
+      execute: (eventId) => sql`SELECT tx_id::text AS tx_id, id::float8 AS id FROM events WHERE event_id = ${eventId}`
+    })
+
+    // Only events whose transaction is older than every transaction still running: all of them
+    // have committed (or never will), and any event not yet visible sorts after them, so a reader
+    // that continues from the last one it saw never skips an event that commits later.
+    const pageRows = SqlSchema.findAll({
+      Request: PageRequest,
+      Result: FeedRow,
+      execute: (r) =>
+        sql`SELECT event_id, type, data, created_at FROM events
+          WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
+            AND created_at >= now() - ${r.retention_days} * interval '1 day'
+            AND permission = ANY (${r.permissions}::text[])
+            ${r.types === null ? sql`` : sql`AND type = ANY (${r.types}::text[])`}
+            ${r.cursor === null ? sql`` : sql`AND (tx_id, id) > (${r.cursor.tx_id}::xid8, ${r.cursor.id}::bigint)`}
+          ORDER BY tx_id, id
+          LIMIT ${r.limit}`
+    })
+
+    const pruneRows = SqlSchema.single({
+      Request: Schema.Struct({ retention_days: Schema.Number, batch: Schema.Int }),
+      Result: Schema.Struct({ n: Schema.Int }),
+      execute: ({ batch, retention_days }) =>
+        sql`WITH gone AS (
+            DELETE FROM events WHERE id IN (
+              SELECT e.id FROM events e
+              WHERE e.created_at < now() - ${retention_days} * interval '1 day'
+                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
+              ORDER BY e.created_at LIMIT ${batch})
+            RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`
+    })
+
+    /** The position of an event in the feed's order; none for an unknown (or pruned) id. */
+    const cursorOf = (eventId: string) => sqlEdge(cursorRow(eventId))
+
+    /** Up to `limit` events the permissions let the client read, oldest first, after the cursor. */
+    const page = (request: typeof PageRequest.Type) => sqlEdge(pageRows(request))
+
+    /** Removes up to `batch` events older than the retention with no pending delivery; how many. */
+    const prune = (retentionDays: number, batch: number) =>
+      sqlEdge(Effect.map(pruneRows({ retention_days: retentionDays, batch }), (r) => r.n))
+
+    return { cursorOf, page, prune } as const
+  })
+}) {}

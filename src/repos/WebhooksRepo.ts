@@ -1,0 +1,251 @@
+// Webhook deliveries and their attempts: the only SQL over `webhook_deliveries` and
+// `webhook_attempts`. Deliveries are created by the fan-out trigger of migration 0009 when an
+// event commits; daemons claim them with row locks (SKIP LOCKED) and a lease, under per-client
+// and per-daemon bounds, and record each attempt only while they still hold the delivery.
+import { SqlClient, SqlSchema } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+
+import { Instant, IsoTimestamp } from "./rows.js"
+import { sqlEdge } from "./sqlHelpers.js"
+
+/** NOTIFY channel of new (or redelivered) deliveries; the fan-out trigger notifies it too. */
+export const WEBHOOK_CHANNEL = "webhook_deliveries"
+
+export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
+export type DeliveryStatus = typeof DeliveryStatus.Type
+
+const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+
+/** A claimed delivery: the attempt it is, the event, and the client as it is now. */
+const ClaimedRow = Schema.Struct({
+  recorded: Schema.Literal(false),
+  id: Schema.Int,
+  attempt: Schema.Int,
+  schedule_step: Schema.Int,
+  event_id: Schema.String,
+  type: Schema.String,
+  permission: Schema.String,
+  data: JsonObject,
+  created_at: IsoTimestamp,
+  client_id: Schema.Int,
+  app_key: Schema.String,
+  status: Schema.String,
+  permissions: Schema.Array(Schema.String),
+  masking: Schema.Boolean,
+  webhook_url: Schema.NullOr(Schema.String),
+  webhook_events: Schema.Array(Schema.String),
+  webhook_enabled: Schema.Boolean,
+  webhook_secret_enc: Schema.NullOr(Schema.String),
+  webhook_prev_secret_enc: Schema.NullOr(Schema.String),
+  webhook_prev_expires_at: Schema.NullOr(Instant)
+})
+export type ClaimedDelivery = typeof ClaimedRow.Type
+
+/** What an attempt decided, recorded with it. */
+const AttemptRecord = Schema.Struct({
+  id: Schema.Int,
+  worker: Schema.String,
+  attempt: Schema.Int,
+  status: DeliveryStatus,
+  step: Schema.Int,
+  /** Wait before the next attempt (pending only). */
+  delay_ms: Schema.NullOr(Schema.Number),
+  attempted_at_ms: Schema.Number,
+  duration_ms: Schema.Int,
+  status_code: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(Schema.String),
+  client_id: Schema.Int,
+  /** A 410: the client's webhook is turned off with this record. */
+  turn_off: Schema.Boolean
+})
+export type AttemptRecord = typeof AttemptRecord.Type
+
+const DeliveryRow = Schema.Struct({
+  id: Schema.Int,
+  event_id: Schema.String,
+  type: Schema.String,
+  app_key: Schema.String,
+  status: DeliveryStatus,
+  attempts: Schema.Int,
+  next_attempt_at: Schema.NullOr(IsoTimestamp),
+  last_status: Schema.NullOr(Schema.Int),
+  last_error: Schema.NullOr(Schema.String),
+  created_at: IsoTimestamp,
+  updated_at: IsoTimestamp
+})
+
+const AttemptRow = Schema.Struct({
+  delivery_id: Schema.Int,
+  attempt: Schema.Int,
+  attempted_at: IsoTimestamp,
+  duration_ms: Schema.Int,
+  status_code: Schema.NullOr(Schema.Int),
+  error: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(Schema.String),
+  next_attempt_at: Schema.NullOr(IsoTimestamp),
+  worker: Schema.String
+})
+export type DeliveryAttempt = Omit<typeof AttemptRow.Type, "delivery_id">
+export type Delivery = typeof DeliveryRow.Type & { readonly attempt_history: ReadonlyArray<DeliveryAttempt> }
+
+const ListRequest = Schema.Struct({
+  client_id: Schema.NullOr(Schema.Int),
+  status: Schema.NullOr(DeliveryStatus),
+  limit: Schema.Int
+})
+
+const Held = Schema.Struct({ id: Schema.Int, worker: Schema.String, attempt: Schema.Int })
+
+export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo", {
+  effect: Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+
+    // The turn is the function webhook_cycle of migration 0009: record, then claim, in one round
+    // trip, with the advisory lock and the exact per-client count inside. The claimed rows carry
+    // their event and client as the claim saw them (a join out here would read them under the
+    // statement's older snapshot, which may predate a delivery the claim took).
+    const cycleRows = SqlSchema.findAll({
+      Request: Schema.Struct({
+        records: Schema.Array(AttemptRecord),
+        worker: Schema.String,
+        free: Schema.Int,
+        perClient: Schema.Int,
+        leaseMs: Schema.Number
+      }),
+      Result: Schema.Union(Schema.Struct({ recorded: Schema.Literal(true), id: Schema.Int }), ClaimedRow),
+      execute: ({ free, leaseMs, perClient, records, worker }) =>
+        sql`SELECT recorded, id::int AS id, attempt, schedule_step, event_id, type, permission, data, created_at,
+            client_id::int AS client_id, app_key, status, permissions, masking, webhook_url, webhook_events, webhook_enabled,
+            webhook_secret_enc, webhook_prev_secret_enc, webhook_prev_expires_at
+          FROM webhook_cycle(${JSON.stringify(records)}::jsonb, ${worker}, ${free}, ${perClient}, ${leaseMs})`
+    })
+
+    const releaseRow = SqlSchema.void({
+      Request: Held,
+      execute: ({ attempt, id, worker }) =>
+        sql`UPDATE webhook_deliveries SET locked_by = NULL, lease_until = NULL, next_attempt_at = now(), updated_at = now()
+          WHERE id = ${id} AND locked_by = ${worker} AND attempt_count = ${attempt} AND status = 'pending'`
+    })
+
+    const nextDueRow = SqlSchema.findOne({
+      Request: Schema.Void,
+      Result: Schema.Struct({ ms: Schema.NullOr(Schema.Number) }),
+      execute: () =>
+        sql`SELECT (extract(epoch FROM min(n.next_attempt_at) - now()) * 1000)::float8 AS ms
+          FROM clients c CROSS JOIN LATERAL (
+            SELECT next_attempt_at FROM webhook_deliveries d
+            WHERE d.client_id = c.id AND d.status = 'pending' AND d.next_attempt_at > now()
+            ORDER BY d.next_attempt_at LIMIT 1) n`
+    })
+
+    const listRows = SqlSchema.findAll({
+      Request: ListRequest,
+      Result: DeliveryRow,
+      execute: (r) =>
+        sql`SELECT d.id::int AS id, e.event_id, e.type, c.app_key, d.status, d.attempt_count AS attempts, d.next_attempt_at,
+            d.last_status, d.last_error, d.created_at, d.updated_at
+          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN clients c ON c.id = d.client_id
+          WHERE ${
+          sql.and([
+            ...(r.client_id !== null ? [sql`d.client_id = ${r.client_id}`] : []),
+            ...(r.status !== null ? [sql`d.status = ${r.status}`] : [])
+          ])
+        }
+          ORDER BY d.id DESC LIMIT ${r.limit}`
+    })
+
+    const attemptRows = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Int),
+      Result: AttemptRow,
+      execute: (ids) =>
+        sql`SELECT delivery_id::int AS delivery_id, attempt, attempted_at, duration_ms, status_code, error, response,
+            next_attempt_at, worker FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY delivery_id, attempt`
+    })
+
+    const redeliverRow = SqlSchema.findOne({
+      Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int, in_flight: Schema.Boolean }),
+      execute: (id) =>
+        sql`WITH target AS (
+            SELECT id, locked_by IS NOT NULL AND lease_until > now() AS in_flight FROM webhook_deliveries WHERE id = ${id}
+          ), updated AS (
+            UPDATE webhook_deliveries d SET status = 'pending', schedule_step = 0, next_attempt_at = now(), updated_at = now()
+            FROM target WHERE d.id = target.id AND NOT target.in_flight
+            RETURNING d.id
+          )
+          SELECT id::int AS id, in_flight FROM target`
+    })
+
+    const redeliverSinceRows = SqlSchema.findAll({
+      Request: Schema.Struct({ client_id: Schema.Int, since: Instant }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ client_id, since }) =>
+        sql`UPDATE webhook_deliveries d SET status = 'pending', schedule_step = 0, next_attempt_at = now(), updated_at = now()
+          FROM events e
+          WHERE e.id = d.event_id AND d.client_id = ${client_id} AND d.status = 'failed' AND e.created_at >= ${since}
+          RETURNING d.id::int AS id`
+    })
+
+    const notifyRow = SqlSchema.void({
+      Request: Schema.Void,
+      // pg_notify: PgClient.notify sends `NOTIFY ch, $1`, which PostgreSQL refuses. The payload
+      // must not be empty: PgClient.listen drops notifications without one.
+      execute: () => sql`SELECT pg_notify(${WEBHOOK_CHANNEL}, 'due')`
+    })
+
+    /**
+     * One turn of a daemon: records the finished attempts (each only while its worker still holds
+     * it), then claims up to `free` due deliveries for the worker (at most `perClient` in flight
+     * per client across every daemon) and commits both; each claim is a new attempt number.
+     */
+    const cycle = (records: ReadonlyArray<AttemptRecord>, worker: string, free: number, perClient: number, leaseMs: number) =>
+      sqlEdge(Effect.map(cycleRows({ records, worker, free, perClient, leaseMs }), (rows) => {
+        const recorded = new Set<number>()
+        const claimed: Array<ClaimedDelivery> = []
+        for (const row of rows) {
+          if (row.recorded) recorded.add(row.id)
+          else claimed.push(row)
+        }
+        return { recorded, claimed }
+      }))
+
+    /** Gives a claimed delivery back, due at once (the daemon stops mid-attempt). */
+    const release = (id: number, worker: string, attempt: number) => sqlEdge(releaseRow({ id, worker, attempt }))
+
+    /** Milliseconds until the next pending delivery comes due (none when nothing waits). */
+    const nextDueInMs = sqlEdge(Effect.map(nextDueRow(undefined), Option.flatMap((r) => Option.fromNullable(r.ms))))
+
+    /** Deliveries, newest first, with every attempt. */
+    const list = (filter: { readonly clientId: number | null; readonly status: DeliveryStatus | null; readonly limit: number }) =>
+      sqlEdge(Effect.gen(function*() {
+        const rows = yield* listRows({ client_id: filter.clientId, status: filter.status, limit: filter.limit })
+        const attempts = rows.length === 0 ? [] : yield* attemptRows(rows.map((r) => r.id))
+        const byDelivery = new Map<number, Array<DeliveryAttempt>>()
+        for (const { delivery_id, ...a } of attempts) {
+          const list = byDelivery.get(delivery_id) ?? []
+          list.push(a)
+          byDelivery.set(delivery_id, list)
+        }
+        return rows.map((r): Delivery => ({ ...r, attempt_history: byDelivery.get(r.id) ?? [] }))
+      }))
+
+    /** Makes a delivery due now with a fresh schedule; none for an unknown id. */
+    const redeliver = (id: number) =>
+      sqlEdge(Effect.gen(function*() {
+        const row = yield* redeliverRow(id)
+        if (Option.isSome(row) && !row.value.in_flight) yield* notifyRow(undefined)
+        return row
+      }))
+
+    /** Makes every failed delivery of the client since that instant due now; their ids. */
+    const redeliverSince = (clientId: number, since: Date) =>
+      sqlEdge(Effect.gen(function*() {
+        const rows = yield* redeliverSinceRows({ client_id: clientId, since })
+        if (rows.length > 0) yield* notifyRow(undefined)
+        return rows.map((r) => r.id)
+      }))
+
+    return { cycle, release, nextDueInMs, list, redeliver, redeliverSince } as const
+  })
+}) {}

@@ -1,0 +1,158 @@
+// Webhook rules of DECISIONS §9: the retry schedule and its jitter, Retry-After, 410, the end of
+// the schedule, Standard Webhooks signatures (checked by the reference library), and who may
+// receive an event.
+import { describe, expect, it } from "@effect/vitest"
+import { Webhook } from "standardwebhooks"
+
+import {
+  decide,
+  DEFAULT_RETRY_SCHEDULE,
+  parseRetryAfter,
+  parseRetrySchedule,
+  payloadFor,
+  type Recipient,
+  refusal,
+  signatureHeader,
+  signingSecrets,
+  withJitter
+} from "../../src/domain/webhooks.js"
+
+const SCHEDULE = parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!
+const NOW = Date.UTC(2025, 0, 1, 12)
+
+describe("retry schedule", () => {
+  it("the default is 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h (about 3 days)", () => {
+    expect(SCHEDULE).toEqual([5, 300, 1800, 7200, 18000, 36000, 50400, 72000, 86400].map((s) => s * 1000))
+    expect(SCHEDULE.reduce((a, b) => a + b, 0) / 86_400_000).toBeCloseTo(3.15, 1)
+  })
+
+  const table: ReadonlyArray<readonly [string, ReadonlyArray<number> | undefined]> = [
+    ["200ms,1s,2m", [200, 1000, 120_000]],
+    ["1.5s", [1500]],
+    ["1d, 2h", [86_400_000, 7_200_000]],
+    ["", undefined],
+    ["5", undefined],
+    ["5s,,5s", undefined],
+    ["-1s", undefined],
+    ["5 minutes", undefined]
+  ]
+  for (const [text, expected] of table) {
+    it(`parses ${JSON.stringify(text)} as ${JSON.stringify(expected)}`, () => expect(parseRetrySchedule(text)).toEqual(expected))
+  }
+
+  it("jitter stays within ±20% and spans it", () => {
+    expect(withJitter(10_000, 0)).toBe(8000)
+    expect(withJitter(10_000, 0.5)).toBe(10_000)
+    expect(withJitter(10_000, 0.999999)).toBe(12_000)
+  })
+})
+
+describe("decide", () => {
+  const answered = (status: number, retryAfter?: string) => ({ _tag: "Answered" as const, status, retryAfter })
+
+  it("any 2xx is success", () => {
+    for (const status of [200, 201, 202, 204, 299]) expect(decide(answered(status), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Succeeded" })
+  })
+
+  it("a non-2xx answer or no answer retries after the schedule's next wait, with jitter", () => {
+    for (const status of [100, 301, 302, 400, 404, 429, 500, 503]) {
+      expect(decide(answered(status), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 5000, step: 1 })
+    }
+    expect(decide({ _tag: "NoAnswer", error: "ECONNREFUSED" }, 3, SCHEDULE, NOW, 0)).toEqual({ _tag: "Retry", delayMs: 5760_000, step: 4 })
+  })
+
+  it("410 fails the delivery and turns the webhook off, whatever the step", () => {
+    expect(decide(answered(410), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Gone" })
+    expect(decide(answered(410), 9, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Gone" })
+  })
+
+  it("after the last wait of the schedule the delivery fails (10 attempts in all)", () => {
+    expect(decide(answered(500), 8, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 86_400_000, step: 9 })
+    expect(decide(answered(500), 9, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Failed" })
+    expect(decide(answered(500), 0, [], NOW, 0.5)).toEqual({ _tag: "Failed" })
+  })
+
+  it("Retry-After on 429 and 503 replaces the scheduled wait (seconds or an HTTP date); elsewhere it is ignored", () => {
+    expect(decide(answered(429, "120"), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 120_000, step: 1 })
+    expect(decide(answered(503, new Date(NOW + 90_000).toUTCString()), 2, SCHEDULE, NOW, 0.5))
+      .toEqual({ _tag: "Retry", delayMs: 90_000, step: 3 })
+    expect(decide(answered(500, "120"), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 5000, step: 1 })
+    expect(decide(answered(429, "soon"), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 5000, step: 1 })
+    // It still uses a step: a receiver answering 429 forever cannot keep a delivery alive.
+    expect(decide(answered(429, "1"), 9, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Failed" })
+  })
+
+  it("Retry-After is capped at 24 hours and a past date means now", () => {
+    expect(parseRetryAfter("999999", NOW)).toBe(86_400_000)
+    expect(parseRetryAfter(new Date(NOW - 5000).toUTCString(), NOW)).toBe(0)
+    expect(parseRetryAfter(undefined, NOW)).toBeUndefined()
+  })
+})
+
+describe("signatures", () => {
+  const current = "whsec_" + Buffer.from("a".repeat(32)).toString("base64")
+  const previous = "whsec_" + Buffer.from("b".repeat(32)).toString("base64")
+  const body = JSON.stringify({
+    id: "evt_1",
+    type: "guest.created",
+    created_at: "2025-01-01T20:00:00",
+    data: { guest_id: 1, name: "李雷" }
+  })
+  const ts = Math.floor(Date.now() / 1000)
+  const headers = (signature: string) => ({ "webhook-id": "evt_1", "webhook-timestamp": String(ts), "webhook-signature": signature })
+
+  it("the reference library verifies our signature (v1, base64 HMAC-SHA256 of id.timestamp.body)", () => {
+    const signature = signatureHeader([current], "evt_1", ts, body)
+    expect(signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
+    expect(new Webhook(current).verify(body, headers(signature))).toEqual(JSON.parse(body))
+    expect(signature).toBe(new Webhook(current).sign("evt_1", new Date(ts * 1000), body))
+  })
+
+  it("during a rotation both signatures are sent, and either secret verifies", () => {
+    const signature = signatureHeader([current, previous], "evt_1", ts, body)
+    expect(signature.split(" ")).toHaveLength(2)
+    expect(new Webhook(current).verify(body, headers(signature))).toEqual(JSON.parse(body))
+    expect(new Webhook(previous).verify(body, headers(signature))).toEqual(JSON.parse(body))
+  })
+
+  it("a changed body or another secret fails verification", () => {
+    const signature = signatureHeader([current], "evt_1", ts, body)
+    expect(() => new Webhook(current).verify(body + " ", headers(signature))).toThrow()
+    expect(() => new Webhook(previous).verify(body, headers(signature))).toThrow()
+  })
+
+  it("the previous secret signs only until it expires", () => {
+    expect(signingSecrets("new", "old", new Date(NOW + 1), NOW)).toEqual(["new", "old"])
+    expect(signingSecrets("new", "old", new Date(NOW), NOW)).toEqual(["new"])
+    expect(signingSecrets("new", null, null, NOW)).toEqual(["new"])
+  })
+})
+
+describe("who receives", () => {
+  const client: Recipient = {
+    status: "active",
+    permissions: ["open:guest:read"],
+    webhook_enabled: true,
+    webhook_url: "https://example.test/hook",
+    webhook_events: ["guest.created"]
+  }
+  const event = { type: "guest.created", permission: "open:guest:read" }
+  const table: ReadonlyArray<readonly [string, Partial<Recipient>, string | undefined]> = [
+    ["an active subscribed client holding the permission", {}, undefined],
+    ["a disabled client", { status: "disabled" }, "the client is disabled"],
+    ["a client whose webhook is off", { webhook_enabled: false }, "the client's webhook is off"],
+    ["a client without a URL", { webhook_url: null }, "the client's webhook is off"],
+    ["a client no longer subscribed", { webhook_events: ["guest.updated"] }, "the client no longer subscribes to guest.created"],
+    ["a client without the read permission", { permissions: ["open:guest:write"] }, "the client no longer holds open:guest:read"],
+    ["a client whose URL is not http(s)", { webhook_url: "ftp://example.test/x" }, "the webhook URL is not http(s)"]
+  ]
+  for (const [name, change, expected] of table) {
+    it(`${name}: ${expected ?? "delivered"}`, () => expect(refusal({ ...client, ...change }, event)).toBe(expected))
+  }
+
+  it("a masking client's payload is masked like every read; others get it as recorded", () => {
+    const payload = { id: "evt_1", type: "guest.created", created_at: "2025-01-01T20:00:00", data: { phone: "13812345678", name: "李雷" } }
+    expect(payloadFor(payload, true).data).toEqual({ phone: "138****5678", name: "李雷" })
+    expect(payloadFor(payload, false)).toBe(payload)
+  })
+})

@@ -1,0 +1,347 @@
+// The events feed (DECISIONS §9) over HTTP: what each source emits in its own transaction (guest
+// create and update, single and batch, card import), permission filtering per event, types,
+// cursor paging that skips nothing while events are being written, the 30 days, masking, and
+// the pruning of the outbox.
+import { SqlClient } from "@effect/sql"
+import { expect, layer } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
+
+import { pruneEventsOnce } from "../jobs/EventsPrune.js"
+import { moveByTimeOnce } from "../jobs/TimeMoves.js"
+import { type Permission } from "../schema/Common.js"
+import type { EventType } from "../schema/Events.js"
+import { runAdmin } from "../src/admin/commands.js"
+import { CardTasksRepo } from "../src/repos/CardTasksRepo.js"
+import { OutboxRepo } from "../src/repos/OutboxRepo.js"
+import { Transaction } from "../src/repos/sqlHelpers.js"
+import { CardImport } from "../src/services/CardImport.js"
+import { Clients } from "../src/services/Clients.js"
+import { cardForm } from "./support/forms.js"
+import { signedClient, TestServer, testServerLayer } from "./support/harness.js"
+import { rawRequest } from "./support/raw.js"
+
+type Api = Effect.Effect.Success<ReturnType<typeof signedClient>>["client"]
+
+const emit = (data: Record<string, unknown>, type: EventType = "guest.created", permission: Permission = "open:guest:read") =>
+  Effect.gen(function*() {
+    const tx = yield* Transaction
+    const outbox = yield* OutboxRepo
+    return yield* Effect.orDie(tx.run(outbox.record(type, permission, data)))
+  })
+
+/** Every event the client can read after `after`, page by page. */
+const readAll = (client: Api, after?: string, pageSize = 1000, types?: ReadonlyArray<EventType>) =>
+  Effect.gen(function*() {
+    const out: Array<{ id: string; type: string; created_at: string; data: Record<string, unknown> }> = []
+    let cursor = after
+    for (;;) {
+      const page = yield* client.events.list({
+        urlParams: { page_size: pageSize, ...(cursor === undefined ? {} : { after: cursor }), ...(types ? { types } : {}) }
+      })
+      out.push(...page.list)
+      if (page.list.length === 0) return { events: out, next: page.next_after }
+      cursor = page.next_after!
+    }
+  })
+
+/** The id of the newest event now, to read only what comes after it. */
+const mark = (client: Api) => Effect.map(readAll(client), (r) => r.next ?? undefined)
+
+layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("events feed", (it) => {
+  const setup = Effect.gen(function*() {
+    const { client } = yield* signedClient()
+    const company = yield* client.companies.create({ payload: { name: "事件婚介" } })
+    const matchmaker = yield* client.matchmakers.create({ payload: { name: "事件红娘", company_id: company.id } })
+    return { client, company, matchmaker }
+  })
+
+  it.effect("POST /guests and POST /guests/batch emit guest.created for each guest created, none for a failed item", () =>
+    Effect.gen(function*() {
+      const { client, company, matchmaker } = yield* setup
+      const start = yield* mark(client)
+      const one = yield* client.guests.create({
+        payload: { name: "王芳", gender: "female", company_id: company.id, matchmaker_id: matchmaker.id }
+      })
+      const batch = yield* client.guests.batchCreate({
+        payload: {
+          guests: [
+            { name: "赵一", gender: "male", company_id: company.id },
+            { name: "", gender: "male", company_id: company.id },
+            { name: "钱二", gender: "female", company_id: company.id }
+          ]
+        }
+      })
+      const ids = batch.results.filter((r) => r.status === "success").map((r) => r.id)
+      expect(ids).toHaveLength(2)
+      const { events } = yield* readAll(client, start)
+      expect(events.map((e) => [e.type, e.data.guest_id])).toEqual([
+        ["guest.created", one.id],
+        ["guest.created", ids[0]],
+        ["guest.created", ids[1]]
+      ])
+      expect(events[0]!.data).toEqual({
+        guest_id: one.id,
+        name: "王芳",
+        gender: "female",
+        company_id: company.id,
+        matchmaker_id: matchmaker.id,
+        status: "incomplete"
+      })
+      expect(events[0]!.id).toMatch(/^evt_[0-9a-f]{24}$/)
+      expect(events[0]!.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+    }))
+
+  it.effect("PUT /guests/{id} and PUT /guests/batch emit guest.updated with the changed fields; a refused update emits nothing", () =>
+    Effect.gen(function*() {
+      const { client, company } = yield* setup
+      const a = yield* client.guests.create({ payload: { name: "孙三", gender: "male", company_id: company.id } })
+      const b = yield* client.guests.create({ payload: { name: "李四", gender: "female", company_id: company.id } })
+      const start = yield* mark(client)
+      yield* client.guests.update({ path: { id: a.id }, payload: { age: 30, occupation: "工程师" } })
+      yield* Effect.flip(client.guests.update({ path: { id: a.id }, payload: { company_id: 999_999 } }))
+      yield* client.guests.batchUpdate({
+        payload: { guests: [{ id: a.id, status: "available" }, { id: 999_999, age: 31 }, { id: b.id, height: 165 }] }
+      })
+      const { events } = yield* readAll(client, start)
+      expect(events.map((e) => [e.type, e.data])).toEqual([
+        ["guest.updated", { guest_id: a.id, changed_fields: ["age", "occupation"] }],
+        ["guest.updated", { guest_id: a.id, changed_fields: ["status"] }],
+        ["guest.updated", { guest_id: b.id, changed_fields: ["height"] }]
+      ])
+    }))
+
+  it.effect("a card task that creates its guest emits guest.created and guest.card_created in that transaction", () =>
+    Effect.gen(function*() {
+      const { client, matchmaker } = yield* setup
+      const start = yield* mark(client)
+      const png = new Uint8Array([
+        ...new Uint8Array(
+          Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "base64")
+        )
+      ])
+      const accepted = yield* client.guests.createFromCard({ payload: cardForm(png, { matchmaker_id: String(matchmaker.id) }) })
+      const taskId = (accepted as { task_id: string }).task_id
+      const tasks = yield* CardTasksRepo
+      const cards = yield* CardImport
+      const task = yield* Effect.orDie(tasks.claim("test-worker", yield* TestClock.currentTimeMillis, 60_000))
+      expect(Option.isSome(task)).toBe(true)
+      expect(yield* Effect.orDie(cards.processTask(Option.getOrThrow(task), "test-worker"))).toBe("done")
+      const done = yield* client.guests.cardTask({ path: { task_id: taskId } })
+      const { events } = yield* readAll(client, start)
+      expect(events.map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
+      expect(events[1]!.data).toEqual({
+        task_id: taskId,
+        guest_id: done.result!.guest_id,
+        name: "卡片嘉宾",
+        matchmaker_id: matchmaker.id,
+        completeness: done.result!.completeness
+      })
+    }))
+
+  it.effect("POST /matches emits match.created and PUT /matches/{id}/status emits match.status_changed, in their transactions", () =>
+    Effect.gen(function*() {
+      const { client, company, matchmaker } = yield* setup
+      const a = yield* client.guests.create({
+        payload: { name: "配对甲", gender: "male", company_id: company.id, matchmaker_id: matchmaker.id }
+      })
+      const b = yield* client.guests.create({ payload: { name: "配对乙", gender: "female", company_id: company.id } })
+      const start = yield* mark(client)
+      const match = yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } })
+      // Refused (an open match exists): nothing is emitted.
+      yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))
+      yield* client.matches.updateStatus({ path: { id: match.id }, payload: { status: "pending_date" } })
+      const { events } = yield* readAll(client, start, 1000, ["match.created", "match.status_changed"])
+      expect(events.map((e) => [e.type, e.data.match_id])).toEqual([["match.created", match.id], ["match.status_changed", match.id]])
+      expect(events[0]!.data).toMatchObject({ guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: matchmaker.id, status: "pending" })
+      expect(events[1]!.data).toMatchObject({ previous_status: "pending", status: "pending_date" })
+      const guestOnly = (yield* signedClient(["open:guest:read"])).client
+      expect((yield* readAll(guestOnly, start, 1000, ["match.created", "match.status_changed"])).events).toEqual([])
+    }))
+
+  it.effect("completing a follow-up task emits follow_up.task_completed", () =>
+    Effect.gen(function*() {
+      const { client, company, matchmaker } = yield* setup
+      const guest = yield* client.guests.create({
+        payload: { name: "跟进嘉宾", gender: "female", company_id: company.id, matchmaker_id: matchmaker.id }
+      })
+      const other = yield* client.guests.create({ payload: { name: "推荐对象", gender: "male", company_id: company.id } })
+      yield* Effect.orDie(runAdmin(["follow-up", "plans", "create", "--guest", String(guest.id), "--days", "1", "--type", "recommend"]))
+      yield* Effect.orDie(runAdmin(["follow-up", "generate"]))
+      const tasks = yield* client.followUps.list({ urlParams: { company_id: company.id } })
+      const task = tasks.list.find((t) => t.guest_id === guest.id)!
+      const start = yield* mark(client)
+      yield* client.followUps.dispatch({ path: { task_id: task.id } })
+      yield* client.followUps.complete({ path: { task_id: task.id }, payload: { matched_guest_id: other.id, match_score: 88 } })
+      const { events } = yield* readAll(client, start, 1000, ["follow_up.task_completed"])
+      expect(events.map((e) => e.data)).toEqual([
+        expect.objectContaining({ task_id: task.id, guest_id: guest.id, matched_guest_id: other.id })
+      ])
+    }))
+
+  it.effect("the daemon's expiry of a membership emits membership.expired", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const user = (yield* Effect.orDie(runAdmin(["users", "create", "--name", "会员用户"]))) as unknown as { id: number }
+      const membership = yield* client.memberships.create({ payload: { user_id: user.id, plan_id: 1 } })
+      const start = yield* mark(client)
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE memberships SET expire_at = now() - interval '1 minute' WHERE id = ${membership.id}`
+      yield* Effect.orDie(moveByTimeOnce)
+      const { events } = yield* readAll(client, start, 1000, ["membership.expired"])
+      expect(events.map((e) => e.data)).toEqual([expect.objectContaining({ membership_id: membership.id, user_id: user.id, plan_id: 1 })])
+    }))
+
+  it.effect("each event is listed only to clients holding its resource's read permission, subscribed or not; no permission is needed to ask", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      const guestEvent = yield* emit({ guest_id: 1 })
+      const matchEvent = yield* emit({ match_id: 1 }, "match.created", "open:match:read")
+      const taskEvent = yield* emit({ task_id: 1 }, "follow_up.task_completed", "open:follow-up:read")
+      const guestReader = (yield* signedClient(["open:guest:read"])).client
+      const matchReader = (yield* signedClient(["open:match:read", "open:follow-up:read"])).client
+      const nobody = (yield* signedClient(["open:company:read", "open:guest:write"])).client
+      const ids = (c: Api) => Effect.map(readAll(c, start), (r) => r.events.map((e) => e.id))
+      expect(yield* ids(client)).toEqual([guestEvent, matchEvent, taskEvent])
+      expect(yield* ids(guestReader)).toEqual([guestEvent])
+      expect(yield* ids(matchReader)).toEqual([matchEvent, taskEvent])
+      expect(yield* ids(nobody)).toEqual([])
+      expect((yield* readAll(client, start, 1000, ["match.created", "follow_up.task_completed"])).events.map((e) => e.id))
+        .toEqual([matchEvent, taskEvent])
+    }))
+
+  it.effect("paging: page_size pages continue at next_after; an empty page keeps next_after; page_size is clamped to 1000", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      const ids: Array<string> = []
+      for (let i = 0; i < 5; i++) ids.push(yield* emit({ n: i }))
+      const first = yield* client.events.list({ urlParams: { after: start!, page_size: 2 } })
+      expect(first.list.map((e) => e.id)).toEqual(ids.slice(0, 2))
+      expect(first.next_after).toBe(ids[1])
+      const second = yield* client.events.list({ urlParams: { after: first.next_after!, page_size: 2 } })
+      expect(second.list.map((e) => e.id)).toEqual(ids.slice(2, 4))
+      const third = yield* client.events.list({ urlParams: { after: second.next_after!, page_size: 2 } })
+      expect(third.list.map((e) => e.id)).toEqual([ids[4]])
+      const empty = yield* client.events.list({ urlParams: { after: ids[4]!, page_size: 2 } })
+      expect(empty).toEqual({ list: [], next_after: ids[4] })
+      const { baseUrl } = yield* TestServer
+      const { credentials } = yield* signedClient(["open:guest:read"])
+      const clamped = yield* rawRequest(baseUrl, { path: "/api/open/v1/events", query: "page_size=5000", credentials })
+      expect(clamped.status).toBe(200)
+    }))
+
+  it.effect("an unknown or malformed after, an unknown type or a bad page_size is a 400 naming the parameter", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const { credentials } = yield* signedClient(["open:guest:read"])
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ["after=evt_000000000000000000000000", "after"],
+        ["after=12", "after"],
+        ["types=guest.created,guest.deleted", "types[1]"],
+        ["page_size=0", "page_size"]
+      ]
+      for (const [query, path] of cases) {
+        const res = yield* rawRequest(baseUrl, { path: "/api/open/v1/events", query, credentials })
+        expect(res.status, query).toBe(400)
+        expect(res.json.data.error, query).toBe("invalid_parameter")
+        expect(res.json.data.issues.map((i: { path: string }) => i.path), query).toContain(path)
+      }
+    }))
+
+  it.effect("events older than 30 days are not listed", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      const old = yield* emit({ age: "old" })
+      const recent = yield* emit({ age: "recent" })
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE events SET created_at = now() - interval '31 days' WHERE event_id = ${old}`
+      expect((yield* readAll(client, start)).events.map((e) => e.id)).toEqual([recent])
+    }))
+
+  it.effect("a masking client reads masked payloads, as in every read", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      yield* emit({ guest_id: 5, phone: "13812345678", workplace: "长沙" })
+      const masked = (yield* signedClient(["open:guest:read"], { masking: true })).client
+      expect((yield* readAll(masked, start)).events.map((e) => e.data)).toEqual([{ guest_id: 5, phone: "138****5678", workplace: "***" }])
+      expect((yield* readAll(client, start)).events.map((e) => e.data)).toEqual([{ guest_id: 5, phone: "13812345678", workplace: "长沙" }])
+    }))
+
+  it.effect("an event whose transaction commits after a later one is not skipped: the feed waits for it, then lists it first", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* OutboxRepo
+      const inserted = yield* Deferred.make<string>()
+      const commit = yield* Deferred.make<void>()
+      // A: takes its id first, commits last.
+      const slow = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+        const id = yield* outbox.record("guest.created", "open:guest:read", { order: "first taken" })
+        yield* Deferred.succeed(inserted, id)
+        yield* Deferred.await(commit)
+        return id
+      })))
+      const first = yield* Deferred.await(inserted)
+      const second = yield* emit({ order: "second taken, first committed" })
+      // B has committed, but listing it now would move a reader's cursor past A.
+      const during = yield* client.events.list({ urlParams: { after: start! } })
+      expect(during.list).toEqual([])
+      expect(during.next_after).toBe(start)
+      yield* Deferred.succeed(commit, undefined)
+      expect(yield* Effect.orDie(Fiber.join(slow))).toBe(first)
+      expect((yield* readAll(client, during.next_after!)).events.map((e) => e.id)).toEqual([first, second])
+    }))
+
+  it.effect("a reader paging while many transactions write (some slowly) gets every event once, in one consistent order", () =>
+    Effect.gen(function*() {
+      const { client } = yield* setup
+      const start = yield* mark(client)
+      const sql = yield* SqlClient.SqlClient
+      const outbox = yield* OutboxRepo
+      const writer = (w: number) =>
+        Effect.forEach(Array.from({ length: 40 }, (_, i) => i), (i) =>
+          sql.withTransaction(Effect.gen(function*() {
+            const id = yield* outbox.record("guest.updated", "open:guest:read", { w, i })
+            if (i % 3 === w % 3) yield* sql`SELECT pg_sleep(0.01)`
+            return id
+          })))
+      const writers = yield* Effect.fork(Effect.all([0, 1, 2, 3].map(writer), { concurrency: "unbounded" }))
+      const seen: Array<string> = []
+      let cursor = start!
+      while (Option.isNone(yield* Fiber.poll(writers))) {
+        const page = yield* client.events.list({ urlParams: { after: cursor, page_size: 7 } })
+        seen.push(...page.list.map((e) => e.id))
+        cursor = page.next_after!
+      }
+      const written = (yield* Effect.orDie(Fiber.join(writers))).flat()
+      seen.push(...(yield* readAll(client, cursor, 7)).events.map((e) => e.id))
+      expect(seen).toHaveLength(written.length)
+      expect(new Set(seen)).toEqual(new Set(written))
+      // The order read in pages is the order of one read from the start.
+      expect((yield* readAll(client, start)).events.map((e) => e.id)).toEqual(seen)
+    }))
+
+  it.effect("pruning removes events past the retention once no delivery is pending, with their deliveries; it keeps the rest", () =>
+    Effect.gen(function*() {
+      const clients = yield* Clients
+      const created = yield* Effect.orDie(clients.create({ name: "prune", permissions: ["open:guest:read"], masking: false }))
+      yield* Effect.orDie(clients.webhook(created.app_key, { _tag: "Set", url: "http://127.0.0.1:9/hook", events: ["guest.created"] }))
+      const oldDone = yield* emit({ p: 1 })
+      const oldPending = yield* emit({ p: 2 })
+      const recent = yield* emit({ p: 3 })
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`UPDATE webhook_deliveries d SET status = 'succeeded', next_attempt_at = NULL FROM events e
+        WHERE e.id = d.event_id AND e.event_id IN (${oldDone}, ${recent})`
+      yield* sql`UPDATE events SET created_at = now() - interval '31 days' WHERE event_id IN (${oldDone}, ${oldPending})`
+      expect(yield* pruneEventsOnce).toBeGreaterThanOrEqual(1)
+      const left = yield* sql<{ event_id: string }>`SELECT event_id FROM events WHERE event_id IN (${oldDone}, ${oldPending}, ${recent})`
+      expect(left.map((r) => r.event_id).sort()).toEqual([oldPending, recent].sort())
+      const deliveries = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d
+        JOIN clients c ON c.id = d.client_id WHERE c.app_key = ${created.app_key}`
+      expect(deliveries[0]!.n).toBe(2)
+    }))
+})

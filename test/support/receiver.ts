@@ -1,0 +1,113 @@
+// A webhook receiver for tests: a node:http server on 127.0.0.1 (random port) that keeps every
+// request it gets and answers as the test says (status, headers, a delay, or holding the request
+// until released). Deliveries are verified with the reference library (standardwebhooks).
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+import { Effect } from "effect"
+import { Webhook } from "standardwebhooks"
+
+export interface Received {
+  readonly path: string
+  readonly headers: Record<string, string>
+  readonly body: string
+  /** Arrival, ms since the epoch. */
+  readonly at: number
+}
+
+export interface Reply {
+  readonly status: number
+  readonly headers?: Record<string, string>
+  readonly body?: string
+  /** Answer only once this settles. */
+  readonly hold?: Promise<unknown>
+}
+
+export interface Receiver {
+  readonly url: string
+  readonly received: Array<Received>
+  /** How to answer from now on (default 200); `n` counts this path's requests, from 1. */
+  readonly reply: (f: (r: Received, n: number) => Reply) => void
+  /** The most requests that were open at once, per path. */
+  readonly maxOpen: Map<string, number>
+  readonly open: Map<string, number>
+}
+
+const headersOf = (req: IncomingMessage): Record<string, string> => {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string") out[k] = v
+  return out
+}
+
+/** A receiver for the scope; its URL is `http://127.0.0.1:PORT` (append a path per client). */
+export const makeReceiver = Effect.acquireRelease(
+  Effect.async<Receiver & { readonly close: () => void }>((resume) => {
+    let answer: (r: Received, n: number) => Reply = () => ({ status: 200 })
+    const received: Array<Received> = []
+    const counts = new Map<string, number>()
+    const open = new Map<string, number>()
+    const maxOpen = new Map<string, number>()
+    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Array<Buffer> = []
+      const path = req.url ?? "/"
+      open.set(path, (open.get(path) ?? 0) + 1)
+      maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, open.get(path)!))
+      let closed = false
+      const done = () => {
+        if (!closed) {
+          closed = true
+          open.set(path, open.get(path)! - 1)
+        }
+      }
+      res.on("close", done)
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const r: Received = { path, headers: headersOf(req), body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
+        received.push(r)
+        const n = (counts.get(path) ?? 0) + 1
+        counts.set(path, n)
+        const reply = answer(r, n)
+        const send = () => {
+          res.writeHead(reply.status, { "content-type": "text/plain", ...reply.headers })
+          res.end(reply.body ?? "ok")
+        }
+        if (reply.hold) void reply.hold.then(send)
+        else send()
+      })
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resume(Effect.succeed({
+        url: `http://127.0.0.1:${port}`,
+        received,
+        maxOpen,
+        open,
+        reply: (f) => {
+          answer = f
+        },
+        close: () => {
+          server.closeAllConnections()
+          server.close()
+        }
+      }))
+    })
+  }),
+  (r) => Effect.sync(r.close)
+)
+
+/** Verifies a delivery with the reference library under this secret; the parsed payload. */
+export const verify = (secret: string, r: Received): unknown => new Webhook(secret).verify(r.body, r.headers)
+
+export const sleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+
+/** Waits (real time) until `check` holds; fails with `what` after `timeoutMs`. */
+export const waitUntil = <A, E, R>(what: string, check: Effect.Effect<A, E, R>, ok: (a: A) => boolean, timeoutMs = 20_000) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + timeoutMs
+    for (;;) {
+      const value = yield* check
+      if (ok(value)) return value
+      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: last ${JSON.stringify(value)}`)
+      yield* sleep(50)
+    }
+  })
