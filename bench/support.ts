@@ -21,7 +21,7 @@ import { withDatabase } from "../src/sql/urls.js"
 export const log = (line: string) => process.stderr.write(line + "\n")
 
 /** BENCH_DATABASE_URL, or `matchmaking_bench` on the server of DATABASE_URL / the embedded one. */
-const benchDatabaseUrl = async (): Promise<string> => {
+export const benchDatabaseUrl = async (): Promise<string> => {
   await bootstrapEnv()
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
   await withPgClient(process.env.DATABASE_URL!, async (client) => {

@@ -2,6 +2,10 @@
 import { Layer } from "effect"
 
 import { CardTasksJob } from "./CardTasks.js"
+import { FollowUpGenerateJob } from "./FollowUpGenerate.js"
+import { IdempotencyPruneJob } from "./IdempotencyPrune.js"
 import { NoncePruneJob } from "./NoncePrune.js"
+import { TimeMovesJob } from "./TimeMoves.js"
+import { WebhookJobsLive } from "./Webhooks.js"
 
-export const JobsLive = Layer.mergeAll(NoncePruneJob, CardTasksJob)
+export const JobsLive = Layer.mergeAll(NoncePruneJob, IdempotencyPruneJob, CardTasksJob, TimeMovesJob, FollowUpGenerateJob, WebhookJobsLive)

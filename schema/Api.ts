@@ -2,12 +2,17 @@
 // the typed client, the OpenAPI document and the tests all derive from this value.
 import { HttpApi, OpenApi } from "@effect/platform"
 
+import { ActivitiesApi } from "./Activities.js"
 import { Signed } from "./Auth.js"
 import { CompaniesApi } from "./Companies.js"
 import { InternalErrorEnvelope } from "./Errors.js"
+import { EventsApi } from "./Events.js"
+import { FollowUpsApi } from "./FollowUps.js"
 import { GuestsApi } from "./Guests.js"
 import { ImageBlacklistApi } from "./ImageBlacklist.js"
+import { MatchesApi } from "./Matches.js"
 import { MatchmakersApi } from "./Matchmakers.js"
+import { MembershipsApi } from "./Memberships.js"
 import { SystemApi } from "./System.js"
 import { WorkGroupsApi } from "./WorkGroups.js"
 import { WorkWechatsApi } from "./WorkWechats.js"
@@ -72,6 +77,16 @@ const securitySchemes = {
 /** The requirement of a signed operation: all four schemes together (one object, not four). */
 const signed = () => [{ AppKey: [], Timestamp: [], Nonce: [], Signature: [] }]
 
+/** The optional header of every POST that makes a retry safe (DECISIONS §11). */
+const idempotencyKeyParameter: Json = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "1 to 255 printable ASCII characters, scoped to the client. The first request with a key runs; a repeat within 24 hours answers the kept response (Idempotent-Replayed: true) without running again. A different request under the same key is 422 idempotency_key_reused; a repeat while the first still runs is 409 idempotency_key_in_progress with Retry-After. A 5xx is not kept.",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" }
+}
+
 /** What each error status means (DECISIONS §1), as the response description. */
 const STATUS_DESCRIPTIONS: Record<string, string> = {
   "400": "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues) or a rule's reason.",
@@ -81,6 +96,7 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   "404": "not_found: an unknown id in the path or the body (data.resource; data.missing_ids for lists).",
   "409": "task_locked (a follow-up task held by another client) or idempotency_key_in_progress (retry after Retry-After).",
   "413": "payload_too_large: a JSON body over 1 MiB or a card file over 10 MiB.",
+  "422": "idempotency_key_reused: this Idempotency-Key was first sent with a different request.",
   "415": "unsupported_media_type: the wrong Content-Type for this endpoint (data.expected).",
   "429": "rate_limited: over the client's rate limit; retry after Retry-After seconds.",
   "500": "internal_error: quote data.request_id when reporting it.",
@@ -165,12 +181,19 @@ const dropDecodeError = (responses: Responses): void => {
 const finishSpec = (spec: Json): Json => {
   const paths = spec.paths as Record<string, Record<string, Json>>
   for (const ops of Object.values(paths)) {
-    for (const op of Object.values(ops)) {
+    for (const [method, op] of Object.entries(ops)) {
       const responses = op.responses as Responses
       dropDecodeError(responses)
       if (op.requestBody === undefined) {
         delete responses["413"]
         delete responses["415"]
+      }
+      if (method === "post") {
+        op.parameters = [...((op.parameters as Array<Json> | undefined) ?? []), idempotencyKeyParameter]
+      } else {
+        // Idempotency-Key applies to POSTs only (DECISIONS §11).
+        delete responses["409"]
+        delete responses["422"]
       }
       for (const [status, response] of Object.entries(responses)) {
         const text = STATUS_DESCRIPTIONS[status]
@@ -198,6 +221,11 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .add(WorkGroupsApi.middleware(Signed))
   .add(ImageBlacklistApi.middleware(Signed))
   .add(CompaniesApi.middleware(Signed))
+  .add(EventsApi.middleware(Signed))
+  .add(FollowUpsApi.middleware(Signed))
+  .add(ActivitiesApi.middleware(Signed))
+  .add(MatchesApi.middleware(Signed))
+  .add(MembershipsApi.middleware(Signed))
   // Only what every operation, GET /time included, can answer; the signing middleware adds the
   // statuses of signed operations and endpoints add 404 where an id can be unknown.
   .addError(InternalErrorEnvelope)

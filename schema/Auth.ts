@@ -6,11 +6,13 @@ import { Context, Schema } from "effect"
 import type { Permission } from "./Common.js"
 import {
   BadRequestEnvelope,
+  ConflictEnvelope,
   ForbiddenEnvelope,
   PayloadTooLargeEnvelope,
   ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
   UnauthorizedEnvelope,
+  UnprocessableEntityEnvelope,
   UnsupportedMediaTypeEnvelope
 } from "./Errors.js"
 
@@ -40,7 +42,10 @@ export class Signed extends HttpApiMiddleware.Tag<Signed>()("Auth/Signed", {
     UnsupportedMediaTypeEnvelope,
     PayloadTooLargeEnvelope,
     BadRequestEnvelope,
-    ServiceUnavailableEnvelope
+    ServiceUnavailableEnvelope,
+    // Idempotency-Key on a POST (DECISIONS §11); finishSpec keeps 409/422 on POSTs only.
+    ConflictEnvelope,
+    UnprocessableEntityEnvelope
   )
 }) {}
 

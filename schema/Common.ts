@@ -157,6 +157,12 @@ export const ALL_PERMISSIONS: ReadonlyArray<Permission> = Permission.literals
 export class RequiredPermission extends Context.Tag("schema/RequiredPermission")<RequiredPermission, Permission>() {}
 
 /**
+ * Marks an endpoint that needs no permission string of its own because it filters each record by
+ * the read permission of that record's resource (the events feed, DECISIONS §9).
+ */
+export class PerRecordPermission extends Context.Tag("schema/PerRecordPermission")<PerRecordPermission, true>() {}
+
+/**
  * Annotation of a body whose named top-level array holds items that succeed or fail one by one
  * (batches): the edge leaves their text checks to the item decoder, so a bad item fails alone.
  */

@@ -106,9 +106,17 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 }
 
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
-  error: Schema.Literal("task_locked"),
+  error: Schema.Literal("task_locked", "idempotency_key_in_progress"),
   message: Schema.String,
-  dispatched_to: Schema.optional(Schema.String)
+  dispatched_to: Schema.optional(Schema.String),
+  /** idempotency_key_in_progress: seconds until a retry may find the first attempt's answer. */
+  retry_after: Schema.optional(Schema.Number)
+}) {}
+
+/** The same Idempotency-Key sent with a different request (DECISIONS §11). */
+export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>()("UnprocessableEntity", {
+  error: Schema.Literal("idempotency_key_reused"),
+  message: Schema.String
 }) {}
 
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
@@ -147,6 +155,7 @@ export type ApiError =
   | Forbidden
   | NotFound
   | Conflict
+  | UnprocessableEntity
   | PayloadTooLarge
   | UnsupportedMediaType
   | TooManyRequests
@@ -195,6 +204,7 @@ export const ErrorStatus = {
   Forbidden: 403,
   NotFound: 404,
   Conflict: 409,
+  UnprocessableEntity: 422,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   TooManyRequests: 429,
@@ -207,6 +217,7 @@ export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, 401)
 export const ForbiddenEnvelope = errorEnvelope(Forbidden, 403)
 export const NotFoundEnvelope = errorEnvelope(NotFound, 404)
 export const ConflictEnvelope = errorEnvelope(Conflict, 409)
+export const UnprocessableEntityEnvelope = errorEnvelope(UnprocessableEntity, 422)
 export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, 413)
 export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, 415)
 export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, 429)
@@ -220,6 +231,7 @@ export const AnyErrorEnvelope = Schema.Union(
   ForbiddenEnvelope,
   NotFoundEnvelope,
   ConflictEnvelope,
+  UnprocessableEntityEnvelope,
   PayloadTooLargeEnvelope,
   UnsupportedMediaTypeEnvelope,
   TooManyRequestsEnvelope,

@@ -1,6 +1,8 @@
 // Service configuration from the environment; every window, lease and limit has its documented
 // default here (README "Configuration" and .env.example list the same names).
-import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 
 export interface AppConfigShape {
   readonly port: number
@@ -26,6 +28,41 @@ export interface AppConfigShape {
   readonly cardTaskPollSeconds: number
   /** Claims of one task before it is failed (a daemon died on it each time). */
   readonly cardTaskMaxAttempts: number
+  /** How long a follow-up task's dispatch lock holds before another client may take it, seconds (2 hours). */
+  readonly followUpLeaseSeconds: number
+  /** How often the daemon creates the follow-up tasks that are due, seconds. */
+  readonly followUpGenerateIntervalSeconds: number
+  /** Webhook attempts in flight per daemon, and per receiver across every daemon (DECISIONS §9). */
+  readonly webhookConcurrency: number
+  readonly webhookClientConcurrency: number
+  /** How long one webhook attempt may take (connection, answer, capped body), milliseconds. */
+  readonly webhookTimeoutMs: number
+  /** The waits before each retry of a failed delivery, milliseconds (about 3 days by default). */
+  readonly webhookRetrySchedule: ReadonlyArray<number>
+  /** How long a daemon holds a claimed delivery (above the timeout), seconds. */
+  readonly webhookLeaseSeconds: number
+  /** Polling backstop for due deliveries (LISTEN/NOTIFY wakes the runner first), seconds. */
+  readonly webhookPollSeconds: number
+  /** At most this much of a receiver's answer is read, bytes. */
+  readonly webhookResponseLimitBytes: number
+  /** Events are kept, and served by the events feed, this many days. */
+  readonly eventsRetentionDays: number
+  readonly eventsPruneIntervalSeconds: number
+  /** How often the daemon moves activities and memberships whose time has passed, seconds. */
+  readonly timeMovesIntervalSeconds: number
+  /** How long a POST's Idempotency-Key and its response are kept, seconds (24 hours). */
+  readonly idempotencyTtlSeconds: number
+  /** How long a first attempt is presumed alive before a repeat may take over, seconds. */
+  readonly idempotencyLeaseSeconds: number
+  readonly idempotencyPruneIntervalSeconds: number
+  /** On SIGTERM the API finishes the requests in flight for at most this long, seconds. */
+  readonly shutdownGraceSeconds: number
+  /** The daemon's own port for /healthz, /readyz and /metrics; none: not served. */
+  readonly jobsPort: Option.Option<number>
+  /** How often a daemon writes its heartbeat row, seconds. */
+  readonly heartbeatIntervalSeconds: number
+  /** /readyz answers 503 when the database does not answer within this long, milliseconds. */
+  readonly readinessTimeoutMs: number
 }
 
 export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
@@ -45,6 +82,8 @@ const secretKey: Config.Config<Redacted.Redacted<string>> = Config.nested(
   "SECRET_KEY"
 )
 
+const atLeastOne = Config.validate<number>({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })
+
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
   host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
@@ -61,7 +100,61 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   cardTaskLeaseSeconds: Config.number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
   cardTaskConcurrency: Config.integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
   cardTaskPollSeconds: Config.number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
-  cardTaskMaxAttempts: Config.integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3))
+  cardTaskMaxAttempts: Config.integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
+  followUpLeaseSeconds: Config.number("FOLLOW_UP_LEASE_SECONDS").pipe(
+    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
+    Config.withDefault(7200)
+  ),
+  followUpGenerateIntervalSeconds: Config.number("FOLLOW_UP_GENERATE_INTERVAL_SECONDS").pipe(
+    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
+    Config.withDefault(30)
+  ),
+  webhookConcurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(atLeastOne, Config.withDefault(32)),
+  webhookClientConcurrency: Config.integer("WEBHOOK_CLIENT_CONCURRENCY").pipe(atLeastOne, Config.withDefault(4)),
+  webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(atLeastOne, Config.withDefault(15_000)),
+  webhookRetrySchedule: Config.string("WEBHOOK_RETRY_SCHEDULE").pipe(
+    Config.mapOrFail((text) => {
+      const schedule = parseRetrySchedule(text)
+      return schedule === undefined
+        ? Either.left(ConfigError.InvalidData([], "Expected waits like 5s,5m,30m,2h (units ms, s, m, h, d)"))
+        : Either.right(schedule)
+    }),
+    Config.withDefault(parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!)
+  ),
+  webhookLeaseSeconds: Config.number("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  webhookPollSeconds: Config.number("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
+  webhookResponseLimitBytes: Config.integer("WEBHOOK_RESPONSE_LIMIT_BYTES").pipe(atLeastOne, Config.withDefault(64 * 1024)),
+  eventsRetentionDays: Config.number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
+  eventsPruneIntervalSeconds: Config.number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
+  timeMovesIntervalSeconds: Config.number("TIME_MOVES_INTERVAL_SECONDS").pipe(
+    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
+    Config.withDefault(30)
+  ),
+  idempotencyTtlSeconds: Config.integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
+  idempotencyLeaseSeconds: Config.integer("IDEMPOTENCY_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  idempotencyPruneIntervalSeconds: Config.integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
+  shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(
+    Config.validate({ message: "Expected a number of seconds of at least 0", validation: (n) => n >= 0 }),
+    Config.withDefault(25)
+  ),
+  // Unset or empty: the daemon serves no port (it needs none to work).
+  jobsPort: Config.nested(
+    Config.string().pipe(
+      Config.mapOrFail((raw) => {
+        if (raw.trim() === "") return Either.right(Option.none<number>())
+        const port = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN
+        return port >= 1 && port <= 65535
+          ? Either.right(Option.some(port))
+          : Either.left(ConfigError.InvalidData([], `expected a port number (1-65535); got ${JSON.stringify(raw)}`))
+      })
+    ),
+    "JOBS_PORT"
+  ).pipe(Config.withDefault(Option.none<number>())),
+  heartbeatIntervalSeconds: Config.number("DAEMON_HEARTBEAT_SECONDS").pipe(
+    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
+    Config.withDefault(5)
+  ),
+  readinessTimeoutMs: Config.integer("READINESS_TIMEOUT_MS").pipe(atLeastOne, Config.withDefault(1000))
 })
 
 /**

@@ -8,25 +8,38 @@ import { Authenticator } from "./auth/Authenticator.js"
 import { SecretBoxLive } from "./auth/SecretBox.js"
 import { cardParserConfig, CardParserLive } from "./card/CardParser.js"
 import { AppConfigLive } from "./Config.js"
+import { ActivitiesRepo } from "./repos/ActivitiesRepo.js"
 import { CardTasksRepo } from "./repos/CardTasksRepo.js"
 import { ClientsRepo } from "./repos/ClientsRepo.js"
 import { CompaniesRepo } from "./repos/CompaniesRepo.js"
+import { EventsRepo } from "./repos/EventsRepo.js"
+import { FollowUpsRepo } from "./repos/FollowUpsRepo.js"
 import { GuestsRepo } from "./repos/GuestsRepo.js"
 import { ImageBlacklistRepo } from "./repos/ImageBlacklistRepo.js"
+import { MatchesRepo } from "./repos/MatchesRepo.js"
 import { MatchmakersRepo } from "./repos/MatchmakersRepo.js"
+import { MembershipsRepo } from "./repos/MembershipsRepo.js"
 import { OutboxRepo } from "./repos/OutboxRepo.js"
 import { ReplayRepo } from "./repos/ReplayRepo.js"
 import { Transaction } from "./repos/sqlHelpers.js"
 import { UsersRepo } from "./repos/UsersRepo.js"
+import { WebhooksRepo } from "./repos/WebhooksRepo.js"
 import { WorkGroupsRepo } from "./repos/WorkGroupsRepo.js"
 import { WorkWechatsRepo } from "./repos/WorkWechatsRepo.js"
+import { Activities } from "./services/Activities.js"
 import { CardImport } from "./services/CardImport.js"
 import { Clients } from "./services/Clients.js"
 import { Companies } from "./services/Companies.js"
+import { Events } from "./services/Events.js"
+import { FollowUps } from "./services/FollowUps.js"
 import { Guests } from "./services/Guests.js"
+import { Idempotency } from "./services/Idempotency.js"
 import { ImageBlacklist } from "./services/ImageBlacklist.js"
+import { Matches } from "./services/Matches.js"
 import { Matchmakers } from "./services/Matchmakers.js"
+import { Memberships } from "./services/Memberships.js"
 import { Users } from "./services/Users.js"
+import { Webhooks } from "./services/Webhooks.js"
 import { WorkGroups } from "./services/WorkGroups.js"
 import { WorkWechats } from "./services/WorkWechats.js"
 import { SqlLive } from "./sql/Sql.js"
@@ -44,6 +57,12 @@ export const ReposLive = Layer.mergeAll(
   ImageBlacklistRepo.Default,
   CardTasksRepo.Default,
   OutboxRepo.Default,
+  WebhooksRepo.Default,
+  EventsRepo.Default,
+  FollowUpsRepo.Default,
+  ActivitiesRepo.Default,
+  MatchesRepo.Default,
+  MembershipsRepo.Default,
   Transaction.Default
 )
 
@@ -52,13 +71,20 @@ export const ServicesLive = Layer.mergeAll(
   Authenticator.Default,
   Clients.Default,
   Companies.Default,
+  FollowUps.Default,
   Matchmakers.Default,
   Guests.Default,
   CardImport.Default,
   ImageBlacklist.Default,
   WorkWechats.Default,
   WorkGroups.Default,
-  Users.Default
+  Activities.Default,
+  Matches.Default,
+  Memberships.Default,
+  Users.Default,
+  Webhooks.Default,
+  Events.Default,
+  Idempotency.Default
 ).pipe(
   Layer.provideMerge(ReposLive),
   Layer.provideMerge(SecretBoxLive)

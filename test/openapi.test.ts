@@ -24,7 +24,13 @@ const ENDPOINTS = [
   ["get", `${PREFIX}/companies`],
   ["get", `${PREFIX}/companies/{id}`],
   ["post", `${PREFIX}/companies`],
-  ["put", `${PREFIX}/companies/{id}`]
+  ["put", `${PREFIX}/companies/{id}`],
+  ["get", `${PREFIX}/follow-up/tasks`],
+  ["get", `${PREFIX}/follow-up/tasks/{task_id}`],
+  ["post", `${PREFIX}/follow-up/tasks/{task_id}/dispatch`],
+  ["post", `${PREFIX}/follow-up/tasks/{task_id}/complete`],
+  ["post", `${PREFIX}/follow-up/tasks/{task_id}/fail`],
+  ["post", `${PREFIX}/follow-up/tasks/{task_id}/skip`]
 ] as const
 
 type Json = Record<string, unknown>
@@ -92,16 +98,22 @@ const BODY_REFERENCES = new Set([
   `post ${PREFIX}/matchmakers`,
   `post ${PREFIX}/guests`,
   `post ${PREFIX}/guests/parse-card`,
-  `post ${PREFIX}/guests/create-from-card`
+  `post ${PREFIX}/guests/create-from-card`,
+  `post ${PREFIX}/activities`,
+  `post ${PREFIX}/matches`,
+  `post ${PREFIX}/memberships`
 ])
 
 const expectedStatuses = (o: { key: string; path: string; op: Operation }): Array<string> => {
   if (o.path === `${PREFIX}/time`) return ["200", "500"]
   return [
-    ...SIGNED_STATUSES,
+    // The events feed needs no permission of its own (it filters each event), so never answers 403.
+    ...SIGNED_STATUSES.filter((s) => !(o.path === `${PREFIX}/events` && s === "403")),
     ...(o.path.includes("{") || BODY_REFERENCES.has(o.key) ? ["404"] : []),
-    ...(o.op.requestBody !== undefined ? ["413", "415"] : [])
-  ].sort()
+    ...(o.op.requestBody !== undefined ? ["413", "415"] : []),
+    // A POST may carry an Idempotency-Key: 409 idempotency_key_in_progress, 422 idempotency_key_reused.
+    ...(o.key.startsWith("post ") ? ["409", "422"] : [])
+  ].filter((s, i, all) => all.indexOf(s) === i).sort()
 }
 
 layer(testServerLayer())("published contract", (it) => {
@@ -151,7 +163,10 @@ layer(testServerLayer())("published contract", (it) => {
       }
       for (const { key, path, op } of operationsOf(spec)) {
         expect(op.security, key).toEqual(path === `${PREFIX}/time` ? [] : [{ AppKey: [], Timestamp: [], Nonce: [], Signature: [] }])
-        expect((op.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name), key).toEqual([])
+        // The only header parameter is the optional Idempotency-Key of every POST (DECISIONS §11).
+        expect((op.parameters ?? []).filter((p) => p.in === "header").map((p) => p.name), key).toEqual(
+          key.startsWith("post ") ? ["Idempotency-Key"] : []
+        )
       }
     }))
 
@@ -159,14 +174,25 @@ layer(testServerLayer())("published contract", (it) => {
     Effect.gen(function*() {
       const spec = yield* servedDocument
       const schemaOf = (p: Parameter): Json => typeof p.schema.$ref === "string" ? (resolvePointer(spec, p.schema.$ref) as Json) : p.schema
-      const integers = new Set(["page", "page_size", "id", "company_id", "matchmaker_id", "work_wechat_id", "record_id"])
+      const integers = new Set([
+        "page",
+        "page_size",
+        "id",
+        "company_id",
+        "matchmaker_id",
+        "work_wechat_id",
+        "record_id",
+        "guest_id",
+        "user_id"
+      ])
       const booleans = new Set(["has_guests", "has_matchmaker", "has_work_wechat"])
       const seen = new Set<string>()
       for (const { key, op } of operationsOf(spec)) {
         for (const p of op.parameters ?? []) {
           const schema = schemaOf(p)
-          if (integers.has(p.name)) {
-            seen.add(p.name)
+          // task_id is the follow-up task's integer id; the card task's task_id is a string.
+          if (integers.has(p.name) || (p.name === "task_id" && key.includes("/follow-up/"))) {
+            seen.add(p.name === "task_id" ? "follow-up task_id" : p.name)
             expect(schema, `${key} ${p.name}`).toMatchObject({ type: "integer", minimum: 1, maximum: 2147483647 })
           } else if (booleans.has(p.name)) {
             seen.add(p.name)
@@ -177,7 +203,7 @@ layer(testServerLayer())("published contract", (it) => {
           }
         }
       }
-      expect([...seen].sort()).toEqual([...integers, ...booleans].sort())
+      expect([...seen].sort()).toEqual([...integers, ...booleans, "follow-up task_id"].sort())
     }))
 
   it.effect("each operation documents only what it can answer: 404 with an id in the path or body, 413/415 with a body", () =>
@@ -190,7 +216,7 @@ layer(testServerLayer())("published contract", (it) => {
       expect(statuses(`get ${PREFIX}/guests`).filter((s) => ["404", "413", "415"].includes(s))).toEqual([])
       expect(statuses(`put ${PREFIX}/guests/{id}`)).toEqual(expect.arrayContaining(["404", "413", "415"]))
       expect(statuses(`put ${PREFIX}/work-wechats/{id}/status`).filter((s) => ["413", "415"].includes(s))).toEqual([])
-      expect(operations.filter((o) => "409" in o.op.responses).map((o) => o.key)).toEqual([])
+      expect(operations.filter((o) => "409" in o.op.responses && !o.key.startsWith("post ")).map((o) => o.key)).toEqual([])
     }))
 
   it.effect("the redocly linter (recommended rules, redocly.yaml) reports no problem in the served document", () =>
@@ -243,6 +269,12 @@ layer(testServerLayer())("published contract", (it) => {
 it("every signed endpoint declares one of SPEC's permission strings", () => {
   for (const [key, info] of ROUTES) {
     if (key.endsWith("/time")) continue
+    // The events feed filters each event by the read permission of its resource (DECISIONS §9).
+    if (key === `GET ${PREFIX}/events`) {
+      expect([info.perRecord, info.permission], key).toEqual([true, undefined])
+      continue
+    }
+    expect(info.perRecord, key).toBe(false)
     expect(ALL_PERMISSIONS, key).toContain(info.permission)
   }
 })

@@ -10,6 +10,11 @@ import { Companies } from "../services/Companies.js"
 import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 import { UserCommandError, Users } from "../services/Users.js"
+import { ActivityAction, activityCommand } from "./activities.js"
+import { followUpPlansCommand, generateFollowUpTasks } from "./followUps.js"
+import { cancelMembership, createPlan, listPlans } from "./memberships.js"
+import { daemonsList, status } from "./status.js"
+import { webhooksCommand } from "./webhooks.js"
 
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
@@ -24,13 +29,25 @@ export const USAGE = `usage: npm run admin -- <command>
   clients masking APP_KEY on|off
   clients rate-limit APP_KEY --rps N --burst M
   clients webhook APP_KEY --url URL --events E[,E...] | --off | --rotate-secret
+  webhooks deliveries [--client APP_KEY] [--status pending|succeeded|failed] [--limit N]
+  webhooks redeliver ID | webhooks redeliver --client APP_KEY --since YYYY-MM-DDTHH:MM:SS
+  webhooks test APP_KEY
   companies status ID frozen|active|pending|rejected
   companies cert-level ID none|junior|intermediate|senior
   matchmakers status ID active|disabled
   matchmakers cert-level ID none|junior|intermediate|senior
   users create --name NAME [--phone P] [--work-wechat-id ID]
   users update ID --work-wechat-id ID|none
-  blacklist disable ID`
+  blacklist disable ID
+  membership-plans create --name NAME --days N
+  membership-plans list
+  memberships cancel ID
+  activities approve|reject|open ID
+  follow-up plans create --guest ID --days 1,3,7 --type recommend|revisit|reactivate [--start YYYY-MM-DD]
+  follow-up plans list [--guest ID]
+  follow-up generate [--date YYYY-MM-DD]
+  status
+  daemons list`
 
 interface Parsed {
   readonly positional: ReadonlyArray<string>
@@ -180,6 +197,28 @@ export const runAdmin = (argv: ReadonlyArray<string>) =>
         const blacklist = yield* ImageBlacklist
         return yield* blacklist.disable(yield* idArg(p, 2))
       }
+      case "membership-plans create":
+        return yield* createPlan(yield* flag(p, "name"), yield* Effect.flatMap(flag(p, "days"), (s) => positiveInt(s, "--days")))
+      case "membership-plans list":
+        return yield* listPlans
+      case "memberships cancel":
+        return yield* cancelMembership(yield* idArg(p, 2))
+      case "activities approve":
+      case "activities reject":
+      case "activities open":
+        return yield* activityCommand(yield* literalArg(ActivityAction, p, 1, "ACTION"), yield* idArg(p, 2))
+      case "follow-up plans":
+        return yield* followUpPlansCommand(p.positional[2], p.flags)
+      case "follow-up generate":
+        return yield* generateFollowUpTasks(p.flags)
+      case "webhooks deliveries":
+      case "webhooks redeliver":
+      case "webhooks test":
+        return yield* webhooksCommand(command!, p.positional.slice(2), p.flags)
+      case "status ":
+        return yield* status
+      case "daemons list":
+        return yield* daemonsList
       default:
         return yield* usage(group === undefined ? "no command given" : `unknown command: ${key.trim()}`)
     }

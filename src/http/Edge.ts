@@ -24,7 +24,9 @@ import { AppConfig } from "../Config.js"
 import { mergeIssues, renderPath } from "../domain/issues.js"
 import { maskDeep } from "../domain/masking.js"
 import { clip } from "../domain/text.js"
+import { annotateRequestSpan, observeRequest, requestLogLevel } from "../observability/http.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { Idempotency } from "../services/Idempotency.js"
 import { RequestState, type RequestStateShape } from "./RequestState.js"
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -168,6 +170,14 @@ const toApiError = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effe
   )
 }
 
+/** The kept answer of a repeated POST, byte for byte, marked as a replay. */
+const replayed = (kept: NonNullable<RequestStateShape["replay"]>): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.uint8Array(kept.body, {
+    status: kept.status,
+    contentType: kept.contentType,
+    headers: { "idempotent-replayed": "true" }
+  })
+
 const maskResponse = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
   if (response.status !== 200 || response.body._tag !== "Uint8Array") return response
   try {
@@ -185,6 +195,7 @@ export const EdgeLive = HttpApiBuilder.middleware(
   OpenApiDef,
   Effect.gen(function*() {
     const config = yield* AppConfig
+    const idempotency = yield* Idempotency
     return (app) =>
       Effect.gen(function*() {
         const original = yield* HttpServerRequest.HttpServerRequest
@@ -192,26 +203,46 @@ export const EdgeLive = HttpApiBuilder.middleware(
         const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
         const state: RequestStateShape = { requestId, body: new Uint8Array(0), caller: undefined, headers: {} }
         const started = yield* Clock.currentTimeMillis
+        // Real time for the latency metrics (Clock is the test clock in tests).
+        const startedAt = performance.now()
+        yield* annotateRequestSpan(requestId)
         const type = (original.headers["content-type"] ?? "").toLowerCase()
         const limit = type.startsWith("multipart/") ? config.cardFileLimitBytes + MULTIPART_SLACK : config.jsonBodyLimitBytes
 
+        // A POST under an Idempotency-Key runs to its end even if the client goes away, so that its
+        // answer is kept for the retry (DECISIONS §11).
+        const retriable = original.method === "POST" && original.headers["idempotency-key"] !== undefined
         let response = yield* Effect.gen(function*() {
           const body = original.method === "GET" || original.method === "HEAD" ? new Uint8Array(0) : yield* readBody(original, limit)
           state.body = body
-          return yield* app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body)))
+          const run = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body)))
+          return yield* (retriable ? Effect.uninterruptible(run) : run)
         }).pipe(
           Effect.provideService(RequestState, state),
           Effect.catchAllCause((cause) =>
-            Cause.isInterruptedOnly(cause) ? Effect.interrupt : Effect.map(toApiError(cause, requestId), (error) => {
-              state.error = error.error
-              return errorResponse(error)
-            })
+            state.replay !== undefined
+              ? Effect.succeed(replayed(state.replay))
+              : Cause.isInterruptedOnly(cause)
+              ? Effect.interrupt
+              : Effect.map(toApiError(cause, requestId), (error) => {
+                state.error = error.error
+                return errorResponse(error)
+              })
           )
         )
-        if (state.caller?.masking === true) response = maskResponse(response)
+        if (state.caller?.masking === true && state.replay === undefined) response = maskResponse(response)
         response = HttpServerResponse.setHeaders(response, { ...state.headers, "x-request-id": requestId })
+        if (state.idempotency !== undefined) {
+          const { appKey, key } = state.idempotency
+          const kept = response.body._tag === "Uint8Array"
+            ? idempotency.finish(appKey, key, { status: response.status, body: response.body.body, contentType: response.body.contentType })
+            : idempotency.abandon(appKey, key)
+          // The answer is already decided; a failure to keep it only costs the retry a real run.
+          yield* Effect.catchAllCause(kept, (cause) => Effect.logWarning("could not keep an idempotent answer", Cause.pretty(cause)))
+        }
         const ended = yield* Clock.currentTimeMillis
-        yield* Effect.logInfo("request").pipe(
+        yield* observeRequest({ method: original.method, url: original.url, status: response.status, startedAt, error: state.error })
+        yield* Effect.logWithLevel(requestLogLevel(original.url), "request").pipe(
           Effect.annotateLogs({
             request_id: requestId,
             method: original.method,

@@ -1,14 +1,20 @@
 // The HTTP application: the contract's groups with their handlers, the signature middleware, the
-// edge, the OpenAPI document and the offline docs page.
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+// edge, the OpenAPI document, the offline docs page and the probes (/healthz, /readyz, /metrics).
+import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
 import { Layer } from "effect"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
+import { ApiProbesLive, isProbe } from "../observability/health.js"
 import { EdgeLive } from "./Edge.js"
+import { ActivitiesHandlers } from "./handlers/Activities.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"
+import { EventsHandlers } from "./handlers/Events.js"
+import { FollowUpsHandlers } from "./handlers/FollowUps.js"
 import { GuestsHandlers } from "./handlers/Guests.js"
 import { ImageBlacklistHandlers } from "./handlers/ImageBlacklist.js"
+import { MatchesHandlers } from "./handlers/Matches.js"
 import { MatchmakersHandlers } from "./handlers/Matchmakers.js"
+import { MembershipsHandlers } from "./handlers/Memberships.js"
 import { SystemHandlers } from "./handlers/System.js"
 import { WorkGroupsHandlers } from "./handlers/WorkGroups.js"
 import { WorkWechatsHandlers } from "./handlers/WorkWechats.js"
@@ -23,7 +29,12 @@ export const ApiLive = HttpApiBuilder.api(OpenApiDef).pipe(
     WorkWechatsHandlers,
     WorkGroupsHandlers,
     ImageBlacklistHandlers,
-    CompaniesHandlers
+    CompaniesHandlers,
+    EventsHandlers,
+    FollowUpsHandlers,
+    ActivitiesHandlers,
+    MatchesHandlers,
+    MembershipsHandlers
   ]),
   Layer.provide(SignedLive)
 )
@@ -32,6 +43,9 @@ export const ApiLive = HttpApiBuilder.api(OpenApiDef).pipe(
 export const HttpAppLive = HttpApiBuilder.serve().pipe(
   Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { hideTestRequestButton: true } })),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${API_PREFIX}/openapi.json` })),
+  Layer.provide(ApiProbesLive),
   Layer.provide(EdgeLive),
-  Layer.provide(ApiLive)
+  Layer.provide(ApiLive),
+  // A span per request, except for the probes a supervisor polls.
+  HttpMiddleware.withTracerDisabledWhen(isProbe)
 )

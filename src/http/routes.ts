@@ -4,7 +4,7 @@ import { HttpApi, HttpApiSchema } from "@effect/platform"
 import { Context, Option } from "effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import { ItemwiseField, type Permission, RequiredPermission } from "../../schema/Common.js"
+import { ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
 
 export type BodyKind = "none" | "json" | "multipart"
 
@@ -12,6 +12,8 @@ export interface RouteInfo {
   readonly group: string
   readonly name: string
   readonly permission: Permission | undefined
+  /** No permission of its own: each record is filtered by its own (PerRecordPermission). */
+  readonly perRecord: boolean
   readonly body: BodyKind
   /** The top-level array of a batch body whose items are checked one by one. */
   readonly itemwise: string | undefined
@@ -37,6 +39,7 @@ const build = (): ReadonlyMap<string, RouteInfo> => {
         group: group.identifier,
         name: endpoint.name,
         permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
+        perRecord: Option.isSome(Context.getOption(mergedAnnotations, PerRecordPermission)),
         body,
         itemwise
       })

@@ -1,24 +1,18 @@
 // The events outbox: an event is inserted by the same transaction as the change that caused it,
-// so it exists exactly when the change committed. The webhook dispatcher reads it in id order.
+// so it exists exactly when the change committed; a trigger (migration 0009) fans it out to the
+// subscribed clients' webhook deliveries in that same transaction.
 import { randomBytes } from "node:crypto"
 
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
 import { Permission } from "../../schema/Common.js"
+import { EventType } from "../../schema/Events.js"
 import { Instant } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
-export const EventType = Schema.Literal(
-  "guest.card_created",
-  "guest.created",
-  "guest.updated",
-  "match.created",
-  "match.status_changed",
-  "follow_up.task_completed",
-  "membership.expired"
-)
-export type EventType = typeof EventType.Type
+/** The event types of DECISIONS §9 are part of the contract (the events feed lists them). */
+export { EventType }
 
 /** An event's payload: a JSON object, stored as sent (jsonb). */
 const EventData = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))

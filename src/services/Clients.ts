@@ -192,13 +192,20 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
             return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
           }
           case "RotateSecret": {
+            // Deliveries are signed with both secrets until the previous one expires (DECISIONS §9).
             const secret = newWebhookSecret()
+            const expires = row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
             const updated = yield* mustUpdate(appKey, {
               webhook_secret_enc: box.seal(secret),
               webhook_prev_secret_enc: row.webhook_secret_enc,
-              webhook_prev_expires_at: row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
+              webhook_prev_expires_at: expires
             })
-            return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
+            return {
+              app_key: appKey,
+              webhook: summary(updated).webhook,
+              signing_secret: secret,
+              previous_secret_expires_at: expires === null ? null : formatIso(expires, config.timeZone)
+            }
           }
         }
       })
