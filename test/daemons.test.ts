@@ -1,7 +1,6 @@
 // Job daemons as real processes on one queue: a daemon killed with SIGKILL mid-task leaves its
 // task to another after the lease, and two daemons never process a task twice. Card parsing uses
 // the real Anthropic SDK against a local fake server (nothing reaches the real API).
-import { type ChildProcess, spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
 
 import { SqlClient } from "@effect/sql"
@@ -13,6 +12,7 @@ import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
+import { startDaemon } from "./support/processes.js"
 
 const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
 let variant = 0
@@ -39,30 +39,6 @@ const ANSWER = JSON.stringify({
 })
 
 const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-
-/** Starts `jobs/main.ts` as its own process; resolves once it reports ready. */
-const startDaemon = (env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      let log = ""
-      let ready = false
-      child.stderr!.on("data", (c: Buffer) => {
-        log += c.toString()
-        if (!ready && log.includes("job daemon ready")) {
-          ready = true
-          resume(Effect.succeed(child))
-        }
-      })
-      child.on("exit", (code) => {
-        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
-      })
-    }),
-    (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
-  )
 
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("daemons as processes", (it) => {
   const setup = Effect.gen(function*() {

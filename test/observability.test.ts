@@ -16,11 +16,11 @@ import { JobActivity, jobSnapshots, measuredRun } from "../src/observability/job
 import { otlpTracingLayer } from "../src/observability/tracing.js"
 import { Clients } from "../src/services/Clients.js"
 import { cardForm, formBytes } from "./support/forms.js"
-import { createCredentials, signedClient, testDatabaseLayer, TestServer, testServerLayer } from "./support/harness.js"
+import { createCredentials, signedClient, TestServer, testServerLayer } from "./support/harness.js"
 import { hasSeries, scrape, valueOf } from "./support/prometheus.js"
 import { rawRequest } from "./support/raw.js"
 import { makeReceiver, sleep, waitUntil } from "./support/receiver.js"
-import { startTcpProxy, type TcpProxy } from "./support/tcpProxy.js"
+import { databaseThroughProxy } from "./support/tcpProxy.js"
 
 const BASE = "/api/open/v1"
 const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
@@ -244,33 +244,21 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
 
 // ---------------------------------------------------------------------------------------------
 
-let proxy: TcpProxy | undefined
-const throughProxy = testDatabaseLayer((url) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const parsed = new URL(url)
-      proxy = await startTcpProxy(parsed.hostname, Number(parsed.port || 5432))
-      parsed.hostname = "127.0.0.1"
-      parsed.port = String(proxy.port)
-      return parsed.toString()
-    }),
-    () => Effect.promise(() => proxy?.close() ?? Promise.resolve())
-  )
-)
+const proxied = databaseThroughProxy()
 
-layer(testServerLayer({}, undefined, throughProxy))("readiness without a database", (it) => {
+layer(testServerLayer({}, undefined, proxied.layer))("readiness without a database", (it) => {
   it.effect("/readyz is 503 service_unavailable while the database is gone, /healthz stays 200, and both recover", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       expect((yield* get(baseUrl, "/readyz")).status).toBe(200)
-      yield* Effect.promise(() => proxy!.down())
+      yield* Effect.promise(() => proxied.proxy().down())
       const gone = yield* get(baseUrl, "/readyz")
       expect(gone.status).toBe(503)
       expect(gone.json).toMatchObject({ code: 503, data: { error: "service_unavailable" } })
       expect((yield* get(baseUrl, "/healthz")).status).toBe(200)
       // /metrics still answers (the queue gauges keep their last values).
       expect((yield* scrape(baseUrl)).status).toBe(200)
-      yield* Effect.promise(() => proxy!.up())
+      yield* Effect.promise(() => proxied.proxy().up())
       yield* waitUntil("readiness to come back", Effect.map(get(baseUrl, "/readyz"), (r) => r.status), (s) => s === 200)
     }))
 })

@@ -4,25 +4,12 @@ import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Effect } from "effect"
 
-import { createCredentials, testDatabaseLayer, TestServer, testServerLayer } from "./support/harness.js"
+import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
-import { startTcpProxy, type TcpProxy } from "./support/tcpProxy.js"
+import { databaseThroughProxy } from "./support/tcpProxy.js"
 
 const BASE = "/api/open/v1"
-let proxy: TcpProxy | undefined
-
-const throughProxy = testDatabaseLayer((url) =>
-  Effect.acquireRelease(
-    Effect.promise(async () => {
-      const parsed = new URL(url)
-      proxy = await startTcpProxy(parsed.hostname, Number(parsed.port || 5432))
-      parsed.hostname = "127.0.0.1"
-      parsed.port = String(proxy.port)
-      return parsed.toString()
-    }),
-    () => Effect.promise(() => proxy?.close() ?? Promise.resolve())
-  )
-)
+const proxied = databaseThroughProxy()
 
 const calls = [
   { method: "GET", path: `${BASE}/guests` },
@@ -31,14 +18,14 @@ const calls = [
   { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: "停电公司" }) }
 ] as const
 
-layer(testServerLayer({}, undefined, throughProxy), { timeout: 60_000 })("database outage", (it) => {
+layer(testServerLayer({}, undefined, proxied.layer), { timeout: 60_000 })("database outage", (it) => {
   it.effect("with the database unreachable every signed call answers 503 service_unavailable with Retry-After within a second; all work again after", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
       expect((yield* rawRequest(baseUrl, { path: `${BASE}/guests`, credentials })).status).toBe(200)
 
-      yield* Effect.promise(() => proxy!.down())
+      yield* Effect.promise(() => proxied.proxy().down())
       for (const call of calls) {
         const started = Date.now()
         const res = yield* rawRequest(baseUrl, { ...call, credentials })
@@ -50,7 +37,7 @@ layer(testServerLayer({}, undefined, throughProxy), { timeout: 60_000 })("databa
         expect(took, call.path).toBeLessThan(1000)
       }
 
-      yield* Effect.promise(() => proxy!.up())
+      yield* Effect.promise(() => proxied.proxy().up())
       for (const call of calls) {
         let status = 0
         for (let attempt = 0; attempt < 20 && status !== 200 && status !== 404; attempt++) {

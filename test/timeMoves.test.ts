@@ -1,7 +1,6 @@
 // The daemon's time-driven moves as real processes (DECISIONS §5, §7): with two daemons running,
 // activities move registering → ongoing → ended and memberships active → expired when their time
 // comes, without any request touching them, and each expiry is recorded by exactly one event.
-import { type ChildProcess, spawn } from "node:child_process"
 
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
@@ -15,33 +14,10 @@ import { Companies } from "../src/services/Companies.js"
 import { Memberships } from "../src/services/Memberships.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { testAppLayer } from "./support/harness.js"
+import { startDaemon } from "./support/processes.js"
 
 const at = (seconds: number) => formatTimestamp(new Date(Date.now() + seconds * 1000), "Asia/Shanghai")
 const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-
-/** Starts `jobs/main.ts` as its own process; resolves once it reports ready; killed at scope end. */
-const startDaemon = (env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      let log = ""
-      let ready = false
-      child.stderr!.on("data", (c: Buffer) => {
-        log += c.toString()
-        if (!ready && log.includes("job daemon ready")) {
-          ready = true
-          resume(Effect.succeed(child))
-        }
-      })
-      child.on("exit", (code) => {
-        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
-      })
-    }),
-    (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
-  )
 
 layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon processes", (it) => {
   it.scoped(

@@ -3,7 +3,7 @@
 // daemon stopped mid-attempt gives the delivery back, and guest.card_created reaches a receiver
 // (verified by the reference library) when the card task finishes, survives the receiver's
 // outage through redelivery, and can be read from the events feed instead.
-import { type ChildProcess, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 
 import { SqlClient } from "@effect/sql"
@@ -21,6 +21,7 @@ import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
+import { startDaemon } from "./support/processes.js"
 import { makeReceiver, sleep, verify, waitUntil } from "./support/receiver.js"
 
 const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
@@ -43,32 +44,6 @@ const ANSWER = JSON.stringify({
   workplace: null,
   confidence: "high"
 })
-
-/** Starts `jobs/main.ts` as its own process; resolves once it reports ready. */
-const startDaemon = (env: Record<string, string>) =>
-  Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
-        env: { ...process.env, ...env },
-        stdio: ["ignore", "ignore", "pipe"]
-      })
-      let log = ""
-      let ready = false
-      child.stderr!.on("data", (c: Buffer) => {
-        log += c.toString()
-        // DEBUG_DAEMONS=1 passes the daemons' logs through, for a test that fails.
-        if (process.env.DEBUG_DAEMONS) process.stderr.write(c)
-        if (!ready && log.includes("job daemon ready")) {
-          ready = true
-          resume(Effect.succeed(child))
-        }
-      })
-      child.on("exit", (code) => {
-        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
-      })
-    }),
-    (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
-  )
 
 const stopped = (child: ChildProcess) =>
   Effect.async<number | null>((resume) => {

@@ -137,3 +137,29 @@ export const sendRequest = (options: {
   })
   return { accepted, outcome }
 }
+
+/** Starts `jobs/main.ts` as its own process; resolves once it reports ready; SIGKILLed at scope end if still running. */
+export const startDaemon = (env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.async<ChildProcess>((resume) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
+        env: { ...process.env, ...env },
+        stdio: ["ignore", "ignore", "pipe"]
+      })
+      let log = ""
+      let ready = false
+      child.stderr!.on("data", (c: Buffer) => {
+        log += c.toString()
+        // DEBUG_DAEMONS=1 passes the daemons' logs through, for a test that fails.
+        if (process.env.DEBUG_DAEMONS) process.stderr.write(c)
+        if (!ready && log.includes("job daemon ready")) {
+          ready = true
+          resume(Effect.succeed(child))
+        }
+      })
+      child.on("exit", (code) => {
+        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
+      })
+    }),
+    (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+  )

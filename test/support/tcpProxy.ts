@@ -2,6 +2,10 @@
 // a database outage or restart without stopping the server other tests share.
 import * as net from "node:net"
 
+import { Effect } from "effect"
+
+import { testDatabaseLayer } from "./harness.js"
+
 export interface TcpProxy {
   readonly port: number
   /** Cuts every open connection and refuses new ones (as a stopped server does). */
@@ -54,4 +58,29 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     listening = true
   }
   return { port, down, up, close: down }
+}
+
+/**
+ * A private test database that the service reaches through a proxy (for outage tests): the layer,
+ * and the proxy once the layer is built.
+ */
+export const databaseThroughProxy = () => {
+  let current: TcpProxy | undefined
+  const layer = testDatabaseLayer((url) =>
+    Effect.acquireRelease(
+      Effect.promise(async () => {
+        const parsed = new URL(url)
+        current = await startTcpProxy(parsed.hostname, Number(parsed.port || 5432))
+        parsed.hostname = "127.0.0.1"
+        parsed.port = String(current.port)
+        return parsed.toString()
+      }),
+      () => Effect.promise(() => current?.close() ?? Promise.resolve())
+    )
+  )
+  const proxy = (): TcpProxy => {
+    if (current === undefined) throw new Error("the proxied database layer is not built")
+    return current
+  }
+  return { layer, proxy } as const
 }
