@@ -18,29 +18,39 @@ const FORM_PHOTO = new Uint8Array(readFileSync(new URL("./fixtures/cards/photos/
 
 const parser = CardParserLive({ ai: null, ocrPoolSize: 1 })
 
+/**
+ * Uploads `photo` through create-from-card under a new company and matchmaker, runs the daemon's
+ * card runner until the task ends, and returns the task with the guest it created.
+ */
+const importCard = (photo: Uint8Array, fileName: string, names: { readonly company: string; readonly matchmaker: string }) =>
+  Effect.gen(function*() {
+    const { client } = yield* signedClient()
+    const company = yield* client.companies.create({ payload: { name: names.company } })
+    const matchmaker = yield* client.matchmakers.create({ payload: { name: names.matchmaker, company_id: company.id } })
+    const accepted = yield* client.guests.createFromCard({
+      payload: cardForm(photo, { matchmaker_id: String(matchmaker.id) }, fileName, "image/jpeg")
+    })
+    const taskId = (accepted as { task_id: string }).task_id
+    const started = Date.now()
+    const task = yield* Effect.scoped(Effect.gen(function*() {
+      yield* Layer.build(CardTasksJob)
+      for (;;) {
+        const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
+        if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
+        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
+      }
+    }))
+    expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
+    const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+    return { task, guest }
+  })
+
 layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, parser), { timeout: 120_000 })(
   "card import with OCR",
   (it) => {
     it.effect("an operator without an AI key uploads a photographed card and sees the guest created from it", () =>
       Effect.gen(function*() {
-        const { client } = yield* signedClient()
-        const company = yield* client.companies.create({ payload: { name: "实拍婚介" } })
-        const matchmaker = yield* client.matchmakers.create({ payload: { name: "实拍红娘", company_id: company.id } })
-        const accepted = yield* client.guests.createFromCard({
-          payload: cardForm(PHOTO, { matchmaker_id: String(matchmaker.id) }, "card.jpg", "image/jpeg")
-        })
-        const taskId = (accepted as { task_id: string }).task_id
-        const started = Date.now()
-        const task = yield* Effect.scoped(Effect.gen(function*() {
-          yield* Layer.build(CardTasksJob)
-          for (;;) {
-            const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
-            if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
-            yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
-          }
-        }))
-        expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
-        const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+        const { guest, task } = yield* importCard(PHOTO, "card.jpg", { company: "实拍婚介", matchmaker: "实拍红娘" })
         expect(guest).toMatchObject({
           name: "王建国",
           gender: "male",
@@ -60,24 +70,7 @@ layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, p
       "a phone photo of a filled-in paper form (tilted, in perspective, hand-like writing) creates the right guest",
       () =>
         Effect.gen(function*() {
-          const { client } = yield* signedClient()
-          const company = yield* client.companies.create({ payload: { name: "纸质登记婚介" } })
-          const matchmaker = yield* client.matchmakers.create({ payload: { name: "纸质红娘", company_id: company.id } })
-          const accepted = yield* client.guests.createFromCard({
-            payload: cardForm(FORM_PHOTO, { matchmaker_id: String(matchmaker.id) }, "form.jpg", "image/jpeg")
-          })
-          const taskId = (accepted as { task_id: string }).task_id
-          const started = Date.now()
-          const task = yield* Effect.scoped(Effect.gen(function*() {
-            yield* Layer.build(CardTasksJob)
-            for (;;) {
-              const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
-              if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
-              yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
-            }
-          }))
-          expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
-          const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+          const { guest, task } = yield* importCard(FORM_PHOTO, "form.jpg", { company: "纸质登记婚介", matchmaker: "纸质红娘" })
           expect(guest).toMatchObject({
             name: "韩雪",
             gender: "female",
