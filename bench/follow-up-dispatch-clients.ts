@@ -4,7 +4,7 @@
 // POST .../dispatch per attempt (no retries, no Idempotency-Key) and counts 200 and 409.
 import { randomBytes } from "node:crypto"
 
-import { sign } from "../src/domain/signing.js"
+import { liveSigner } from "../src/auth/Signer.js"
 
 export interface RaceInput {
   readonly baseUrl: string
@@ -24,7 +24,7 @@ const dispatch = async (baseUrl: string, appKey: string, appSecret: string, task
   const path = `/api/open/v1/follow-up/tasks/${taskId}/dispatch`
   const timestamp = String(Math.floor(Date.now() / 1000))
   const nonce = randomBytes(18).toString("base64url")
-  const signature = sign(appSecret, { method: "POST", path, rawQuery: "", appKey, timestamp, nonce, body: new Uint8Array(0) })
+  const signature = liveSigner.sign(appSecret, { method: "POST", path, rawQuery: "", appKey, timestamp, nonce, body: new Uint8Array(0) })
   const res = await fetch(baseUrl + path, {
     method: "POST",
     headers: { "x-app-key": appKey, "x-timestamp": timestamp, "x-nonce": nonce, "x-signature": signature }

@@ -1,6 +1,23 @@
 // Shared pieces of the contract: the success envelope, list pages, query-string scalars and
 // the permission annotation every signed endpoint carries.
-import { Context, Schema } from "effect"
+import { Context, Effect, ParseResult, Schema } from "effect"
+
+/**
+ * How the `data` of a success is shown to the caller of the request being answered: as it is,
+ * unless the server provides the Masker's policy for a masking client (DECISIONS §3). It applies to
+ * the typed value the handler returned, before the success schema encodes it.
+ */
+export class ResponseMask extends Context.Reference<ResponseMask>()("Contract/ResponseMask", {
+  defaultValue: (): (data: unknown) => unknown => (data) => data
+}) {}
+
+/** A data schema whose encoding passes through the caller's ResponseMask. */
+const masked = <A, I, R>(data: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
+  Schema.transformOrFail(data, Schema.typeSchema(data), {
+    strict: true,
+    decode: ParseResult.succeed,
+    encode: (value) => Effect.map(ResponseMask, (mask) => mask(value) as typeof value)
+  })
 
 /** `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. */
 export const Envelope = <A, I, R>(
@@ -8,7 +25,7 @@ export const Envelope = <A, I, R>(
   identifier: string
 ): Schema.Schema<A, { readonly code: 200; readonly message: string; readonly data: I }, R> =>
   Schema.transform(
-    Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data }),
+    Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data: masked(data) }),
     Schema.typeSchema(data),
     {
       strict: true,

@@ -5,7 +5,10 @@
 import { Effect, Layer } from "effect"
 
 import { Authenticator } from "./auth/Authenticator.js"
+import { ClientCache } from "./auth/ClientCache.js"
+import { Masker } from "./auth/Masker.js"
 import { SecretBoxLive } from "./auth/SecretBox.js"
+import { Signer } from "./auth/Signer.js"
 import { cardParserConfig, CardParserLive } from "./card/CardParser.js"
 import { AppConfigLive } from "./Config.js"
 import { ActivitiesRepo } from "./repos/ActivitiesRepo.js"
@@ -68,6 +71,9 @@ export const ReposLive = Layer.mergeAll(
 
 /** The service registry; needs AppConfig, a PgClient and a CardParser. */
 export const ServicesLive = Layer.mergeAll(
+  Signer.Default,
+  Masker.Default,
+  ClientCache.Default,
   Authenticator.Default,
   Clients.Default,
   Companies.Default,

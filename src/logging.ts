@@ -1,5 +1,7 @@
 // Structured JSON logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output.
 // Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines in the same shape.
+import fs from "node:fs"
+
 import { Cause, Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
 
 import { errorMessage } from "./domain/text.js"
@@ -43,9 +45,56 @@ export const logLevelConfig: Config.Config<LogLevel.LogLevel> = Config.nested(
   "LOG_LEVEL"
 ).pipe(Config.withDefault(LogLevel.Info))
 
-const stderrJson = Logger.map(Logger.jsonLogger, (line) => {
-  process.stderr.write(line + "\n")
+// Lines are gathered for the rest of the event-loop turn and written with one asynchronous write,
+// so logging never blocks a request on a slow reader of stderr. Whatever is still waiting when the
+// process exits is written synchronously then.
+const pending: Array<string> = []
+let scheduled = false
+let writing = false
+
+const pump = (): void => {
+  if (writing || pending.length === 0) return
+  writing = true
+  const chunk = Buffer.from(pending.join(""), "utf8")
+  pending.length = 0
+  const writeFrom = (offset: number): void => {
+    fs.write(2, chunk, offset, chunk.length - offset, null, (err, written) => {
+      if (err !== null) {
+        // A non-blocking stderr that is full: try again shortly. Anything else: the line is lost.
+        if (err.code === "EAGAIN") return void setTimeout(() => writeFrom(offset), 1)
+      } else if (offset + written < chunk.length) {
+        return writeFrom(offset + written)
+      }
+      writing = false
+      pump()
+    })
+  }
+  writeFrom(0)
+}
+
+/** Writes one line on stderr without blocking the event loop. */
+export const writeStderrLine = (line: string): void => {
+  pending.push(line + "\n")
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(() => {
+      scheduled = false
+      pump()
+    })
+  }
+}
+
+process.on("exit", () => {
+  if (pending.length === 0) return
+  try {
+    fs.writeSync(2, pending.join(""))
+  } catch {
+    // stderr is gone; nothing left to tell
+  }
+  pending.length = 0
 })
+
+const stderrJson = Logger.map(Logger.jsonLogger, writeStderrLine)
 /** Effect logs as JSON lines on stderr (stdout stays free for the admin command line's answer). */
 export const StderrJsonLive = Logger.replace(Logger.defaultLogger, stderrJson)
 

@@ -5,20 +5,11 @@
 // a transaction between statements (only on another running statement: no row-lock queues).
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Fiber, Layer, Redacted, type Scope } from "effect"
+import { Clock, Context, Effect, Fiber, Layer } from "effect"
 
 import { formatDate } from "../src/domain/time.js"
 import { FollowUps } from "../src/services/FollowUps.js"
-import { pgClientLayer } from "../src/sql/Sql.js"
-import {
-  createCredentials,
-  fakeCardParser,
-  serverLayer,
-  testAppLayer,
-  testDatabaseLayer,
-  TestServer,
-  testServerLayer
-} from "./support/harness.js"
+import { createCredentials, fakeCardParser, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 /** Tasks raced over (the bench runs the same race; see bench/follow-up-dispatch.ts). */
@@ -33,20 +24,11 @@ const CLIENTS = 32
 const RACERS = 4
 const NO_LIMIT = { rateLimitRps: 1_000_000, rateLimitBurst: 1_000_000 }
 
-/** The URL of this suite's database, kept so that a second instance can open its own pool to it. */
-let databaseUrl = ""
-const captureUrl = (url: string): Effect.Effect<string, never, Scope.Scope> =>
-  Effect.sync(() => {
-    databaseUrl = url
-    return url
-  })
+/** This suite's database, and a second API instance over it. */
+const shared = sharedTestDatabase(NO_LIMIT)
+const secondInstance = shared.anotherInstance
 
-/** A second API instance: its own services and connection pool over the same database. */
-const secondInstance = Layer.suspend(() =>
-  serverLayer.pipe(Layer.provide(testAppLayer(NO_LIMIT, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(databaseUrl), "second")))))
-)
-
-layer(testServerLayer(NO_LIMIT, fakeCardParser, testDatabaseLayer(captureUrl)))("dispatch under contention", (it) => {
+layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch under contention", (it) => {
   it.scoped(
     `${CLIENTS} clients on two API instances race over ${TASKS} tasks: one holder each, every loser 409, no 5xx`,
     () =>

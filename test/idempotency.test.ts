@@ -11,9 +11,10 @@ import { expect, it as plainIt, layer } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
-import { makeOpenApiClient, newNonce } from "../src/client/Client.js"
-import { md5Hex, sign } from "../src/domain/signing.js"
+import { liveSigner, Signer } from "../src/auth/Signer.js"
+import { makeOpenApiClient } from "../src/client/Client.js"
 import { createCredentials, serverLayer, testAppLayer, TestServer } from "./support/harness.js"
+import { signedHeaders } from "./support/processes.js"
 
 const BASE = "/api/open/v1"
 
@@ -32,22 +33,9 @@ const send = (
   Effect.promise(async (): Promise<Sent> => {
     const method = o.method ?? "POST"
     const body = new TextEncoder().encode(o.body ?? "")
-    const timestamp = String(Math.floor(Date.now() / 1000))
-    const nonce = newNonce()
     const headers: Record<string, string> = {
       "content-type": "application/json",
-      "x-app-key": credentials.appKey,
-      "x-timestamp": timestamp,
-      "x-nonce": nonce,
-      "x-signature": sign(credentials.appSecret, {
-        method,
-        path: o.path,
-        rawQuery: "",
-        appKey: credentials.appKey,
-        timestamp,
-        nonce,
-        body
-      }),
+      ...signedHeaders(credentials, method, o.path, body),
       ...(o.key !== undefined ? { "idempotency-key": o.key } : {})
     }
     const res = await fetch(`${baseUrl}${o.path}`, { method, headers, ...(method === "GET" ? {} : { body }) })
@@ -211,22 +199,12 @@ layer(twoServers)("Idempotency-Key", (it) => {
       const socket = yield* Effect.promise(() =>
         new Promise<net.Socket>((resolve) => {
           const { port } = new URL(a.baseUrl)
-          const timestamp = String(Math.floor(Date.now() / 1000))
-          const nonce = newNonce()
-          const signature = sign(credentials.appSecret, {
-            method: "POST",
-            path,
-            rawQuery: "",
-            appKey: credentials.appKey,
-            timestamp,
-            nonce,
-            body
-          })
+          const h = signedHeaders(credentials, "POST", path, body)
           const s = net.connect(Number(port), "127.0.0.1", () => {
             s.write(
               `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n` +
-                `X-App-Key: ${credentials.appKey}\r\nX-Timestamp: ${timestamp}\r\nX-Nonce: ${nonce}\r\nX-Signature: ${signature}\r\n` +
-                `Idempotency-Key: batch-1\r\n\r\n`
+                `X-App-Key: ${h["x-app-key"]}\r\nX-Timestamp: ${h["x-timestamp"]}\r\nX-Nonce: ${h["x-nonce"]}\r\n` +
+                `X-Signature: ${h["x-signature"]}\r\nIdempotency-Key: batch-1\r\n\r\n`
             )
             s.write(body, () => resolve(s))
           })
@@ -287,7 +265,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
     }))
 })
 
-const md5 = (text: string) => md5Hex(new TextEncoder().encode(text))
+const md5 = (text: string) => liveSigner.bodyMd5(new TextEncoder().encode(text))
 
 plainIt.live(
   "the typed client sends one Idempotency-Key per POST and keeps it, re-signed with a fresh nonce, across its retries",
@@ -330,7 +308,9 @@ plainIt.live(
       )
       const address = server.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
-      const client = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 3 })
+      const client = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 3 }).pipe(
+        Effect.provide(Signer.Default)
+      )
       const created = yield* client.companies.create({ payload: { name: "重试公司" } })
       expect(created.id).toBe(7)
       expect(seen).toHaveLength(3)

@@ -1,14 +1,17 @@
 // Verification of signed requests, in the order of DECISIONS §2: headers, app_key, timestamp
-// window, signature (current or previous secret in its overlap), then the shared nonce record.
+// window, signature (current or previous secret in its overlap), then the shared nonce record and
+// the rate limit (§10). The caller comes from this instance's client cache; the nonce and, when
+// this instance's leased tokens are spent, a new lease take one statement together.
 import { Clock, Effect, Option } from "effect"
 
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
 import { type ServiceUnavailable, Unauthorized } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
-import { hmacHex, NONCE_PATTERN, signatureMatches, splitUrl, stringToSign } from "../domain/signing.js"
-import { ClientsRepo } from "../repos/ClientsRepo.js"
-import { ReplayRepo } from "../repos/ReplayRepo.js"
-import { SecretBox } from "./SecretBox.js"
+import { leaseSize, LocalTokens } from "../domain/rateLease.js"
+import { NONCE_PATTERN, splitUrl } from "../domain/signing.js"
+import { type AdmitRequest, ReplayRepo } from "../repos/ReplayRepo.js"
+import { ClientCache } from "./ClientCache.js"
+import { Signer } from "./Signer.js"
 
 export interface SignedRequest {
   readonly method: string
@@ -23,6 +26,8 @@ export interface Authenticated {
   /** Signed with the previous secret during its overlap. */
   readonly deprecatedSecret: boolean
   readonly rate: { readonly rps: number; readonly burst: number }
+  /** Whether the rate limit lets this request through, and the tokens left as far as this instance knows. */
+  readonly bucket: { readonly allowed: boolean; readonly tokens: number }
 }
 
 const fail = (
@@ -32,12 +37,20 @@ const fail = (
 ) => Effect.fail(new Unauthorized({ error, message, ...extra }))
 
 export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
-  dependencies: [ClientsRepo.Default, ReplayRepo.Default],
+  dependencies: [ClientCache.Default, ReplayRepo.Default, Signer.Default],
   effect: Effect.gen(function*() {
-    const clients = yield* ClientsRepo
+    const clients = yield* ClientCache
     const replay = yield* ReplayRepo
-    const box = yield* SecretBox
+    const signer = yield* Signer
     const config = yield* AppConfig
+    const held = new LocalTokens()
+
+    /** The admit statement; once more after a crash emptied the nonce record (its epoch is then set anew). */
+    const admit = (request: AdmitRequest) =>
+      Effect.flatMap(replay.admit(request), (first) =>
+        first.epoch_s !== null
+          ? Effect.succeed(first)
+          : Effect.zipRight(replay.restartEpoch, replay.admit(request)))
 
     /** The caller of a signed request; 503 when the database behind the check is unreachable. */
     const authenticate = (req: SignedRequest): Effect.Effect<Authenticated, Unauthorized | ServiceUnavailable> =>
@@ -58,15 +71,16 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
           return yield* fail("missing_credentials", "X-Nonce must be 16 to 64 characters of [A-Za-z0-9_-]", { header: "X-Nonce" })
         }
 
-        const row = Option.getOrUndefined(yield* clients.findByAppKey(appKey))
-        if (row === undefined) return yield* fail("unknown_app_key", "unknown app_key")
+        const client = Option.getOrUndefined(yield* clients.get(appKey))
+        if (client === undefined) return yield* fail("unknown_app_key", "unknown app_key")
+        const row = client.row
         if (row.status !== "active") return yield* fail("app_key_disabled", "this app_key is disabled")
 
         const nowMs = yield* Clock.currentTimeMillis
         const nowSec = Math.floor(nowMs / 1000)
         const ts = Number(timestamp)
-        if (Math.abs(nowSec - ts) > config.signatureWindowSeconds) {
-          return yield* fail(
+        const outOfWindow = () =>
+          fail(
             "timestamp_out_of_window",
             `X-Timestamp is more than ${config.signatureWindowSeconds} seconds from server time`,
             {
@@ -74,15 +88,15 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
               ...(ts > 1e11 ? { hint: "X-Timestamp looks like milliseconds; send whole seconds" } : {})
             }
           )
-        }
+        if (Math.abs(nowSec - ts) > config.signatureWindowSeconds) return yield* outOfWindow()
 
         const { path, rawQuery } = splitUrl(req.url)
-        const canonical = stringToSign({ method: req.method, path, rawQuery, appKey, timestamp, nonce, body: req.body })
+        const canonical = signer.canonical({ method: req.method, path, rawQuery, appKey, timestamp, nonce, body: req.body })
         let deprecatedSecret = false
-        if (!signatureMatches(hmacHex(box.open(row.secret_enc), canonical), signature)) {
-          const previousValid = row.prev_secret_enc !== null && row.prev_secret_expires_at !== null &&
+        if (!signer.verify(client.secret, canonical, signature)) {
+          const previousValid = client.previousSecret !== undefined && row.prev_secret_expires_at !== null &&
             row.prev_secret_expires_at.getTime() > nowMs
-          if (previousValid && signatureMatches(hmacHex(box.open(row.prev_secret_enc!), canonical), signature)) {
+          if (previousValid && signer.verify(client.previousSecret!, canonical, signature)) {
             deprecatedSecret = true
           } else {
             return yield* fail("invalid_signature", "signature does not match; compare string_to_sign with yours", {
@@ -91,8 +105,28 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
           }
         }
 
-        const fresh = yield* replay.recordNonce(appKey, nonce, nowMs, nowMs - config.nonceRetentionSeconds * 1000)
-        if (!fresh) return yield* fail("nonce_replayed", "this nonce was already used; send a fresh nonce on every request")
+        const rate = { rps: row.rate_rps ?? config.rateLimitRps, burst: row.rate_burst ?? config.rateLimitBurst }
+        // A token this instance already holds spares the lease; the nonce is recorded either way.
+        const local = held.take(appKey)
+        const answer = yield* admit({
+          appKey,
+          nonce,
+          nowMs,
+          notBeforeMs: nowMs - config.nonceRetentionSeconds * 1000,
+          signedS: ts,
+          want: local ? 0 : leaseSize(rate.rps, rate.burst),
+          rps: rate.rps,
+          burst: rate.burst
+        })
+        if (!answer.fresh) {
+          if (local) held.refund(appKey)
+          // Signed before a crash emptied the nonce record: it cannot be told apart from a replay.
+          if (answer.epoch_s !== null && ts < answer.epoch_s) return yield* outOfWindow()
+          return yield* fail("nonce_replayed", "this nonce was already used; send a fresh nonce on every request")
+        }
+        const granted = answer.granted ?? 0
+        if (!local && granted >= 1) held.keep(appKey, granted - 1, answer.tokens ?? 0)
+        const allowed = local || granted >= 1
 
         return {
           caller: {
@@ -103,9 +137,10 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
             masking: row.masking
           },
           deprecatedSecret,
-          rate: { rps: row.rate_rps ?? config.rateLimitRps, burst: row.rate_burst ?? config.rateLimitBurst }
+          rate,
+          bucket: { allowed, tokens: allowed ? held.remaining(appKey) : answer.tokens ?? 0 }
         }
-      }).pipe(Effect.withSpan("Authenticator.authenticate"))
+      })
 
     return { authenticate } as const
   })

@@ -1,6 +1,8 @@
 // Image helpers for card parsing (sharp): what an upload really is, its MD5, and the normalised
 // PNG that the AI and OCR parsers read (upright, bounded size, greyscale; for OCR a phone photo
 // undone: sheet, perspective, skew, light and ruled lines, see photo.ts).
+import { createHash } from "node:crypto"
+
 import { Data } from "effect"
 import sharp from "sharp"
 
@@ -19,7 +21,8 @@ import {
   wholeImage
 } from "./photo.js"
 
-export { md5Hex } from "../domain/signing.js"
+/** An image's identity for the blacklist and duplicate checks (SPEC: MD5 of the file's bytes). */
+export const md5Hex = (bytes: Uint8Array): string => createHash("md5").update(bytes).digest("hex")
 
 export type ImageType = "jpeg" | "png"
 

@@ -7,7 +7,7 @@ import { HttpApiClient, type HttpBody, HttpClient, HttpClientRequest, type HttpC
 import { Clock, Duration, Effect } from "effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import { sign } from "../domain/signing.js"
+import { Signer, type SignerShape } from "../auth/Signer.js"
 
 export interface Credentials {
   readonly appKey: string
@@ -53,7 +53,7 @@ const bodyBytes = (body: HttpBody.HttpBody): Effect.Effect<{ bytes: Uint8Array; 
 
 /** Adds X-App-Key, X-Timestamp, X-Nonce and X-Signature to a request with an absolute URL. */
 export const signRequest =
-  (credentials: Credentials, options: SignOptions = {}) =>
+  (signer: SignerShape, credentials: Credentials, options: SignOptions = {}) =>
   (request: HttpClientRequest.HttpClientRequest): Effect.Effect<HttpClientRequest.HttpClientRequest> =>
     Effect.gen(function*() {
       const { bytes, contentType } = yield* bodyBytes(request.body)
@@ -64,7 +64,7 @@ export const signRequest =
       const url = new URL(request.url)
       for (const [k, v] of request.urlParams) url.searchParams.append(k, v)
       const rawQuery = url.search.startsWith("?") ? url.search.slice(1) : ""
-      const signature = sign(credentials.appSecret, {
+      const signature = signer.sign(credentials.appSecret, {
         method: request.method,
         path: url.pathname,
         rawQuery,
@@ -137,18 +137,22 @@ const isTransportError = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "RequestError" && "reason" in error &&
   error.reason === "Transport"
 
-/** The Open API client: `client.matchmakers.list({urlParams: {...}})` and so on. */
+/**
+ * The Open API client: `client.matchmakers.list({urlParams: {...}})` and so on. Signs with the
+ * `Signer` of its context (`Signer.Default` in production).
+ */
 export const makeOpenApiClient = (baseUrl: string, credentials: Credentials, options: ClientOptions = {}) =>
-  HttpApiClient.make(OpenApiDef, {
-    transformClient: (client) => {
-      const retries = options.retries ?? 3
-      // The request effect runs again on each retry (URL, then a fresh signature and nonce); the
-      // Idempotency-Key is set on the input, once per call, so every attempt carries the same key.
-      const signed = client.pipe(
-        HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)),
-        HttpClient.mapRequestEffect(signRequest(credentials, options))
-      )
-      const retrying = retries <= 0 ? signed : signed.pipe(HttpClient.transformResponse(withRetries(retries)))
-      return options.idempotencyKeys === false ? retrying : retrying.pipe(HttpClient.mapRequestInput(withIdempotencyKey))
-    }
-  })
+  Effect.flatMap(Signer, (signer) =>
+    HttpApiClient.make(OpenApiDef, {
+      transformClient: (client) => {
+        const retries = options.retries ?? 3
+        // The request effect runs again on each retry (URL, then a fresh signature and nonce); the
+        // Idempotency-Key is set on the input, once per call, so every attempt carries the same key.
+        const signed = client.pipe(
+          HttpClient.mapRequest(HttpClientRequest.prependUrl(baseUrl)),
+          HttpClient.mapRequestEffect(signRequest(signer, credentials, options))
+        )
+        const retrying = retries <= 0 ? signed : signed.pipe(HttpClient.transformResponse(withRetries(retries)))
+        return options.idempotencyKeys === false ? retrying : retrying.pipe(HttpClient.mapRequestInput(withIdempotencyKey))
+      }
+    }))

@@ -1,7 +1,5 @@
-// Request signing of DECISIONS.md §2: the canonical string and its HMAC, shared by the server's
-// verifier and the integrators' client so both compute byte-identical strings.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto"
-
+// Request signing of DECISIONS.md §2, the pure part: query canonicalisation and the lines of the
+// string to sign. The digests and HMACs are the Signer's (src/auth/Signer.ts).
 import { percentDecodeBytes } from "./text.js"
 
 /** RFC 3986 encoding of bytes: only A-Z a-z 0-9 - _ . ~ stay, every other byte is %XX (upper hex). */
@@ -36,8 +34,6 @@ export const sortedQuery = (rawQuery: string): string => {
   return pairs.map(([n, v]) => `${n}=${v}`).join("&")
 }
 
-export const md5Hex = (bytes: Uint8Array): string => createHash("md5").update(bytes).digest("hex")
-
 export interface SigningInput {
   readonly method: string
   readonly path: string
@@ -48,7 +44,8 @@ export interface SigningInput {
   readonly body: Uint8Array
 }
 
-export const stringToSign = (input: SigningInput): string =>
+/** The string to sign, given the body's MD5 (lower-case hex). */
+export const canonicalString = (input: Omit<SigningInput, "body"> & { readonly bodyMd5: string }): string =>
   [
     input.method.toUpperCase(),
     input.path,
@@ -56,20 +53,8 @@ export const stringToSign = (input: SigningInput): string =>
     input.appKey,
     input.timestamp,
     input.nonce,
-    md5Hex(input.body)
+    input.bodyMd5
   ].join("\n")
-
-export const hmacHex = (secret: string, message: string): string =>
-  createHmac("sha256", Buffer.from(secret, "utf8")).update(Buffer.from(message, "utf8")).digest("hex")
-
-export const sign = (secret: string, input: SigningInput): string => hmacHex(secret, stringToSign(input))
-
-/** Constant-time comparison of two hex signatures. */
-export const signatureMatches = (expectedHex: string, givenHex: string): boolean => {
-  const a = Buffer.from(expectedHex, "utf8")
-  const b = Buffer.from(givenHex.toLowerCase(), "utf8")
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/
 

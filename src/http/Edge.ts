@@ -1,14 +1,15 @@
 // The one place where every response takes its final shape (DECISIONS §1): the body is read once
 // within its size limit, every failure and defect becomes an error envelope, and every response
-// gets X-Request-Id, the rate-limit headers and, for masking clients, masked data.
+// gets X-Request-Id and the rate-limit headers; the caller's mask is handed to the success schemas.
 import { randomUUID } from "node:crypto"
 import type { IncomingMessage } from "node:http"
 
-import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HttpApiBuilder, HttpApiError, HttpServerError, HttpServerRequest, HttpServerResponse, UrlParams } from "@effect/platform"
 import { NodeHttpServerRequest } from "@effect/platform-node"
-import { Cause, Clock, Effect, Option, Schema } from "effect"
+import { Cause, Clock, Effect, Option, Schema, Stream } from "effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
+import { ResponseMask } from "../../schema/Common.js"
 import {
   AnyErrorEnvelope,
   type ApiError,
@@ -20,9 +21,9 @@ import {
   PayloadTooLarge,
   ServiceUnavailable
 } from "../../schema/Errors.js"
+import { Masker } from "../auth/Masker.js"
 import { AppConfig } from "../Config.js"
 import { mergeIssues, renderPath } from "../domain/issues.js"
-import { maskDeep } from "../domain/masking.js"
 import { clip } from "../domain/text.js"
 import { annotateRequestSpan, observeRequest, requestLogLevel } from "../observability/http.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
@@ -93,18 +94,57 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number) =
     return new Uint8Array(buffer)
   })
 
-/** A request that serves the already-read bytes to the decoders of the router. */
-const withBody = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array): HttpServerRequest.HttpServerRequest => {
+/**
+ * A multipart request rebuilt over the already-read bytes: the platform's multipart parser reads a
+ * stream, so it gets a web Request (uploads are rare and large; the copy does not matter there).
+ */
+const multipartOver = (request: HttpServerRequest.HttpServerRequest, body: Uint8Array): HttpServerRequest.HttpServerRequest => {
   const headers = new Headers()
   for (const [k, v] of Object.entries(request.headers)) headers.set(k, v)
-  const hasBody = request.method !== "GET" && request.method !== "HEAD"
-  const web = new Request(new URL(request.url, "http://localhost"), {
-    method: request.method,
-    headers,
-    ...(hasBody ? { body } : {})
-  })
+  const web = new Request(new URL(request.url, "http://localhost"), { method: request.method, headers, body })
   return HttpServerRequest.fromWeb(web).modify({ url: request.url, remoteAddress: Option.getOrUndefined(request.remoteAddress) })
 }
+
+/**
+ * The request as the router's decoders see it: the same request, whose body readers answer from
+ * the bytes read once (and the JSON the signature middleware already parsed) instead of the
+ * consumed Node stream. Nothing else is copied.
+ */
+const withBody = (
+  request: HttpServerRequest.HttpServerRequest,
+  body: Uint8Array,
+  state: RequestStateShape
+): HttpServerRequest.HttpServerRequest => {
+  if (request.method !== "GET" && request.method !== "HEAD" && mediaTypeOf(request).startsWith("multipart/")) {
+    return multipartOver(request, body)
+  }
+  let text: string | undefined
+  const textOf = () => (text ??= Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"))
+  const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
+  return Object.create(request, {
+    text: { get: () => Effect.sync(textOf) },
+    json: {
+      get: () =>
+        state.json !== undefined ? Effect.succeed(state.json.value) : Effect.try({
+          try: () => {
+            const t = textOf()
+            return t === "" ? null : JSON.parse(t) as unknown
+          },
+          catch: decodeError
+        })
+    },
+    urlParamsBody: {
+      get: () => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(textOf())), catch: decodeError })
+    },
+    arrayBuffer: { get: () => Effect.succeed(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) },
+    stream: { get: () => Stream.succeed(body) },
+    modify: {
+      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withBody(request.modify(options), body, state)
+    }
+  }) as HttpServerRequest.HttpServerRequest
+}
+
+const mediaTypeOf = (request: HttpServerRequest.HttpServerRequest): string => (request.headers["content-type"] ?? "").toLowerCase()
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 
@@ -178,24 +218,12 @@ const replayed = (kept: NonNullable<RequestStateShape["replay"]>): HttpServerRes
     headers: { "idempotent-replayed": "true" }
   })
 
-const maskResponse = (response: HttpServerResponse.HttpServerResponse): HttpServerResponse.HttpServerResponse => {
-  if (response.status !== 200 || response.body._tag !== "Uint8Array") return response
-  try {
-    const envelope = JSON.parse(new TextDecoder().decode(response.body.body)) as { data?: unknown }
-    return HttpServerResponse.unsafeJson({ ...envelope, data: maskDeep(envelope.data) }, {
-      status: response.status,
-      headers: response.headers
-    })
-  } catch {
-    return response
-  }
-}
-
 export const EdgeLive = HttpApiBuilder.middleware(
   OpenApiDef,
   Effect.gen(function*() {
     const config = yield* AppConfig
     const idempotency = yield* Idempotency
+    const masker = yield* Masker
     return (app) =>
       Effect.gen(function*() {
         const original = yield* HttpServerRequest.HttpServerRequest
@@ -206,8 +234,9 @@ export const EdgeLive = HttpApiBuilder.middleware(
         // Real time for the latency metrics (Clock is the test clock in tests).
         const startedAt = performance.now()
         yield* annotateRequestSpan(requestId)
-        const type = (original.headers["content-type"] ?? "").toLowerCase()
-        const limit = type.startsWith("multipart/") ? config.cardFileLimitBytes + MULTIPART_SLACK : config.jsonBodyLimitBytes
+        const limit = mediaTypeOf(original).startsWith("multipart/")
+          ? config.cardFileLimitBytes + MULTIPART_SLACK
+          : config.jsonBodyLimitBytes
 
         // A POST under an Idempotency-Key runs to its end even if the client goes away, so that its
         // answer is kept for the retry (DECISIONS §11).
@@ -215,10 +244,12 @@ export const EdgeLive = HttpApiBuilder.middleware(
         let response = yield* Effect.gen(function*() {
           const body = original.method === "GET" || original.method === "HEAD" ? new Uint8Array(0) : yield* readBody(original, limit)
           state.body = body
-          const run = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body)))
+          const run = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body, state)))
           return yield* (retriable ? Effect.uninterruptible(run) : run)
         }).pipe(
           Effect.provideService(RequestState, state),
+          // Read when the success is encoded, after the signature middleware has named the caller.
+          Effect.provideService(ResponseMask, (data) => masker.forCaller(state.caller)(data)),
           Effect.catchAllCause((cause) =>
             state.replay !== undefined
               ? Effect.succeed(replayed(state.replay))
@@ -230,7 +261,6 @@ export const EdgeLive = HttpApiBuilder.middleware(
               })
           )
         )
-        if (state.caller?.masking === true && state.replay === undefined) response = maskResponse(response)
         response = HttpServerResponse.setHeaders(response, { ...state.headers, "x-request-id": requestId })
         if (state.idempotency !== undefined) {
           const { appKey, key } = state.idempotency

@@ -8,6 +8,8 @@ export interface RequestStateShape {
   readonly requestId: string
   body: Uint8Array
   caller: CallerInfo | undefined
+  /** The JSON body as the signature middleware parsed it for its text checks (the decoder reuses it). */
+  json?: { readonly value: unknown } | undefined
   readonly headers: Record<string, string>
   /** The `data.error` of an error response, for the request log. */
   error?: string | undefined

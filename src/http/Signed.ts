@@ -2,15 +2,15 @@
 // per-client rate limit, checks the endpoint's permission, the body's media type and text, and
 // claims a POST's Idempotency-Key.
 import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Clock, Data, Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 
 import { Signed } from "../../schema/Auth.js"
 import { BadRequest, Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
+import { Signer } from "../auth/Signer.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
-import { md5Hex, sortedQuery, splitUrl } from "../domain/signing.js"
+import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, decodeUtf8, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
-import { ReplayRepo } from "../repos/ReplayRepo.js"
 import { Idempotency } from "../services/Idempotency.js"
 import { RequestState } from "./RequestState.js"
 import { routeKey, ROUTES } from "./routes.js"
@@ -21,7 +21,7 @@ export const SignedLive = Layer.effect(
   Signed,
   Effect.gen(function*() {
     const auth = yield* Authenticator
-    const replay = yield* ReplayRepo
+    const signer = yield* Signer
     const idempotency = yield* Idempotency
 
     return Effect.gen(function*() {
@@ -33,7 +33,7 @@ export const SignedLive = Layer.effect(
         return yield* Effect.dieMessage(`route ${route.method} ${route.path} has no declared permission`)
       }
 
-      const { caller, deprecatedSecret, rate } = yield* auth.authenticate({
+      const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
         method: request.method,
         url: request.url,
         headers: request.headers,
@@ -42,8 +42,6 @@ export const SignedLive = Layer.effect(
       state.caller = caller
       if (deprecatedSecret) state.headers["x-secret-deprecated"] = "true"
 
-      const nowMs = yield* Clock.currentTimeMillis
-      const bucket = yield* replay.takeToken(caller.appKey, nowMs, rate.rps, rate.burst)
       const remaining = Math.max(0, Math.floor(bucket.tokens))
       state.headers["ratelimit-limit"] = String(rate.burst)
       state.headers["ratelimit-remaining"] = String(remaining)
@@ -93,6 +91,7 @@ export const SignedLive = Layer.effect(
         if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
           return yield* BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
         }
+        state.json = { value: parsed }
         const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
         if (textIssues.length > 0) return yield* BadRequest.invalid(textIssues, "the body holds text or nesting the service refuses")
       } else if (info.body === "multipart" && type !== "multipart/form-data") {
@@ -113,7 +112,7 @@ export const SignedLive = Layer.effect(
           method: request.method,
           path,
           sortedQuery: sortedQuery(rawQuery),
-          bodyMd5: md5Hex(state.body)
+          bodyMd5: signer.bodyMd5(state.body)
         })
         const attempt = yield* idempotency.begin(caller.appKey, key, fingerprint)
         switch (attempt._tag) {

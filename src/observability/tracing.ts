@@ -1,6 +1,6 @@
 // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set: Effect's spans (one per request,
 // per job run, per SQL statement, and the ones the code names) go to an OpenTelemetry collector,
-// batched. Unset, no tracer is installed at all and spans stay in Effect's own, unexported tracer.
+// batched. Unset, tracing is off: spans are not even created.
 import { NodeSdk, Resource, Tracer } from "@effect/opentelemetry"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
@@ -60,7 +60,8 @@ export const TracingLive = (defaultServiceName: string): Layer.Layer<never> =>
       tracingConfig(defaultServiceName),
       (c) =>
         Option.match(c.endpoint, {
-          onNone: () => Layer.empty,
+          // No collector: no spans at all, rather than spans nobody reads (about 2% of a request's CPU).
+          onNone: () => Layer.setTracerEnabled(false),
           onSome: (endpoint) => otlpTracingLayer({ endpoint, serviceName: c.serviceName })
         })
     )

@@ -1,54 +1,78 @@
-// Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets.
+// Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets
+// (unlogged tables, migration 0013).
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Schema } from "effect"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
-/** The answer of a token bucket: whether this request may pass, and the tokens left after it. */
-const BucketRow = Schema.Struct({ allowed: Schema.Boolean, tokens: Schema.Number })
-export type BucketResult = typeof BucketRow.Type
+/**
+ * Admits a signed request in one statement: records its nonce (fresh unless seen since
+ * `$4` not_before_ms) and, when `$6` want > 0 and the nonce is fresh, leases up to `want` tokens
+ * from the client's shared bucket (refilled at `$7` rps up to `$8` burst, created full). A request
+ * signed (`$5`, Unix seconds) before the nonce record was last emptied is not admitted.
+ * Parameters: $1 app_key, $2 nonce, $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
+ * Exported as text so that the benchmark's floor server issues exactly this statement.
+ */
+export const ADMIT_SQL = `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
+n AS (
+  INSERT INTO request_nonces (app_key, nonce, seen_ms)
+  SELECT $1::text, $2::text, $3::bigint FROM ep WHERE ep.since_s <= $5::bigint
+  ON CONFLICT (app_key, nonce) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
+  RETURNING 1),
+b AS (
+  INSERT INTO rate_buckets AS b (app_key, tokens, updated_ms, granted)
+  SELECT $1::text, $8::float8 - LEAST($6::float8, $8::float8), $3::bigint, LEAST($6::float8, $8::float8)
+  WHERE $6::float8 > 0 AND EXISTS (SELECT 1 FROM n)
+  ON CONFLICT (app_key) DO UPDATE SET
+    granted = LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
+    tokens = bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8)
+      - LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
+    updated_ms = GREATEST(b.updated_ms, $3::bigint)
+  RETURNING b.granted, b.tokens)
+SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, EXISTS (SELECT 1 FROM n) AS fresh,
+  (SELECT granted FROM b) AS granted, (SELECT tokens FROM b) AS tokens`
 
-const Bucket = Schema.Struct({ appKey: Schema.String, nowMs: Schema.Number, rps: Schema.Number, burst: Schema.Number })
+const AdmitRequest = Schema.Struct({
+  appKey: Schema.String,
+  nonce: Schema.String,
+  nowMs: Schema.Number,
+  notBeforeMs: Schema.Number,
+  signedS: Schema.Number,
+  want: Schema.Number,
+  rps: Schema.Number,
+  burst: Schema.Number
+})
+export type AdmitRequest = typeof AdmitRequest.Type
+
+const AdmitRow = Schema.Struct({
+  /** Since when the nonce record is complete; null right after a crash emptied it. */
+  epoch_s: Schema.NullOr(Schema.Number),
+  fresh: Schema.Boolean,
+  /** Tokens leased (null: no lease asked or the nonce was not fresh). */
+  granted: Schema.NullOr(Schema.Number),
+  /** Tokens left in the shared bucket after the lease. */
+  tokens: Schema.NullOr(Schema.Number)
+})
+export type AdmitResult = typeof AdmitRow.Type
 
 export class ReplayRepo extends Effect.Service<ReplayRepo>()("Auth/ReplayRepo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // One statement, so two instances racing on the same nonce cannot both accept it.
-    const recordNonce = SqlSchema.single({
-      Request: Schema.Struct({ appKey: Schema.String, nonce: Schema.String, nowMs: Schema.Number, notBeforeMs: Schema.Number }),
-      Result: Schema.Struct({ fresh: Schema.Boolean }),
-      execute: ({ appKey, nonce, notBeforeMs, nowMs }) =>
-        sql`WITH n AS (
-            INSERT INTO request_nonces (app_key, nonce, seen_ms) VALUES (${appKey}, ${nonce}, ${nowMs})
-            ON CONFLICT (app_key, nonce) DO UPDATE SET seen_ms = EXCLUDED.seen_ms
-              WHERE request_nonces.seen_ms < ${notBeforeMs}
-            RETURNING 1)
-          SELECT EXISTS (SELECT 1 FROM n) AS fresh`
+    const admit = SqlSchema.single({
+      Request: AdmitRequest,
+      Result: AdmitRow,
+      execute: (r) => sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst])
     })
 
-    const takeExisting = SqlSchema.findOne({
-      Request: Bucket,
-      Result: BucketRow,
-      execute: ({ appKey, burst, nowMs, rps }) =>
-        sql`WITH cur AS (
-            SELECT LEAST(${burst}::float8, tokens + GREATEST(0, ${nowMs}::bigint - updated_ms) * ${rps}::float8 / 1000.0) AS refill
-            FROM rate_buckets WHERE app_key = ${appKey} FOR UPDATE),
-          upd AS (
-            UPDATE rate_buckets b
-            SET tokens = CASE WHEN cur.refill >= 1 THEN cur.refill - 1 ELSE cur.refill END,
-                updated_ms = GREATEST(b.updated_ms, ${nowMs}::bigint)
-            FROM cur WHERE b.app_key = ${appKey}
-            RETURNING cur.refill >= 1 AS allowed, b.tokens AS tokens)
-          SELECT allowed, tokens FROM upd`
-    })
-
-    const createBucket = SqlSchema.void({
-      Request: Bucket,
-      execute: ({ appKey, burst, nowMs }) =>
-        sql`INSERT INTO rate_buckets (app_key, tokens, updated_ms) VALUES (${appKey}, ${burst}, ${nowMs})
-          ON CONFLICT (app_key) DO NOTHING`
+    // After a crash emptied the unlogged nonce record: requests signed before now may have been seen.
+    const restartEpoch = SqlSchema.void({
+      Request: Schema.Void,
+      execute: () =>
+        sql`INSERT INTO nonce_epoch (id, since_s) VALUES (1, floor(extract(epoch FROM now()))::bigint)
+          ON CONFLICT (id) DO NOTHING`
     })
 
     const pruneNonces = SqlSchema.single({
@@ -64,24 +88,17 @@ export class ReplayRepo extends Effect.Service<ReplayRepo>()("Auth/ReplayRepo", 
       execute: (appKey) => sql`DELETE FROM rate_buckets WHERE app_key = ${appKey}`
     })
 
-    /** Token bucket per app_key: `rps` refill per second up to `burst`; takes one token if it can. */
-    const takeToken = (appKey: string, nowMs: number, rps: number, burst: number) => {
-      const bucket = { appKey, nowMs, rps, burst }
-      return sqlEdge(Effect.gen(function*() {
-        const first = yield* takeExisting(bucket)
-        if (first._tag === "Some") return first.value
-        // A first request of this app_key (or one after a reset): create the bucket full, take again.
-        yield* createBucket(bucket)
-        const second = yield* takeExisting(bucket)
-        return second._tag === "Some" ? second.value : { allowed: true, tokens: burst - 1 }
-      }))
-    }
-
     return {
-      /** Records the nonce; false when it was already seen after `notBeforeMs` (a replay). */
+      /** Records the nonce and leases tokens (see ADMIT_SQL). */
+      admit: (request: AdmitRequest) => sqlEdge(admit(request)),
+      /** Marks the nonce record complete from now on (after a crash emptied it). */
+      restartEpoch: sqlEdge(restartEpoch(undefined)),
+      /** Records the nonce alone; false when it was already seen after `notBeforeMs` (a replay). */
       recordNonce: (appKey: string, nonce: string, nowMs: number, notBeforeMs: number) =>
-        sqlEdge(Effect.map(recordNonce({ appKey, nonce, nowMs, notBeforeMs }), (row) => row.fresh)),
-      takeToken,
+        sqlEdge(Effect.map(
+          admit({ appKey, nonce, nowMs, notBeforeMs, signedS: Math.floor(nowMs / 1000), want: 0, rps: 0, burst: 0 }),
+          (row) => row.fresh
+        )),
       /** Forgets nonces older than `beforeMs`; returns how many. */
       pruneNonces: (beforeMs: number) => sqlEdge(Effect.map(pruneNonces(beforeMs), (row) => row.n)),
       resetBucket: (appKey: string) => sqlEdge(resetBucket(appKey))

@@ -5,6 +5,7 @@ import { randomBytes } from "node:crypto"
 import { Clock, Data, Effect, Option } from "effect"
 
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { ClientCache } from "../auth/ClientCache.js"
 import { SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
 import { formatIso } from "../domain/time.js"
@@ -52,9 +53,11 @@ const newAppKey = (): string => "ak_" + randomBytes(8).toString("hex")
 const newWebhookSecret = (): string => "whsec_" + randomBytes(32).toString("base64")
 
 export class Clients extends Effect.Service<Clients>()("Clients/Service", {
-  dependencies: [ClientsRepo.Default, ReplayRepo.Default],
+  dependencies: [ClientsRepo.Default, ReplayRepo.Default, ClientCache.Default],
   effect: Effect.gen(function*() {
     const repo = yield* ClientsRepo
+    // Other instances learn of a change through NOTIFY; this one at once.
+    const cache = yield* ClientCache
     const replay = yield* ReplayRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
@@ -77,7 +80,7 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
 
     const mustUpdate = (appKey: string, change: ClientChange) =>
       Effect.flatMap(
-        repo.update(appKey, change),
+        Effect.ensuring(repo.update(appKey, change), cache.forget(appKey)),
         Option.match({
           onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
           onSome: Effect.succeed

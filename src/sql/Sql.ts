@@ -5,15 +5,22 @@ import { fileURLToPath } from "node:url"
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
 import { Migrator, SqlClient } from "@effect/sql"
-import { Config, Effect, Layer, type Redacted } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Config, Context, Effect, Layer, type Redacted } from "effect"
 
 import { measuredPgClientLayer } from "../observability/pgPool.js"
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url))
 
+/** Where the PgClient connects, for the few connections that live outside its pool (LISTEN). */
+export class DatabaseUrl extends Context.Tag("Sql/DatabaseUrl")<DatabaseUrl, Redacted.Redacted<string>>() {}
+
+/** What a database layer provides: the clients and where they connect. */
+export type DatabaseServices = SqlClient.SqlClient | PgClient.PgClient | DatabaseUrl
+
 // Built over a pool of our own making so that /metrics can show its connections in use and waiting.
 export const pgClientLayer = (url: Redacted.Redacted<string>, applicationName = "matchmaking-open-api") =>
-  measuredPgClientLayer({ url, applicationName, maxConnections: 10 })
+  Layer.merge(measuredPgClientLayer({ url, applicationName, maxConnections: 10 }), Layer.succeed(DatabaseUrl, url))
 
 export const PgLive = Layer.unwrapEffect(
   Effect.map(Config.redacted("DATABASE_URL"), (url) => pgClientLayer(url))

@@ -1,28 +1,62 @@
-// The signer reproduces every case of the shared signing vectors (DECISIONS §2).
-import { describe, expect, it } from "@effect/vitest"
+// The Signer layer's contract: it reproduces every case of the shared signing vectors
+// (DECISIONS §2), accepts exactly its own signatures, and signs webhooks as Standard Webhooks does.
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Effect } from "effect"
+import { Webhook } from "standardwebhooks"
 
-import { md5Hex, sign, sortedQuery, stringToSign } from "../../src/domain/signing.js"
+import { Signer } from "../../src/auth/Signer.js"
+import { sortedQuery } from "../../src/domain/signing.js"
 import vectors from "../fixtures/signing-vectors.json" with { type: "json" }
 
-describe("signing vectors", () => {
+layer(Signer.Default)("Signer: signing vectors", (it) => {
   for (const c of vectors.cases) {
-    it(`reproduces the vector: ${c.description}`, () => {
-      const body = new Uint8Array(Buffer.from(c.body_base64, "base64"))
-      const input = {
-        method: c.method,
-        path: c.path,
-        rawQuery: c.raw_query,
-        appKey: vectors.app_key,
-        timestamp: String(vectors.timestamp),
-        nonce: c.nonce,
-        body
-      }
-      expect(sortedQuery(c.raw_query)).toBe(c.sorted_query)
-      expect(md5Hex(body)).toBe(c.body_md5)
-      expect(stringToSign(input)).toBe(c.string_to_sign)
-      expect(sign(vectors.app_secret, input)).toBe(c.signature)
-    })
+    it.effect(`reproduces the vector: ${c.description}`, () =>
+      Effect.gen(function*() {
+        const signer = yield* Signer
+        const body = new Uint8Array(Buffer.from(c.body_base64, "base64"))
+        const input = {
+          method: c.method,
+          path: c.path,
+          rawQuery: c.raw_query,
+          appKey: vectors.app_key,
+          timestamp: String(vectors.timestamp),
+          nonce: c.nonce,
+          body
+        }
+        expect(sortedQuery(c.raw_query)).toBe(c.sorted_query)
+        expect(signer.bodyMd5(body)).toBe(c.body_md5)
+        expect(signer.canonical(input)).toBe(c.string_to_sign)
+        expect(signer.sign(vectors.app_secret, input)).toBe(c.signature)
+        expect(signer.verify(vectors.app_secret, c.string_to_sign, c.signature)).toBe(true)
+        expect(signer.verify(vectors.app_secret, c.string_to_sign, c.signature.toUpperCase())).toBe(true)
+      }))
   }
+
+  it.effect("verify refuses another secret, another string, a truncated or non-hex signature", () =>
+    Effect.gen(function*() {
+      const signer = yield* Signer
+      const c = vectors.cases[0]!
+      expect(signer.verify(`${vectors.app_secret}x`, c.string_to_sign, c.signature)).toBe(false)
+      expect(signer.verify(vectors.app_secret, `${c.string_to_sign}\n`, c.signature)).toBe(false)
+      expect(signer.verify(vectors.app_secret, c.string_to_sign, c.signature.slice(0, -1))).toBe(false)
+      expect(signer.verify(vectors.app_secret, c.string_to_sign, "zz" + c.signature.slice(2))).toBe(false)
+      expect(signer.verify(vectors.app_secret, c.string_to_sign, "")).toBe(false)
+    }))
+
+  it.effect("webhook signatures verify with the standardwebhooks library, one per secret during a rotation", () =>
+    Effect.gen(function*() {
+      const signer = yield* Signer
+      const current = `whsec_${Buffer.from("current-secret-0123456789abcdef").toString("base64")}`
+      const previous = `whsec_${Buffer.from("previous-secret-0123456789abcde").toString("base64")}`
+      const body = JSON.stringify({ id: "evt_1", type: "guest.created", data: { 名字: "张三" } })
+      const timestamp = Math.floor(Date.now() / 1000)
+      const header = signer.webhookSignature([current, previous], "evt_1", timestamp, body)
+      expect(header.split(" ")).toHaveLength(2)
+      const headers = { "webhook-id": "evt_1", "webhook-timestamp": String(timestamp), "webhook-signature": header }
+      for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, headers)).toBeTruthy()
+      const other = `whsec_${Buffer.from("some-other-secret-0123456789abc").toString("base64")}`
+      expect(() => new Webhook(other).verify(body, headers)).toThrow()
+    }))
 })
 
 describe("sorted_query", () => {

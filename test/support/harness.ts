@@ -6,7 +6,6 @@ import { createServer } from "node:http"
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { SqlClient } from "@effect/sql"
-import { type PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Redacted, type Scope, TestClock } from "effect"
 import { inject } from "vitest"
 
@@ -18,7 +17,7 @@ import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
 import { HttpAppLive } from "../../src/http/Server.js"
 import { ServicesLive } from "../../src/Layers.js"
 import { Clients } from "../../src/services/Clients.js"
-import { pgClientLayer } from "../../src/sql/Sql.js"
+import { type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
 import { withDatabase } from "../../src/sql/urls.js"
 
 /**
@@ -27,7 +26,7 @@ import { withDatabase } from "../../src/sql/urls.js"
  */
 export const testDatabaseLayer = (
   via: (url: string) => Effect.Effect<string, never, Scope.Scope> = Effect.succeed
-): Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> =>
+): Layer.Layer<DatabaseServices> =>
   Layer.unwrapScoped(
     Effect.gen(function*() {
       const adminUrl = inject("databaseAdminUrl")
@@ -43,7 +42,7 @@ export const testDatabaseLayer = (
     })
   ).pipe(Layer.orDie)
 
-export const TestDatabaseLive: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = testDatabaseLayer()
+export const TestDatabaseLive: Layer.Layer<DatabaseServices> = testDatabaseLayer()
 
 /** A card parser that reads every card as the same guest (tests where parsing is not the point). */
 export const fakeCardParser = CardParserTest({
@@ -56,7 +55,7 @@ export const fakeCardParser = CardParserTest({
 export const testAppLayer = (
   config: Partial<AppConfigShape> = {},
   parser: Layer.Layer<CardParser> = fakeCardParser,
-  database: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient> = TestDatabaseLive
+  database: Layer.Layer<DatabaseServices> = TestDatabaseLive
 ) =>
   ServicesLive.pipe(
     Layer.provide(parser),
@@ -84,8 +83,28 @@ export const serverLayer = Layer.scoped(
 export const testServerLayer = (
   config: Partial<AppConfigShape> = {},
   parser: Layer.Layer<CardParser> = fakeCardParser,
-  database?: Layer.Layer<SqlClient.SqlClient | PgClient.PgClient>
+  database?: Layer.Layer<DatabaseServices>
 ) => serverLayer.pipe(Layer.provideMerge(testAppLayer(config, parser, database)), Layer.provideMerge(FetchHttpClient.layer))
+
+/**
+ * A test database whose URL is kept, so that more API instances (each with its own services, caches
+ * and connection pool, as separate processes would have) can serve it: `database` goes to
+ * testServerLayer, `anotherInstance` is built inside a test.
+ */
+export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}) => {
+  let url = ""
+  return {
+    database: testDatabaseLayer((given) =>
+      Effect.sync(() => {
+        url = given
+        return given
+      })
+    ),
+    anotherInstance: Layer.suspend(() =>
+      serverLayer.pipe(Layer.provide(testAppLayer(config, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(url), "another")))))
+    )
+  }
+}
 
 /** Creates an API client with the given permissions and returns its credentials. */
 export const createCredentials = (

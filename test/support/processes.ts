@@ -6,8 +6,8 @@ import { type Agent, request as httpRequest } from "node:http"
 
 import { Effect } from "effect"
 
+import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
-import { sign } from "../../src/domain/signing.js"
 
 export interface RunningProcess {
   readonly child: ChildProcess
@@ -73,7 +73,15 @@ export const signedHeaders = (credentials: Credentials, method: string, path: st
     "x-app-key": credentials.appKey,
     "x-timestamp": timestamp,
     "x-nonce": nonce,
-    "x-signature": sign(credentials.appSecret, { method, path, rawQuery: "", appKey: credentials.appKey, timestamp, nonce, body })
+    "x-signature": liveSigner.sign(credentials.appSecret, {
+      method,
+      path,
+      rawQuery: "",
+      appKey: credentials.appKey,
+      timestamp,
+      nonce,
+      body
+    })
   }
 }
 

@@ -2,8 +2,8 @@
 // nonces, stale timestamps) where the typed client would not.
 import { Clock, Effect } from "effect"
 
+import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
-import { sign } from "../../src/domain/signing.js"
 
 export interface RawResponse {
   readonly status: number
@@ -42,7 +42,7 @@ export const rawRequest = (baseUrl: string, o: RawOptions) =>
       headers["x-app-key"] = o.credentials.appKey
       headers["x-timestamp"] = timestamp
       headers["x-nonce"] = nonce
-      headers["x-signature"] = sign(o.signed?.secret ?? o.credentials.appSecret, {
+      headers["x-signature"] = liveSigner.sign(o.signed?.secret ?? o.credentials.appSecret, {
         method,
         path: o.signed?.path ?? o.path,
         rawQuery: o.signed?.query ?? o.query ?? "",

@@ -1,0 +1,103 @@
+// Client rows (with their secrets opened) kept in each API instance, so a signed request needs no
+// round trip to learn its caller. Every change of `clients` is announced at commit on
+// `clients_changed` (migration 0013) and evicts the row here; while the LISTEN connection is down
+// nothing is cached, so a disabled key or a reset secret can never outlive the notification.
+import { Effect, Option, Scope } from "effect"
+
+import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
+import { listen, type ListenerHandlers } from "../sql/Listener.js"
+import { DatabaseUrl } from "../sql/Sql.js"
+import { SecretBox } from "./SecretBox.js"
+
+export interface CachedClient {
+  readonly row: ClientRow
+  /** The current secret, opened. */
+  readonly secret: string
+  /** The previous secret, opened, while it has an expiry (its validity is checked per request). */
+  readonly previousSecret: string | undefined
+}
+
+export const CLIENTS_CHANNEL = "clients_changed"
+
+/** The stream of client changes: the app_key of every changed row, and when it can be trusted. */
+export class ClientChanges extends Effect.Service<ClientChanges>()("Auth/ClientChanges", {
+  effect: Effect.map(DatabaseUrl, (url) => ({
+    /** Follows `clients_changed` for as long as the scope is open (onMessage gets the app_key). */
+    follow: (handlers: ListenerHandlers): Effect.Effect<void, never, Scope.Scope> =>
+      listen({ channel: CLIENTS_CHANNEL, applicationName: "matchmaking-open-api:clients-cache" }, handlers).pipe(
+        Effect.provideService(DatabaseUrl, url)
+      )
+  }))
+}) {}
+
+/** Past this many entries (mostly unknown keys a caller made up) the cache starts over. */
+const MAX_ENTRIES = 10_000
+
+export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache", {
+  dependencies: [ClientsRepo.Default, ClientChanges.Default],
+  scoped: Effect.gen(function*() {
+    const repo = yield* ClientsRepo
+    const box = yield* SecretBox
+    const changes = yield* ClientChanges
+    const scope = yield* Effect.scope
+
+    const entries = new Map<string, Option.Option<CachedClient>>()
+    let live = false
+    // Moves on every notification, connection and loss: a row read before a move may be stale.
+    let version = 0
+    let started = false
+
+    const start = changes.follow({
+      onMessage: (appKey) => {
+        version++
+        entries.delete(appKey)
+      },
+      onLive: () => {
+        version++
+        entries.clear()
+        live = true
+      },
+      onLost: () => {
+        version++
+        live = false
+        entries.clear()
+      }
+    }).pipe(Scope.extend(scope))
+
+    const open = (row: ClientRow): CachedClient => ({
+      row,
+      secret: box.open(row.secret_enc),
+      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null ? box.open(row.prev_secret_enc) : undefined
+    })
+
+    /** The client of this app_key (none: unknown), from the cache when it can be trusted. */
+    const get = (appKey: string) =>
+      Effect.gen(function*() {
+        if (!started) {
+          started = true
+          yield* start
+        }
+        const cached = entries.get(appKey)
+        if (cached !== undefined) return cached
+        const seen = version
+        const found = Option.map(yield* repo.findByAppKey(appKey), open)
+        if (live && version === seen) {
+          if (entries.size >= MAX_ENTRIES) entries.clear()
+          entries.set(appKey, found)
+        }
+        return found
+      })
+
+    return {
+      get,
+      /** Drops a row this instance has just changed (other instances hear of it by NOTIFY). */
+      forget: (appKey: string) =>
+        Effect.sync(() => {
+          version++
+          entries.delete(appKey)
+        }),
+      /** Whether rows are being cached (the LISTEN connection is up); for tests and status. */
+      isLive: () => live
+    } as const
+  })
+}) {}

@@ -1,0 +1,93 @@
+// A LISTEN connection that knows when it can be trusted. @effect/sql-pg's `listen` swallows the
+// errors of its connection, so a cache fed by it would go stale silently; this one reports every
+// (re)connection and every loss, checks itself with a ping, and reconnects on its own.
+import { Effect, Redacted, type Scope } from "effect"
+import pg from "pg"
+
+import { DatabaseUrl } from "./Sql.js"
+
+export interface ListenerHandlers {
+  /** A notification on the channel (payloads may be empty). */
+  readonly onMessage: (payload: string) => void
+  /** The connection listens now; nothing sent before this moment was seen. */
+  readonly onLive: () => void
+  /** The connection is lost or broken: notifications may be missed until the next onLive. */
+  readonly onLost: () => void
+}
+
+export interface ListenerOptions {
+  readonly channel: string
+  readonly applicationName: string
+  /** How often the connection proves itself with `SELECT 1` (a silent network loss). */
+  readonly pingMs?: number
+  /** Wait before reconnecting after a loss. */
+  readonly retryMs?: number
+}
+
+/**
+ * Listens on `channel` for as long as the scope is open, reconnecting after every loss. Runs on
+ * real timers (not Effect's Clock), so a test clock cannot stall it.
+ */
+export const listen = (
+  options: ListenerOptions,
+  handlers: ListenerHandlers
+): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
+  Effect.gen(function*() {
+    const url = yield* DatabaseUrl
+    const pingMs = options.pingMs ?? 5_000
+    const retryMs = options.retryMs ?? 250
+    let stopped = false
+    let client: pg.Client | undefined
+    let timer: NodeJS.Timeout | undefined
+
+    const lost = (which: pg.Client) => {
+      if (client !== which) return
+      client = undefined
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
+      handlers.onLost()
+      which.removeAllListeners("notification")
+      void which.end().catch(() => {})
+      if (!stopped) setTimeout(connect, retryMs).unref()
+    }
+
+    const connect = () => {
+      if (stopped) return
+      const c = new pg.Client({
+        connectionString: Redacted.value(url),
+        application_name: options.applicationName,
+        keepAlive: true,
+        connectionTimeoutMillis: 5_000
+      })
+      client = c
+      c.on("error", () => lost(c))
+      c.on("end", () => lost(c))
+      c.on("notification", (msg) => {
+        if (msg.channel === options.channel) handlers.onMessage(msg.payload ?? "")
+      })
+      c.connect()
+        .then(() => c.query(`LISTEN ${pg.escapeIdentifier(options.channel)}`))
+        .then(() => {
+          if (client !== c) return
+          handlers.onLive()
+          timer = setInterval(() => {
+            const ping = c.query("SELECT 1")
+            const deadline = setTimeout(() => lost(c), Math.max(1_000, pingMs / 2)).unref()
+            ping.then(() => clearTimeout(deadline), () => lost(c))
+          }, pingMs).unref()
+        })
+        .catch(() => lost(c))
+    }
+
+    yield* Effect.acquireRelease(
+      Effect.sync(connect),
+      () =>
+        Effect.promise(async () => {
+          stopped = true
+          const c = client
+          client = undefined
+          if (timer !== undefined) clearInterval(timer)
+          if (c !== undefined) await c.end().catch(() => {})
+        }).pipe(Effect.timeoutOption(1_000))
+    )
+  })

@@ -1,0 +1,93 @@
+// What the services rely on from ClientsRepo, run against the real repository (integration) and
+// its in-memory fake (unit): the same expectations, so the fake cannot drift from PostgreSQL.
+import { expect, layer } from "@effect/vitest"
+import { Effect, Exit, type Layer, Option } from "effect"
+
+import { ClientsRepo } from "../../src/repos/ClientsRepo.js"
+
+let seq = 0
+const appKey = () => `ak_contract_${process.pid}_${Date.now().toString(36)}_${seq++}`
+const newClient = (key: string) => ({
+  appKey: key,
+  name: "契约客户",
+  permissions: ["open:guest:read" as const],
+  masking: false,
+  secretEnc: "v1:x"
+})
+
+export const clientsRepoContract = (name: string, repo: Layer.Layer<ClientsRepo>) =>
+  layer(repo)(`ClientsRepo contract (${name})`, (it) => {
+    it.effect("an unknown app_key is none", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        expect(Option.isNone(yield* clients.findByAppKey(appKey()))).toBe(true)
+      }))
+
+    it.effect("a new client is active, unlimited by its own rate, without webhook, and found by its app_key", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        const key = appKey()
+        const row = yield* clients.insert(newClient(key))
+        expect(row).toMatchObject({
+          app_key: key,
+          name: "契约客户",
+          status: "active",
+          permissions: ["open:guest:read"],
+          masking: false,
+          secret_enc: "v1:x",
+          prev_secret_enc: null,
+          prev_secret_expires_at: null,
+          rate_rps: null,
+          rate_burst: null,
+          webhook_url: null,
+          webhook_events: [],
+          webhook_enabled: false
+        })
+        expect(Option.getOrThrow(yield* clients.findByAppKey(key))).toEqual(row)
+      }))
+
+    it.effect("app_key is unique: a second insert with it is refused", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        const key = appKey()
+        yield* clients.insert(newClient(key))
+        expect(Exit.isFailure(yield* Effect.exit(clients.insert(newClient(key))))).toBe(true)
+      }))
+
+    it.effect("an update changes only the fields it names and answers the new row; none for an unknown app_key", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        const key = appKey()
+        const before = yield* clients.insert(newClient(key))
+        const expires = new Date(Date.UTC(2030, 0, 1))
+        const after = Option.getOrThrow(
+          yield* clients.update(key, {
+            status: "disabled",
+            rate_rps: 5,
+            rate_burst: 10,
+            prev_secret_enc: "v1:y",
+            prev_secret_expires_at: expires
+          })
+        )
+        expect(after).toEqual({
+          ...before,
+          status: "disabled",
+          rate_rps: 5,
+          rate_burst: 10,
+          prev_secret_enc: "v1:y",
+          prev_secret_expires_at: expires
+        })
+        expect(Option.getOrThrow(yield* clients.findByAppKey(key))).toEqual(after)
+        expect(Option.isNone(yield* clients.update(appKey(), { status: "disabled" }))).toBe(true)
+      }))
+
+    it.effect("the list holds every client in id order", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        const a = yield* clients.insert(newClient(appKey()))
+        const b = yield* clients.insert(newClient(appKey()))
+        const ids = (yield* clients.list).map((r) => r.id)
+        expect(ids).toEqual([...ids].sort((x, y) => x - y))
+        expect(ids.indexOf(a.id)).toBeLessThan(ids.indexOf(b.id))
+      }))
+  })
