@@ -44,6 +44,8 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
     const signer = yield* Signer
     const config = yield* AppConfig
     const held = new LocalTokens()
+    // A changed client may have a new rate: the tokens leased under the old one go.
+    yield* clients.onDrop((appKey) => held.forget(appKey))
 
     /** The admit statement; once more after a crash emptied the nonce record (its epoch is then set anew). */
     const admit = (request: AdmitRequest) =>

@@ -46,11 +46,17 @@ export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache
     // Moves on every notification, connection and loss: a row read before a move may be stale.
     let version = 0
     let started = false
+    // Told of every row dropped (undefined: all of them), so that state kept per client goes with it.
+    const dropped = new Set<(appKey: string | undefined) => void>()
+    const drop = (appKey: string | undefined) => {
+      for (const listener of dropped) listener(appKey)
+    }
 
     const start = changes.follow({
       onMessage: (appKey) => {
         version++
         entries.delete(appKey)
+        drop(appKey)
       },
       onLive: () => {
         version++
@@ -61,6 +67,7 @@ export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache
         version++
         live = false
         entries.clear()
+        drop(undefined)
       }
     }).pipe(Scope.extend(scope))
 
@@ -95,7 +102,10 @@ export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache
         Effect.sync(() => {
           version++
           entries.delete(appKey)
+          drop(appKey)
         }),
+      /** Calls `listener` with the app_key of every row dropped (undefined: all rows). */
+      onDrop: (listener: (appKey: string | undefined) => void) => Effect.sync(() => void dropped.add(listener)),
       /** Whether rows are being cached (the LISTEN connection is up); for tests and status. */
       isLive: () => live
     } as const

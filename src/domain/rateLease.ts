@@ -39,6 +39,12 @@ export class LocalTokens {
     }
   }
 
+  /** Drops what this instance holds for a client (its rate changed), or for every client (none given). */
+  forget(appKey?: string): void {
+    if (appKey === undefined) this.#held.clear()
+    else this.#held.delete(appKey)
+  }
+
   /** Tokens a client may still spend as far as this instance knows (held + shared at the last lease). */
   remaining(appKey: string): number {
     const entry = this.#held.get(appKey)

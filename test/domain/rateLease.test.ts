@@ -39,6 +39,17 @@ describe("LocalTokens", () => {
     expect(held.take("ak")).toBe(true)
   })
 
+  it("forgets one client's tokens, or everyone's", () => {
+    const held = new LocalTokens()
+    held.keep("a", 2, 0)
+    held.keep("b", 2, 0)
+    held.forget("a")
+    expect(held.take("a")).toBe(false)
+    expect(held.take("b")).toBe(true)
+    held.forget()
+    expect(held.take("b")).toBe(false)
+  })
+
   it("reports held tokens plus the shared level of the last lease, per client", () => {
     const held = new LocalTokens()
     held.keep("a", 3, 10)

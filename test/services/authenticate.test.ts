@@ -179,6 +179,21 @@ layer(AuthLayer)("authentication decisions", (it) => {
       expect((yield* authenticate(c)).bucket.allowed).toBe(false)
     }))
 
+  it.effect("a new rate takes effect once announced: tokens leased under the old one are dropped", () =>
+    Effect.gen(function*() {
+      const clients = yield* ClientsRepo
+      const c = yield* newClient()
+      yield* clients.update(c.appKey, { rate_rps: 1000, rate_burst: 1000 })
+      feed.handlers!.onMessage(c.appKey)
+      // A lease of 50 tokens; one spent.
+      expect((yield* authenticate(c)).rate).toEqual({ rps: 1000, burst: 1000 })
+      yield* clients.update(c.appKey, { rate_rps: 1, rate_burst: 1 })
+      feed.handlers!.onMessage(c.appKey)
+      // The shared bucket still holds 950 tokens; the new burst of 1 caps what is leased from it.
+      const allowed = (yield* Effect.all(Array.from({ length: 3 }, () => authenticate(c)))).map((r) => r.bucket.allowed)
+      expect(allowed).toEqual([true, false, false])
+    }))
+
   it.effect("a refused nonce costs no rate token", () =>
     Effect.gen(function*() {
       const c = yield* newClient()
