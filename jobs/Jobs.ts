@@ -5,7 +5,16 @@ import { CardTasksJob } from "./CardTasks.js"
 import { FollowUpGenerateJob } from "./FollowUpGenerate.js"
 import { IdempotencyPruneJob } from "./IdempotencyPrune.js"
 import { NoncePruneJob } from "./NoncePrune.js"
+import { RowCountCompactJob } from "./RowCountCompact.js"
 import { TimeMovesJob } from "./TimeMoves.js"
 import { WebhookJobsLive } from "./Webhooks.js"
 
-export const JobsLive = Layer.mergeAll(NoncePruneJob, IdempotencyPruneJob, CardTasksJob, TimeMovesJob, FollowUpGenerateJob, WebhookJobsLive)
+export const JobsLive = Layer.mergeAll(
+  NoncePruneJob,
+  IdempotencyPruneJob,
+  RowCountCompactJob,
+  CardTasksJob,
+  TimeMovesJob,
+  FollowUpGenerateJob,
+  WebhookJobsLive
+)

@@ -20,6 +20,8 @@ export interface AppConfigShape {
   readonly jsonBodyLimitBytes: number
   readonly cardFileLimitBytes: number
   readonly noncePruneIntervalSeconds: number
+  /** How often the daemon folds the list counters' delta rows (migration 0012). */
+  readonly rowCountCompactSeconds: number
   /** How long a daemon holds a claimed card task before another may take it, seconds. */
   readonly cardTaskLeaseSeconds: number
   /** Card tasks processed at once by one daemon. */
@@ -97,6 +99,7 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   jsonBodyLimitBytes: Config.integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
   cardFileLimitBytes: Config.integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
   noncePruneIntervalSeconds: Config.integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60)),
+  rowCountCompactSeconds: Config.number("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
   cardTaskLeaseSeconds: Config.number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
   cardTaskConcurrency: Config.integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
   cardTaskPollSeconds: Config.number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),

@@ -24,6 +24,7 @@ import { MatchmakersRepo } from "./repos/MatchmakersRepo.js"
 import { MembershipsRepo } from "./repos/MembershipsRepo.js"
 import { OutboxRepo } from "./repos/OutboxRepo.js"
 import { ReplayRepo } from "./repos/ReplayRepo.js"
+import { RowCountsRepo } from "./repos/RowCountsRepo.js"
 import { Transaction } from "./repos/sqlHelpers.js"
 import { UsersRepo } from "./repos/UsersRepo.js"
 import { WebhooksRepo } from "./repos/WebhooksRepo.js"
@@ -51,6 +52,7 @@ import { SqlLive } from "./sql/Sql.js"
 export const ReposLive = Layer.mergeAll(
   ClientsRepo.Default,
   ReplayRepo.Default,
+  RowCountsRepo.Default,
   CompaniesRepo.Default,
   MatchmakersRepo.Default,
   GuestsRepo.Default,

@@ -6,6 +6,7 @@ import { Effect, Option, Schema } from "effect"
 import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
 import type { GuestState } from "../domain/guest.js"
+import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
 import { containsPattern, sqlEdge } from "./sqlHelpers.js"
 
@@ -155,6 +156,7 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
           ORDER BY ${orderColumn} ${dir}, id ${dir} LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
+    const counterTotal = makeCounterTotal(sql, "guests", ["company_id", "status", "gender"])
     const count = SqlSchema.single({
       Request: Schema.typeSchema(GuestListParams),
       Result: CountRow,
@@ -184,8 +186,20 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
         ids.length === 0
           ? Effect.succeed(new Set<number>())
           : sqlEdge(Effect.map(findIds({ table, ids: [...new Set(ids)] }), (rows) => new Set(rows.map((r) => r.id)))),
-      list: (p: GuestListParams) =>
-        sqlEdge(Effect.map(Effect.all([page(p), count(p)], { concurrency: 2 }), ([list, { n }]) => ({ list, total: n })))
+      /**
+       * A page and the exact total: from the counters when the filter is none or one of company_id,
+       * status, gender (no count over the rows), else a count with the same filter.
+       */
+      list: (p: GuestListParams) => {
+        const total = counterTotal({
+          keyword: p.keyword?.trim(),
+          workplace: p.workplace,
+          company_id: p.company_id,
+          status: p.status,
+          gender: p.gender
+        }) ?? Effect.map(count(p), (row) => row.n)
+        return sqlEdge(Effect.map(Effect.all([page(p), total], { concurrency: 2 }), ([list, n]) => ({ list, total: n })))
+      }
     } as const
   })
 }) {}

@@ -5,8 +5,9 @@ import { Effect, Option, Schema } from "effect"
 
 import { pageOf } from "../../schema/Common.js"
 import { BLACKLIST_PAGE, BlacklistListParams, BlacklistRecord, BlacklistSource } from "../../schema/ImageBlacklist.js"
+import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, IsoTimestamp, TotalCount } from "./rows.js"
-import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** One md5 to add, checked and normalised by the service. */
 export const BlacklistItem = Schema.Struct({ md5: Schema.String, source: BlacklistSource, reason: Schema.String })
@@ -14,7 +15,7 @@ export type BlacklistItem = typeof BlacklistItem.Type
 
 /** A record as selected by COLUMNS: the contract's record, created_at in ISO form (SPEC §2.7). */
 const RecordRow = Schema.Struct({ ...BlacklistRecord.fields, created_at: IsoTimestamp })
-const RecordPageRow = Schema.extend(RecordRow, TotalCount)
+const RecordPageRow = Schema.extend(RecordRow, Schema.partial(TotalCount))
 
 const COLUMNS = "id::int AS id, md5, source, status, hit_count, created_at"
 
@@ -29,14 +30,15 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
         ...(p.source ? [sql`source = ${p.source}`] : [])
       ])
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(BlacklistListParams),
+      Request: Schema.Struct({ p: Schema.typeSchema(BlacklistListParams), window: Schema.Boolean }),
       Result: RecordPageRow,
-      execute: (p) => {
+      execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, BLACKLIST_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count
+        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
           FROM image_blacklist WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
+    const counterTotal = makeCounterTotal(sql, "image_blacklist", ["status", "source"])
     const count = SqlSchema.findAll({
       Request: Schema.typeSchema(BlacklistListParams),
       Result: CountRow,
@@ -82,10 +84,18 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
 
     return {
       list: (p: BlacklistListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, BLACKLIST_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...record }) => record),
-          total
-        }))),
+        sqlEdge(Effect.map(
+          pageAndTotal({
+            counter: counterTotal({ status: p.status, source: p.source }),
+            page: (window) => page({ p, window }),
+            count: count(p),
+            offset: pageOf(p, BLACKLIST_PAGE).offset
+          }),
+          ({ rows, total }) => ({
+            list: rows.map(({ total_count: _, ...record }) => record),
+            total
+          })
+        )),
       /**
        * Adds new md5s and re-activates disabled ones (first occurrence in the list wins); returns
        * which md5s were inserted and which restored. Existing active ones are left alone.

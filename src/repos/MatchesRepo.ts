@@ -7,12 +7,13 @@ import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
 import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
 import { parseTimestamp } from "../domain/time.js"
+import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
-import { onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
-const MatchPageRow = Schema.extend(MatchRow, TotalCount)
+const MatchPageRow = Schema.extend(MatchRow, Schema.partial(TotalCount))
 
 const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
   guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
@@ -92,14 +93,15 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String }),
+      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String, window: Schema.Boolean }),
       Result: MatchPageRow,
-      execute: ({ params, timeZone }) => {
+      execute: ({ params, timeZone, window }) => {
         const { offset, pageSize } = pageOf(params, MATCH_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matches
+        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM matches
           WHERE ${where(params, timeZone)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
+    const counterTotal = makeCounterTotal(sql, "matches", ["status"])
     const count = SqlSchema.findAll({
       Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String }),
       Result: CountRow,
@@ -118,7 +120,18 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
         Effect.flatMap(PlatformTimeZone, (timeZone) =>
           sqlEdge(
             Effect.map(
-              pageWithTotal(page({ params, timeZone }), count({ params, timeZone }), pageOf(params, MATCH_PAGE).offset),
+              pageAndTotal({
+                counter: counterTotal({
+                  guest_id: params.guest_id,
+                  status: params.status,
+                  company_id: params.company_id,
+                  start_date: params.start_date,
+                  end_date: params.end_date
+                }),
+                page: (window) => page({ params, timeZone, window }),
+                count: count({ params, timeZone }),
+                offset: pageOf(params, MATCH_PAGE).offset
+              }),
               ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...match }) => match), total })
             )
           ))

@@ -6,11 +6,12 @@ import { Effect, Schema } from "effect"
 
 import { pageOf } from "../../schema/Common.js"
 import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"
+import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
-import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, started_at: Timestamp, expire_at: Timestamp, created_at: Timestamp })
-const MembershipPageRow = Schema.extend(MembershipRow, TotalCount)
+const MembershipPageRow = Schema.extend(MembershipRow, Schema.partial(TotalCount))
 
 const COLUMNS = `m.id::int AS id, m.user_id::int AS user_id, m.guest_id::int AS guest_id, p.name AS plan_name, m.plan_id,
   m.status, m.started_at, m.expire_at, m.created_at`
@@ -115,15 +116,16 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(MembershipListParams),
+      Request: Schema.Struct({ p: Schema.typeSchema(MembershipListParams), window: Schema.Boolean }),
       Result: MembershipPageRow,
-      execute: (p) => {
+      execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, MEMBERSHIP_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count
+        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
           FROM memberships m JOIN membership_plans p ON p.id = m.plan_id
           WHERE ${where(p)} ORDER BY m.id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
+    const counterTotal = makeCounterTotal(sql, "memberships", ["status", "user_id"])
     const count = SqlSchema.findAll({
       Request: Schema.typeSchema(MembershipListParams),
       Result: CountRow,
@@ -144,10 +146,18 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
       expireDue: (scope: ExpiryScope | null = null) =>
         Effect.flatMap(PlatformTimeZone, (timeZone) => sqlEdge(Effect.map(expire({ timeZone, scope }), (r) => r.n))),
       list: (p: MembershipListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, MEMBERSHIP_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...membership }) => membership),
-          total
-        })))
+        sqlEdge(Effect.map(
+          pageAndTotal({
+            counter: counterTotal({ user_id: p.user_id, status: p.status, company_id: p.company_id }),
+            page: (window) => page({ p, window }),
+            count: count(p),
+            offset: pageOf(p, MEMBERSHIP_PAGE).offset
+          }),
+          ({ rows, total }) => ({
+            list: rows.map(({ total_count: _, ...membership }) => membership),
+            total
+          })
+        ))
     } as const
   })
 }) {}

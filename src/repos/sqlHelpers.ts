@@ -84,6 +84,21 @@ export const pageWithTotal = <Row extends { readonly total_count?: number }, E, 
       ? Effect.succeed({ rows: page, total: 0 })
       : Effect.map(count, (c) => ({ rows: page, total: c[0]?.n ?? 0 })))
 
+/**
+ * A page and its exact total: with a counter (an unfiltered or single-equality list of a counted
+ * table) the page is read without a window count and the total comes from the counter; else as
+ * pageWithTotal. `page(window)` selects `count(*) OVER () AS total_count` only when asked.
+ */
+export const pageAndTotal = <Row extends { readonly total_count?: number | undefined }, E, R>(o: {
+  readonly counter: Effect.Effect<number, E, R> | undefined
+  readonly page: (window: boolean) => Effect.Effect<ReadonlyArray<Row>, E, R>
+  readonly count: Effect.Effect<ReadonlyArray<{ readonly n: number }>, E, R>
+  readonly offset: number
+}): Effect.Effect<{ readonly rows: ReadonlyArray<Row>; readonly total: number }, E, R> =>
+  o.counter !== undefined
+    ? Effect.map(Effect.all([o.page(false), o.counter], { concurrency: 2 }), ([rows, total]) => ({ rows, total }))
+    : pageWithTotal(o.page(true), o.count, o.offset)
+
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
