@@ -3,13 +3,14 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
+import { fileURLToPath } from "node:url"
 
 import { LogLevel } from "effect"
 
 import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { errorMessage } from "../src/domain/text.js"
-import { logFor, writeLog } from "../src/logging.js"
+import { logFor, writeLog, writeStderrLine } from "../src/logging.js"
 
 const log = logFor("start")
 
@@ -27,7 +28,7 @@ const relayStderr = (name: string, child: ChildProcess): void => {
     if (line.startsWith("{")) {
       try {
         JSON.parse(line)
-        process.stderr.write(`${line}\n`)
+        writeStderrLine(line)
         return
       } catch {
         // not JSON after all: wrapped below
@@ -43,8 +44,14 @@ interface Managed {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
 
+// Compiled (npm start runs dist/scripts/start.js): the children run the compiled JavaScript too;
+// from the sources (tsx) they run under tsx.
+const compiled = fileURLToPath(import.meta.url).endsWith(".js")
+const commandOf = (entry: string): Array<string> =>
+  compiled ? [path.join(root, "dist", entry.replace(/\.ts$/, ".js"))] : ["--import", "tsx", path.join(root, entry)]
+
 const launch = (name: string, entry: string): Managed => {
-  const child = spawn(process.execPath, ["--import", "tsx", path.join(root, entry)], {
+  const child = spawn(process.execPath, commandOf(entry), {
     cwd: root,
     env: process.env,
     stdio: ["inherit", "inherit", "pipe"],

@@ -5,12 +5,12 @@ import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 
 import { Config, ConfigError, Effect, Either } from "effect"
 import { escapeIdentifier } from "pg"
 
 import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"
+import { projectRoot } from "./root.js"
 import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
 import { withDatabase } from "./sql/urls.js"
 
@@ -23,16 +23,7 @@ const DATABASE_NAME = "matchmaking"
 // Names this project's folders outside the checkout (see embeddedDataDir).
 const PROJECT_NAME = "matchmaking-open-api"
 
-/** The folder holding package.json, found upwards from this file (works from src/ and from a build). */
-export function projectRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    if (existsSync(path.join(dir, "package.json"))) return dir
-    const parent = path.dirname(dir)
-    if (parent === dir) throw new Error(`no package.json above ${fileURLToPath(import.meta.url)}`)
-    dir = parent
-  }
-}
+export { projectRoot }
 
 /**
  * Where the embedded cluster of this project lives: `.data/pg`, or, when the postgres OS user cannot

@@ -1,6 +1,6 @@
 // The PostgreSQL client (from DATABASE_URL) and the migrator, shared by the API, the job daemon,
 // the admin command line and the tests.
-import { fileURLToPath } from "node:url"
+import * as path from "node:path"
 
 import { FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
@@ -9,8 +9,10 @@ import type { PgClient } from "@effect/sql-pg"
 import { Config, Context, Effect, Layer, type Redacted } from "effect"
 
 import { measuredPgClientLayer } from "../observability/pgPool.js"
+import { projectRoot } from "../root.js"
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../../migrations", import.meta.url))
+// From the project root, so that the compiled build (dist/src/sql) finds them too.
+export const MIGRATIONS_DIR = path.join(projectRoot(), "migrations")
 
 /** Where the PgClient connects, for the few connections that live outside its pool (LISTEN). */
 export class DatabaseUrl extends Context.Tag("Sql/DatabaseUrl")<DatabaseUrl, Redacted.Redacted<string>>() {}
