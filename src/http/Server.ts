@@ -5,6 +5,7 @@ import { Layer } from "effect"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { ApiProbesLive, isProbe } from "../observability/health.js"
+import { tracingState } from "../observability/tracing.js"
 import { EdgeLive } from "./Edge.js"
 import { ActivitiesHandlers } from "./handlers/Activities.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"
@@ -46,6 +47,6 @@ export const HttpAppLive = HttpApiBuilder.serve().pipe(
   Layer.provide(ApiProbesLive),
   Layer.provide(EdgeLive),
   Layer.provide(ApiLive),
-  // A span per request, except for the probes a supervisor polls.
-  HttpMiddleware.withTracerDisabledWhen(isProbe)
+  // A span per request when traces are exported, except for the probes a supervisor polls.
+  HttpMiddleware.withTracerDisabledWhen((request) => !tracingState.exporting || isProbe(request))
 )

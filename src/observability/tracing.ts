@@ -41,17 +41,25 @@ export const tracingConfig = (defaultServiceName: string): Config.Config<Tracing
 /** `<endpoint>/v1/traces`, as the OTLP exporter specification derives the traces URL from the base. */
 export const tracesUrl = (endpoint: string): string => `${endpoint.endsWith("/") ? endpoint : `${endpoint}/`}v1/traces`
 
+/**
+ * Whether this process exports traces. Read per request by the server's tracer switch: without a
+ * collector the platform's request span (a URL parse, header copies and attributes per request) is
+ * not even started.
+ */
+export const tracingState = { exporting: false }
+
 /** The OTLP tracer for `endpoint`; spans are flushed when the layer is released (shutdown). */
 export const otlpTracingLayer = (options: { readonly endpoint: string; readonly serviceName: string }): Layer.Layer<never> =>
-  Layer.unwrapEffect(Effect.sync(() =>
-    Tracer.layer.pipe(
+  Layer.unwrapEffect(Effect.sync(() => {
+    tracingState.exporting = true
+    return Tracer.layer.pipe(
       Layer.provide(
         NodeSdk.layerTracerProvider(new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl(options.endpoint) })))
       ),
       Layer.provide(Resource.layer({ serviceName: options.serviceName })),
       Layer.discard
     )
-  ))
+  }))
 
 /** Tracing as configured: the OTLP tracer, or nothing at all. */
 export const TracingLive = (defaultServiceName: string): Layer.Layer<never> =>

@@ -8,12 +8,13 @@ import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatu
 import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
 import { genderSide } from "../domain/activities.js"
+import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** An `activities` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, end_time: Timestamp, created_at: Timestamp })
-const ActivityPageRow = Schema.extend(ActivityRow, TotalCount)
+const ActivityPageRow = Schema.extend(ActivityRow, Schema.partial(TotalCount))
 
 const COLUMNS = `id::int AS id, title, description, cover_url, address, start_time, end_time, male_quota, female_quota,
   male_fee::float8 AS male_fee, female_fee::float8 AS female_fee, status, audit_status, company_id::int AS company_id, created_at`
@@ -147,14 +148,15 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(ActivityListParams),
+      Request: Schema.Struct({ p: Schema.typeSchema(ActivityListParams), window: Schema.Boolean }),
       Result: ActivityPageRow,
-      execute: (p) => {
+      execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, ACTIVITY_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM activities
+        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM activities
           WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
+    const counterTotal = makeCounterTotal(sql, "activities", ["status", "company_id"])
     const count = SqlSchema.findAll({
       Request: Schema.typeSchema(ActivityListParams),
       Result: CountRow,
@@ -175,11 +177,17 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
       startDue: sqlEdge(Effect.map(start(undefined), (r) => r.n)),
       /** ongoing → ended at end_time; the count moved. */
       endDue: sqlEdge(Effect.map(end(undefined), (r) => r.n)),
+      /** A page and the exact total: from the counters when the filter is none or one of status, company_id. */
       list: (p: ActivityListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, ACTIVITY_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...activity }) => activity),
-          total
-        })))
+        sqlEdge(Effect.map(
+          pageAndTotal({
+            counter: counterTotal({ status: p.status, company_id: p.company_id }),
+            page: (window) => page({ p, window }),
+            count: count(p),
+            offset: pageOf(p, ACTIVITY_PAGE).offset
+          }),
+          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...activity }) => activity), total })
+        ))
     } as const
   })
 }) {}

@@ -15,18 +15,16 @@ import {
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
 import { containsPattern, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { COMPANY_COLUMNS } from "./statements.js"
 
 /** A `companies` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const CompanyRow = Schema.Struct({ ...Company.fields, created_at: Timestamp, updated_at: Timestamp })
 const CompanyPageRow = Schema.extend(CompanyRow, TotalCount)
 
-const COLUMNS = `id::int AS id, name, contact_name, contact_phone, province, city, district, address,
-  credit_code, logo_url, company_type, cert_level, status, created_at, updated_at`
-
 export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Repo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(COLUMNS)
+    const cols = sql.literal(COMPANY_COLUMNS)
     const where = (p: CompanyListParams) =>
       sql.and([
         ...(p.keyword ? [sql`lower(name) LIKE ${containsPattern(p.keyword)}`] : []),

@@ -9,6 +9,7 @@ import type { GuestState } from "../domain/guest.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
 import { containsPattern, sqlEdge } from "./sqlHelpers.js"
+import { GUEST_LIST_COLUMNS } from "./statements.js"
 
 /**
  * A `guests` row as selected by COLUMNS: the contract's record, instants as platform-time text,
@@ -23,7 +24,7 @@ const GuestRow = Schema.Struct({
 })
 type GuestRow = typeof GuestRow.Type
 
-/** A row of a list page (LIST_COLUMNS): the contract's list item. */
+/** A row of a list page (GUEST_LIST_COLUMNS): the contract's list item. */
 const GuestListRow = Schema.Struct({ ...GuestListItem.fields, photo_time: Timestamp, created_at: Timestamp, updated_at: Timestamp })
 
 /**
@@ -56,10 +57,6 @@ const COLUMNS = `id::int AS id, name, gender, age, phone, wechat, workplace, hei
   completeness::float8 AS completeness, created_at, updated_at`
 
 /** The columns of GuestListRow. */
-const LIST_COLUMNS = `id::int AS id, name, gender, age, phone, workplace, height, weight, education, occupation,
-  income_level, income_amount::float8 AS income_amount, family_income_amount::float8 AS family_income_amount,
-  family_income_level, req_income_amount::float8 AS req_income_amount, req_income_text, marital_status,
-  requirement, requirement_tags, photos, photo_time, company_id::int AS company_id, status, created_at, updated_at`
 
 const toGuest = ({ family_income_explicit: _, ...guest }: GuestRow): Guest => guest
 
@@ -72,7 +69,7 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
-    const listCols = sql.literal(LIST_COLUMNS)
+    const listCols = sql.literal(GUEST_LIST_COLUMNS)
 
     const insert = SqlSchema.single({
       Request: Schema.Struct({ state: GuestWrite, image_hash: Schema.optional(Schema.String) }),
@@ -192,7 +189,8 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
        */
       list: (p: GuestListParams) => {
         const total = counterTotal({
-          keyword: p.keyword?.trim(),
+          // As listWhere: a blank keyword is no filter, an empty workplace is one.
+          keyword: p.keyword?.trim() || undefined,
           workplace: p.workplace,
           company_id: p.company_id,
           status: p.status,

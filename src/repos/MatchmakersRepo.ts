@@ -19,15 +19,11 @@ import {
 } from "../../schema/Matchmakers.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
 import { containsPattern, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { MATCHMAKER_COLUMNS } from "./statements.js"
 
 /** A `matchmakers` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchmakerRow = Schema.Struct({ ...Matchmaker.fields, created_at: Timestamp, updated_at: Timestamp })
 const MatchmakerPageRow = Schema.extend(MatchmakerRow, TotalCount)
-
-const COLUMNS = `id::int AS id, company_id::int AS company_id, store_id::int AS store_id, name, phone, wechat,
-  wechat_id, country, province, city, avatar, years_exp, specialty, intro, guest_count, match_count,
-  CASE WHEN match_count = 0 THEN 0 ELSE round(success_count::numeric / match_count, 4)::float8 END AS success_rate,
-  credit_score, level, cert_level, status, created_at, updated_at`
 
 type Scope = typeof WorkWechatScope.Type
 
@@ -41,7 +37,7 @@ interface ReachParams {
 export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmakers/Repo", {
   effect: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(COLUMNS)
+    const cols = sql.literal(MATCHMAKER_COLUMNS)
 
     // Reach of work accounts over matchmakers (DECISIONS §5): direct = an association of type
     // matchmaker; group = both members of one group. Deleted accounts and groups never count.

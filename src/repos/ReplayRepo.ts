@@ -5,33 +5,9 @@ import { Effect, Schema } from "effect"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
+import { ADMIT_SQL } from "./statements.js"
 
-/**
- * Admits a signed request in one statement: records its nonce (fresh unless seen since
- * `$4` not_before_ms) and, when `$6` want > 0 and the nonce is fresh, leases up to `want` tokens
- * from the client's shared bucket (refilled at `$7` rps up to `$8` burst, created full). A request
- * signed (`$5`, Unix seconds) before the nonce record was last emptied is not admitted.
- * Parameters: $1 app_key, $2 nonce, $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
- * Exported as text so that the benchmark's floor server issues exactly this statement.
- */
-export const ADMIT_SQL = `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
-n AS (
-  INSERT INTO request_nonces (app_key, nonce, seen_ms)
-  SELECT $1::text, $2::text, $3::bigint FROM ep WHERE ep.since_s <= $5::bigint
-  ON CONFLICT (app_key, nonce) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
-  RETURNING 1),
-b AS (
-  INSERT INTO rate_buckets AS b (app_key, tokens, updated_ms, granted)
-  SELECT $1::text, $8::float8 - LEAST($6::float8, $8::float8), $3::bigint, LEAST($6::float8, $8::float8)
-  WHERE $6::float8 > 0 AND EXISTS (SELECT 1 FROM n)
-  ON CONFLICT (app_key) DO UPDATE SET
-    granted = LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
-    tokens = bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8)
-      - LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
-    updated_ms = GREATEST(b.updated_ms, $3::bigint)
-  RETURNING b.granted, b.tokens)
-SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, EXISTS (SELECT 1 FROM n) AS fresh,
-  (SELECT granted FROM b) AS granted, (SELECT tokens FROM b) AS tokens`
+// The admit statement is ADMIT_SQL (src/repos/statements.ts), shared with the benchmark floor.
 
 const AdmitRequest = Schema.Struct({
   appKey: Schema.String,

@@ -15,7 +15,8 @@ export interface CounterKey {
 
 /**
  * The counter answering a list's filter: none given (the whole table) or exactly one, on a counted
- * column; undefined when the filter needs a real count.
+ * column; undefined when the filter needs a real count. A filter is given unless undefined (an
+ * empty string filters too: the caller passes undefined for what its WHERE clause ignores).
  */
 export const counterKeyOf = (
   filters: Readonly<Record<string, string | number | undefined>>,

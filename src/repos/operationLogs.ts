@@ -31,7 +31,7 @@ const PageRequest = Schema.Struct({ ownerId: Schema.Int, offset: Schema.Int, pag
 
 /**
  * The log helpers of one owner table. `pageRow` is the row schema of a page: the contract's log
- * record with `created_at` as platform-time text, and the window's `total_count`; the SELECT
+ * record with `created_at` as platform-time text, and the owner's `total_count`; the SELECT
  * gives exactly those columns.
  */
 export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
@@ -67,13 +67,16 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
   const write = (ownerId: number, entries: ReadonlyArray<LogEntry>) =>
     entries.length === 0 ? Effect.void : sqlEdge(insert({ ownerId, entries }))
 
+  // The total is the owner's counter (migration 0014: the logs count their rows per owner),
+  // read in the page's statement and so in its snapshot; a page past the end counts the rows.
   const pageRows = SqlSchema.findAll({
     Request: PageRequest,
     Result: pageRow,
     execute: ({ offset, ownerId, pageSize }) =>
       sql`SELECT id::int AS id, ${sql(owner)}::int AS ${sql(owner)}, action, target_type, target_id::int AS target_id,
           from_value, to_value, operator_id::int AS operator_id, operator_name, remark, created_at,
-          count(*) OVER ()::int AS total_count
+          (SELECT coalesce(sum(n), 0) FROM row_counts
+            WHERE tbl = ${table} AND dim = ${owner} AND val = ${ownerId}::text)::int AS total_count
         FROM ${sql(table)} WHERE ${sql(owner)} = ${ownerId} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
   })
   const countRows = SqlSchema.findAll({
