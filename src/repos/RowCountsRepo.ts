@@ -22,7 +22,7 @@ export const counterKeyOf = (
   filters: Readonly<Record<string, string | number | undefined>>,
   counted: ReadonlyArray<string>
 ): CounterKey | undefined => {
-  const given = Object.entries(filters).filter(([, v]) => v !== undefined && v !== "")
+  const given = Object.entries(filters).filter(([, v]) => v !== undefined)
   if (given.length === 0) return { dim: "", val: "" }
   if (given.length > 1) return undefined
   const [dim, val] = given[0]!
@@ -56,6 +56,10 @@ export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("RowCounts/Re
     // (a zero sum leaves no row). A reader sees the rows before or after, never both. Compactions
     // take turns on a transaction advisory lock, so two daemons never lock the same rows in
     // different orders; deltas appended meanwhile are outside the statement's snapshot and stay.
+    // The lock is not what keeps the sums exact: a fold whose snapshot predates another's commit
+    // (it took the lock just after) finds the rows that one deleted gone when it comes to delete
+    // them (READ COMMITTED rechecks a row changed since the snapshot), so it neither returns nor
+    // re-adds them, and it cannot see the row that one inserted. Each delta is summed once.
     const fold = SqlSchema.single({
       Request: Schema.Void,
       Result: CountRow,
