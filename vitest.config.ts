@@ -1,9 +1,15 @@
-// Two projects: `unit` (pure rules and card text rules: no database, seconds) and `integration`
-// (repositories and endpoints against a real PostgreSQL started once by the global setup).
+// Two projects: `unit` (pure rules, card text rules, and the services over in-memory fakes of
+// their layers: no database, no network, seconds) and `integration` (repositories and endpoints
+// against a real PostgreSQL started once by the global setup).
 // `npm test` runs both; `npm run test:unit` only the first.
 import { defineConfig } from "vitest/config"
 
-const UNIT = ["test/domain/**/*.test.ts", "test/card/rules.test.ts"]
+const UNIT = [
+  "test/domain/**/*.test.ts",
+  "test/card/rules.test.ts",
+  "test/fakes/**/*.test.ts",
+  "test/services/**/*.test.ts"
+]
 
 export default defineConfig({
   test: {

@@ -1,9 +1,10 @@
 // The card parser the API uses: normalise the image, ask the AI when a key is configured, and fall
-// back to OCR + rules when it is not or when the AI fails; plus a fake for other tests.
-import { Clock, Config, Effect, Layer, Option, Redacted } from "effect"
+// back to OCR + rules when it is not or when the AI fails; plus a fake for other tests. The AI and
+// the OCR are layers of their own (CardAi, CardOcr), so tests can put fakes in their place.
+import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
 
 import { PlatformTimeZone } from "../Config.js"
-import { type AiConfig, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
+import { type AiConfig, type AiParsed, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
 import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
 import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OcrLive, type OcrModel } from "./ocr.js"
 import { confidenceOf, currentYearIn, readCard } from "./rules.js"
@@ -67,66 +68,86 @@ const normalize = (image: Uint8Array, options: NormalizeOptions) =>
         : new CardParseError({ message: `image could not be prepared: ${String(e)}`, cause: e })
   })
 
+/** The AI reader of a card: a normalised PNG in, the card's fields out. `available` is false without an AI key. */
+export class CardAi extends Context.Tag("Card/Ai")<
+  CardAi,
+  {
+    readonly available: boolean
+    readonly parse: (png: Buffer) => Effect.Effect<AiParsed, CardParseError>
+  }
+>() {}
+
+/** The AI of the configuration (the Anthropic SDK), or none (null: OCR only). */
+export const CardAiLive = (config: AiConfig | null): Layer.Layer<CardAi> =>
+  Layer.sync(CardAi, () =>
+    config === null
+      ? { available: false, parse: () => Effect.fail(new CardParseError({ message: "no AI is configured" })) }
+      : { available: true, parse: makeAiParser(config).parse })
+
 /**
- * CardParser over the AI (when configured) and the OCR pool. `parse`:
+ * CardParser over the AI (when available) and the OCR given as layers. `parse`:
  * - refuses images that are not JPEG/PNG, too large or damaged with CardParseError (cause: ImageError);
  * - with AI configured, sends the image to the model; any AI failure (HTTP error, timeout,
  *   unusable answer) is logged as a warning and OCR is used instead;
  * - without AI, or after an AI failure, reads the image with OCR and the text rules;
  * - fails with ParserUnavailable when there is no AI and the OCR language data is missing.
  */
-export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser> =>
-  Layer.effect(
-    CardParser,
-    Effect.gen(function*() {
-      const ocr = yield* CardOcr
-      const ai = config.ai === null ? null : makeAiParser(config.ai)
-      if (ai === null && !ocr.available) {
-        yield* Effect.logWarning(`card parsing unavailable: no AI key and no OCR data (${OCR_INSTALL_HINT})`)
-      }
+export const CardParserFromParts: Layer.Layer<CardParser, never, CardAi | CardOcr> = Layer.effect(
+  CardParser,
+  Effect.gen(function*() {
+    const ocr = yield* CardOcr
+    const ai = yield* CardAi
+    if (!ai.available && !ocr.available) {
+      yield* Effect.logWarning(`card parsing unavailable: no AI key and no OCR data (${OCR_INSTALL_HINT})`)
+    }
 
-      const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
-        Effect.gen(function*() {
-          const png = yield* normalize(image, OCR_IMAGE)
-          const { text, uncertain } = yield* ocr.read(png)
-          // 出生年月 gives the age in the platform time zone's current year (DECISIONS §10).
-          const timeZone = yield* PlatformTimeZone
-          const now = yield* Clock.currentTimeMillis
-          const { parsed, doubts } = readCard(text, { currentYear: currentYearIn(timeZone, new Date(now)), uncertain })
-          return { method: "ocr", parsed, confidence: confidenceOf(parsed, doubts) } as const
-        })
+    const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
+      Effect.gen(function*() {
+        const png = yield* normalize(image, OCR_IMAGE)
+        const { text, uncertain } = yield* ocr.read(png)
+        // 出生年月 gives the age in the platform time zone's current year (DECISIONS §10).
+        const timeZone = yield* PlatformTimeZone
+        const now = yield* Clock.currentTimeMillis
+        const { parsed, doubts } = readCard(text, { currentYear: currentYearIn(timeZone, new Date(now)), uncertain })
+        return { method: "ocr", parsed, confidence: confidenceOf(parsed, doubts) } as const
+      })
 
-      const parse = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
-        Effect.gen(function*() {
-          if (ai === null) {
-            if (!ocr.available) {
-              return yield* new ParserUnavailable({
-                message: `card parsing is not available: set ANTHROPIC_API_KEY, or install the OCR language data (${OCR_INSTALL_HINT})`
-              })
-            }
-            return yield* viaOcr(image)
-          }
-          const png = yield* normalize(image, AI_IMAGE)
-          const fromAi = yield* Effect.either(ai.parse(png))
-          if (fromAi._tag === "Right") {
-            const { confidence, ...parsed } = fromAi.right
-            return { method: "ai", parsed, confidence } as const
-          }
-          yield* Effect.logWarning("AI card parsing failed; falling back to OCR").pipe(
-            Effect.annotateLogs({ reason: fromAi.left.message })
-          )
+    const parse = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
+      Effect.gen(function*() {
+        if (!ai.available) {
           if (!ocr.available) {
-            return yield* new CardParseError({
-              message: `AI card parsing failed (${fromAi.left.message}) and OCR is not installed (${OCR_INSTALL_HINT})`,
-              cause: fromAi.left
+            return yield* new ParserUnavailable({
+              message: `card parsing is not available: set ANTHROPIC_API_KEY, or install the OCR language data (${OCR_INSTALL_HINT})`
             })
           }
           return yield* viaOcr(image)
-        }).pipe(Effect.withSpan("CardParser.parse"))
+        }
+        const png = yield* normalize(image, AI_IMAGE)
+        const fromAi = yield* Effect.either(ai.parse(png))
+        if (fromAi._tag === "Right") {
+          const { confidence, ...parsed } = fromAi.right
+          return { method: "ai", parsed, confidence } as const
+        }
+        yield* Effect.logWarning("AI card parsing failed; falling back to OCR").pipe(
+          Effect.annotateLogs({ reason: fromAi.left.message })
+        )
+        if (!ocr.available) {
+          return yield* new CardParseError({
+            message: `AI card parsing failed (${fromAi.left.message}) and OCR is not installed (${OCR_INSTALL_HINT})`,
+            cause: fromAi.left
+          })
+        }
+        return yield* viaOcr(image)
+      }).pipe(Effect.withSpan("CardParser.parse"))
 
-      return { parse }
-    })
-  ).pipe(
+    return { parse }
+  })
+)
+
+/** CardParser over the configured AI (the Anthropic SDK) and the tesseract.js OCR pool. */
+export const CardParserLive = (config: CardParserConfig): Layer.Layer<CardParser> =>
+  CardParserFromParts.pipe(
+    Layer.provide(CardAiLive(config.ai)),
     Layer.provide(
       OcrLive({
         poolSize: config.ocrPoolSize,

@@ -11,7 +11,7 @@ import { formatIso, parseTimestamp } from "../domain/time.js"
 import { decide, type Decision, payloadFor, refusal, signingSecrets } from "../domain/webhooks.js"
 import { ClientsRepo } from "../repos/ClientsRepo.js"
 import { type AttemptRecord, type ClaimedDelivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
-import { sendWebhook } from "../webhooks/sender.js"
+import { WebhookSender } from "../webhooks/sender.js"
 
 export class WebhookCommandError extends Data.TaggedError("WebhookCommandError")<{ readonly message: string }> {}
 
@@ -19,9 +19,10 @@ export class WebhookCommandError extends Data.TaggedError("WebhookCommandError")
 export type AttemptOutcome = Decision["_tag"] | "Refused"
 
 export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
-  dependencies: [WebhooksRepo.Default, ClientsRepo.Default],
+  dependencies: [WebhooksRepo.Default, ClientsRepo.Default, WebhookSender.Default],
   effect: Effect.gen(function*() {
     const repo = yield* WebhooksRepo
+    const sender = yield* WebhookSender
     const clients = yield* ClientsRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
@@ -90,7 +91,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
           return { record, outcome: "Refused" as const }
         }
         const payload = payloadFor({ id: d.event_id, type: d.type, created_at: d.created_at, data: d.data }, d.masking)
-        const sent = yield* sendWebhook({
+        const sent = yield* sender.send({
           url: d.webhook_url ?? "",
           id: d.event_id,
           body: JSON.stringify(payload),
@@ -194,7 +195,7 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
           created_at: formatIso(new Date(nowMs), config.timeZone),
           data: { app_key: appKey, message: "a test event sent by the platform's operator" }
         }
-        const sent = yield* sendWebhook({
+        const sent = yield* sender.send({
           url: client.webhook_url,
           id,
           body: JSON.stringify(payload),

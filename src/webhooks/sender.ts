@@ -1,6 +1,7 @@
 // One outbound webhook request (DECISIONS §9): a POST of the payload with the Standard Webhooks
 // headers to the URL the operator configured. Redirects are not followed (a 3xx is a failed
 // attempt), the whole exchange has a deadline, and at most a capped part of the answer is read.
+// The service is what the webhook use cases call, so a test can put a recording fake in its place.
 import { Clock, Effect } from "effect"
 
 import { type AttemptResult, isWebhookUrl, signatureHeader } from "../domain/webhooks.js"
@@ -85,3 +86,8 @@ export const sendWebhook = (request: WebhookRequest): Effect.Effect<WebhookRespo
     })
     return { ...outcome, startedAt, durationMs: Math.round(performance.now() - t0) }
   })
+
+/** The outbound webhook call as a service: `sendWebhook` by default, a fake in tests. */
+export class WebhookSender extends Effect.Service<WebhookSender>()("Webhooks/Sender", {
+  succeed: { send: sendWebhook }
+}) {}

@@ -1,0 +1,115 @@
+// What the services rely on from GuestsRepo (all but the list), run against the real repository
+// (integration) and its in-memory fake (unit): the same expectations, so the fake cannot drift.
+import { expect, layer } from "@effect/vitest"
+import { Effect, Exit, type Layer, Option } from "effect"
+
+import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
+import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
+import { ContractSeed } from "./seed.js"
+
+let seq = 0
+
+/** A guest's state as the services derive it from what a client sent. */
+const stateOf = (sent: GuestSent) => deriveGuest(sent, undefined)
+
+const sentGuest = (companyId: number, extra: GuestSent = {}): GuestSent => ({
+  name: `契约嘉宾${seq++}`,
+  gender: "female",
+  company_id: companyId,
+  age: 29,
+  height: 165,
+  education: "本科",
+  income_amount: 150_000,
+  requirement_tags: { age_min: 28, age_max: 35, locations: ["长沙"] },
+  photos: ["https://example.com/a.jpg"],
+  ...extra
+})
+
+export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | ContractSeed>) =>
+  layer(repo)(`GuestsRepo contract (${name})`, (it) => {
+    it.effect("a new guest is answered as stored; photo_time defaults to its creation instant; ids ascend", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const company = yield* (yield* ContractSeed).company
+        const state = stateOf(sentGuest(company))
+        const g = yield* guests.insert(state)
+        expect(g).toMatchObject({ name: state.name, gender: "female", company_id: company, age: 29, education: "本科" })
+        expect(g.photo_time).toBe(g.created_at)
+        expect(g.updated_at).toBe(g.created_at)
+        expect(Option.getOrThrow(yield* guests.findById(g.id))).toEqual(g)
+        expect("family_income_explicit" in g).toBe(false)
+        const next = yield* guests.insert(stateOf(sentGuest(company)))
+        expect(next.id).toBeGreaterThan(g.id)
+        expect(Option.isNone(yield* guests.findById(next.id + 1000))).toBe(true)
+      }))
+
+    it.effect("lockStates answers the stored states (with the hidden family-income flag) of the ids that exist, in a map", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const company = yield* (yield* ContractSeed).company
+        const state = stateOf(sentGuest(company, { photo_time: "2026-01-02 03:04:05" }))
+        const g = yield* guests.insert(state)
+        const states = yield* guests.lockStates([g.id, g.id + 1000])
+        expect([...states.keys()]).toEqual([g.id])
+        expect(states.get(g.id)).toEqual({ ...state, completeness: Math.round(state.completeness * 100) / 100 })
+        expect((yield* guests.lockStates([])).size).toBe(0)
+      }))
+
+    it.effect("an update stores the next state; without a photo_time it keeps the stored one", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const company = yield* (yield* ContractSeed).company
+        const first = stateOf(sentGuest(company, { photo_time: "2026-01-02 03:04:05" }))
+        const g = yield* guests.insert(first)
+        const current = (yield* guests.lockStates([g.id])).get(g.id)!
+        const next = deriveGuest({ occupation: "教师", age: 30, photo_time: null }, current)
+        const updated = yield* guests.update(g.id, next)
+        expect(updated).toMatchObject({
+          id: g.id,
+          occupation: "教师",
+          age: 30,
+          photo_time: "2026-01-02 03:04:05",
+          created_at: g.created_at
+        })
+        expect(Option.getOrThrow(yield* guests.findById(g.id))).toEqual(updated)
+      }))
+
+    it.effect("findByImage finds the guest made from that image under that matchmaker only; the pair is unique", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const seed = yield* ContractSeed
+        const company = yield* seed.company
+        const [m1, m2] = [yield* seed.matchmaker(company), yield* seed.matchmaker(company)]
+        const hash = `hash-${seq++}`.padEnd(32, "0")
+        const g = yield* guests.insert(stateOf(sentGuest(company, { matchmaker_id: m1 })), { image_hash: hash })
+        expect(Option.getOrThrow(yield* guests.findByImage(m1, hash))).toEqual({ id: g.id, name: g.name })
+        expect(Option.isNone(yield* guests.findByImage(m2, hash))).toBe(true)
+        expect(Option.isNone(yield* guests.findByImage(m1, `other-${hash}`))).toBe(true)
+        // Another matchmaker may import the same image; the same one may not.
+        yield* guests.insert(stateOf(sentGuest(company, { matchmaker_id: m2 })), { image_hash: hash })
+        const again = yield* Effect.exit(guests.insert(stateOf(sentGuest(company, { matchmaker_id: m1 })), { image_hash: hash }))
+        expect(Exit.isFailure(again)).toBe(true)
+      }))
+
+    it.effect("adjustGuestCounts moves each matchmaker's guest counter by its delta (zero deltas are skipped)", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const seed = yield* ContractSeed
+        const company = yield* seed.company
+        const [a, b] = [yield* seed.matchmaker(company), yield* seed.matchmaker(company)]
+        yield* guests.adjustGuestCounts(new Map([[a, 3], [b, 0]]))
+        yield* guests.adjustGuestCounts(new Map([[a, -1], [b, 2]]))
+        expect([yield* seed.matchmakerGuestCount(a), yield* seed.matchmakerGuestCount(b)]).toEqual([2, 2])
+      }))
+
+    it.effect("existingIds names which ids are rows of companies or matchmakers", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const seed = yield* ContractSeed
+        const company = yield* seed.company
+        const matchmaker = yield* seed.matchmaker(company)
+        expect(yield* guests.existingIds("companies", [company, company, company + 1000])).toEqual(new Set([company]))
+        expect(yield* guests.existingIds("matchmakers", [matchmaker, matchmaker + 1000])).toEqual(new Set([matchmaker]))
+        expect((yield* guests.existingIds("companies", [])).size).toBe(0)
+      }))
+  })

@@ -1,0 +1,106 @@
+// An in-memory GuestsRepo over the fake database: the guest rows with the real repository's rules
+// that services rely on (ids ascending; photo_time defaulting to the creation instant and kept by
+// an update that sends none; completeness stored to two decimals; one guest per matchmaker and
+// image; the matchmakers' guest counters). The list (and its counting) is not faked: a test that
+// reaches it dies naming it. Checked against the real one by test/contracts/guestsRepo.contract.ts.
+import { Effect, Layer, Option } from "effect"
+
+import type { Guest } from "../../schema/Guests.js"
+import { PlatformTimeZone } from "../../src/Config.js"
+import type { GuestState } from "../../src/domain/guest.js"
+import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
+import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
+import { FakeDb, type FakeGuest, nextId, now } from "./db.js"
+
+/** What the table stores of a state: completeness as numeric(3, 2), arrays and JSON copied. */
+const stored = (state: GuestState): GuestState => ({
+  ...structuredClone(state),
+  completeness: Math.round(state.completeness * 100) / 100
+})
+
+export const makeFakeGuestsRepo = Effect.gen(function*() {
+  const db = yield* FakeDb
+
+  const toGuest = (row: FakeGuest, timeZone: string): Guest => {
+    const { family_income_explicit: _, ...state } = structuredClone(row.state)
+    const at = (ms: number) => formatTimestamp(new Date(ms), timeZone)
+    return {
+      id: row.id,
+      ...state,
+      photo_time: at(row.photo_time),
+      created_at: at(row.created_at),
+      updated_at: at(row.updated_at)
+    } as Guest
+  }
+
+  return GuestsRepo.make({
+    insert: (state, extra = {}) =>
+      Effect.gen(function*() {
+        const timeZone = yield* PlatformTimeZone
+        const nowMs = yield* now
+        const image = extra.image_hash ?? null
+        const taken = image !== null &&
+          [...db.tables.guests.values()].some((g) => g.image_hash === image && g.state.matchmaker_id === state.matchmaker_id)
+        // The unique index guests_matchmaker_image_key: a defect there too (services look first).
+        if (taken) return yield* Effect.dieMessage(`duplicate (matchmaker_id, image_hash) ${state.matchmaker_id} ${image}`)
+        const row: FakeGuest = {
+          id: nextId(db, "guests"),
+          state: stored(state),
+          image_hash: image,
+          created_at: nowMs,
+          updated_at: nowMs,
+          photo_time: state.photo_time === null ? nowMs : parseTimestamp(state.photo_time, timeZone).getTime()
+        }
+        db.tables.guests.set(row.id, row)
+        return toGuest(row, timeZone)
+      }),
+    findByImage: (matchmakerId, imageHash) =>
+      Effect.sync(() =>
+        Option.map(
+          Option.fromNullable(
+            [...db.tables.guests.values()].find((g) => g.image_hash === imageHash && g.state.matchmaker_id === matchmakerId)
+          ),
+          (g) => ({ id: g.id, name: g.state.name })
+        )
+      ),
+    update: (id, state) =>
+      Effect.gen(function*() {
+        const timeZone = yield* PlatformTimeZone
+        const row = db.tables.guests.get(id)
+        // The real statement is `single`: no row is a defect.
+        if (row === undefined) return yield* Effect.dieMessage(`guest ${id} does not exist`)
+        row.state = stored(state)
+        row.updated_at = yield* now
+        if (state.photo_time !== null) row.photo_time = parseTimestamp(state.photo_time, timeZone).getTime()
+        return toGuest(row, timeZone)
+      }),
+    findById: (id) =>
+      Effect.map(PlatformTimeZone, (timeZone) => Option.map(Option.fromNullable(db.tables.guests.get(id)), (g) => toGuest(g, timeZone))),
+    lockStates: (ids) =>
+      Effect.map(PlatformTimeZone, (timeZone) => {
+        const states = new Map<number, GuestState>()
+        for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
+          const row = db.tables.guests.get(id)
+          if (row === undefined) continue
+          const { created_at: _c, id: _i, updated_at: _u, ...state } = toGuest(row, timeZone)
+          states.set(id, { ...state, family_income_explicit: row.state.family_income_explicit } as GuestState)
+        }
+        return states
+      }),
+    adjustGuestCounts: (deltas) =>
+      Effect.sync(() => {
+        for (const [id, delta] of deltas) {
+          const m = db.tables.matchmakers.get(id)
+          if (m !== undefined) m.guest_count += delta
+        }
+      }),
+    existingIds: (table, ids) =>
+      Effect.sync(() => {
+        const rows: ReadonlyMap<number, unknown> = table === "companies" ? db.tables.companies : db.tables.matchmakers
+        return new Set(ids.filter((id) => rows.has(id)))
+      }),
+    list: () => Effect.dieMessage("GuestsRepo.list is not faked: list tests run against PostgreSQL")
+  })
+})
+
+export const FakeGuestsRepo: Layer.Layer<GuestsRepo, never, FakeDb> = Layer.effect(GuestsRepo, makeFakeGuestsRepo)

@@ -1,0 +1,57 @@
+// A fake of the outside world a webhook is sent to: the WebhookSender service answers from a
+// script (an HTTP status with headers and body, or no answer with an error), records every
+// request it was asked to send, and takes no time unless told to (its clock is the fiber's, the
+// TestClock in tests). A request with no scripted answer left dies, naming the URL: a test states
+// every answer it expects to be asked for.
+import { Clock, Context, Effect, Layer } from "effect"
+
+import type { AttemptResult } from "../../src/domain/webhooks.js"
+import { type WebhookRequest, type WebhookResponse, WebhookSender } from "../../src/webhooks/sender.js"
+
+export type ScriptedAnswer =
+  | { readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: string; readonly durationMs?: number }
+  | { readonly noAnswer: string; readonly durationMs?: number }
+
+export interface SentRequest extends WebhookRequest {
+  readonly sentAt: number
+}
+
+export interface WebhookReceiverShape {
+  /** Every request sent, in order. */
+  readonly requests: Array<SentRequest>
+  /** Appends answers for the next requests, in order. */
+  readonly answer: (...answers: ReadonlyArray<ScriptedAnswer>) => void
+}
+
+export class WebhookReceiver extends Context.Tag("Test/WebhookReceiver")<WebhookReceiver, WebhookReceiverShape>() {}
+
+const EXCERPT_CHARS = 500
+
+const makeReceiver = () => {
+  const requests: Array<SentRequest> = []
+  const script: Array<ScriptedAnswer> = []
+  const send = (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
+    Effect.gen(function*() {
+      const startedAt = yield* Clock.currentTimeMillis
+      requests.push({ ...request, sentAt: startedAt })
+      const next = script.shift()
+      if (next === undefined) {
+        return yield* Effect.dieMessage(`fake webhook receiver: no answer scripted for request ${requests.length} to ${request.url}`)
+      }
+      const durationMs = next.durationMs ?? 0
+      if ("noAnswer" in next) return { result: { _tag: "NoAnswer", error: next.noAnswer }, startedAt, durationMs, response: null }
+      const retryAfter = Object.entries(next.headers ?? {}).find(([k]) => k.toLowerCase() === "retry-after")?.[1]
+      const result: AttemptResult = { _tag: "Answered", status: next.status, retryAfter }
+      return { result, startedAt, durationMs, response: (next.body ?? "").slice(0, EXCERPT_CHARS) }
+    })
+  const receiver: WebhookReceiverShape = { requests, answer: (...answers) => void script.push(...answers) }
+  return { receiver, sender: WebhookSender.make({ send }) }
+}
+
+/** The sender and its receiver (for scripting answers and reading requests), fresh per build. */
+export const FakeWebhookSender: Layer.Layer<WebhookSender | WebhookReceiver> = Layer.unwrapEffect(
+  Effect.sync(() => {
+    const { receiver, sender } = makeReceiver()
+    return Layer.merge(Layer.succeed(WebhookSender, sender), Layer.succeed(WebhookReceiver, receiver))
+  })
+)

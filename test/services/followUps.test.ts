@@ -1,0 +1,207 @@
+// The follow-up service's dispatch and report rules (DECISIONS §5, §7) over in-memory fakes of its
+// repositories, time on the TestClock: no database, no network. The same rules end to end, with
+// real row locks and races, are in test/followUps.test.ts and test/followUpDispatchRace.test.ts.
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, TestClock } from "effect"
+
+import { appConfigWith } from "../../src/Config.js"
+import { FollowUps } from "../../src/services/FollowUps.js"
+import { storedTask, storedTasksOf } from "../fakes/followUpsRepo.js"
+import { recordedEvents } from "../fakes/outboxRepo.js"
+import { seedGuest } from "../fakes/seed.js"
+import { FakeStore } from "../fakes/store.js"
+
+const LEASE_S = 1800
+// 2026-11-24 12:00 in Asia/Shanghai.
+const START = Date.UTC(2026, 10, 24, 4, 0, 0)
+
+/** The service over a fresh fake store, the clock at START. */
+const TestLayer = () =>
+  FollowUps.DefaultWithoutDependencies.pipe(
+    Layer.provideMerge(FakeStore),
+    Layer.provideMerge(appConfigWith({ followUpLeaseSeconds: LEASE_S })),
+    Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
+  )
+
+const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof TestLayer>>>) =>
+  it.effect(name, () => Effect.provide(body(), TestLayer()))
+
+/** A guest with a plan starting today: its day-1 task exists at once. */
+const taskToday = Effect.gen(function*() {
+  const guest = yield* seedGuest()
+  const plan = yield* (yield* FollowUps).createPlan({ guestId: guest.id, taskType: "recommend", days: [1, 3], startDate: undefined })
+  const [task] = yield* storedTasksOf(plan.id)
+  return { guest, plan, taskId: task!.id }
+})
+
+const complete = (id: number, caller: string, body: { matched_guest_id?: number } = {}) =>
+  Effect.flatMap(FollowUps, (f) => f.complete(id, caller, body))
+
+describe("follow-up service over fakes", () => {
+  test("a plan starting today has its day-1 task at once; later days come as the clock reaches them", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { plan } = yield* taskToday
+      expect(plan).toMatchObject({ start_date: "2026-11-24", days: [1, 3], tasks_created: 1 })
+      expect(yield* followUps.generateDue).toEqual({ date: "2026-11-24", created: 0, plans: 0 })
+      yield* TestClock.adjust("2 days")
+      expect(yield* followUps.generateDue).toEqual({ date: "2026-11-26", created: 1, plans: 1 })
+      expect((yield* storedTasksOf(plan.id)).map((t) => [t.task_day, t.scheduled_date])).toEqual([[1, "2026-11-24"], [3, "2026-11-26"]])
+    }))
+
+  test("a plan for an unknown guest is 404 guest and creates nothing", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        (yield* FollowUps).createPlan({ guestId: 999, taskType: "revisit", days: [1], startDate: undefined })
+      )
+      expect(error).toMatchObject({ _tag: "NotFound", resource: "guest" })
+      expect(yield* (yield* FollowUps).listPlans(undefined)).toEqual([])
+    }))
+
+  test("dispatch locks a pending task for the caller at now; another caller gets 409 task_locked naming the holder", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      const lock = yield* followUps.dispatch(taskId, "ak_a")
+      expect(lock).toEqual({
+        id: taskId,
+        status: "dispatched",
+        dispatched_to: "ak_a",
+        dispatched_at: "2026-11-24T12:00:00",
+        idempotent: false
+      })
+      const refused = yield* Effect.flip(followUps.dispatch(taskId, "ak_b"))
+      expect(refused).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: "ak_a" })
+    }))
+
+  test("the holder's repeated dispatch within the lease is the same lock: idempotent, dispatched_at unchanged", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      const first = yield* followUps.dispatch(taskId, "ak_a")
+      yield* TestClock.adjust(`${LEASE_S - 1} seconds`)
+      expect(yield* followUps.dispatch(taskId, "ak_a")).toEqual({ ...first, idempotent: true })
+    }))
+
+  test("when the lease runs out another caller takes the task, and the former holder is then locked out", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      yield* TestClock.adjust(`${LEASE_S + 1} seconds`)
+      expect(yield* followUps.dispatch(taskId, "ak_b")).toMatchObject({ dispatched_to: "ak_b", dispatched_at: "2026-11-24T12:30:01" })
+      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({ error: "task_locked", dispatched_to: "ak_b" })
+      expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({ _tag: "Conflict", dispatched_to: "ak_b" })
+    }))
+
+  test("complete by the holder finishes the task and records follow_up.task_completed with ids and result, no personal data", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { guest, plan, taskId } = yield* taskToday
+      const other = yield* seedGuest({ name: "推荐对象" })
+      yield* followUps.dispatch(taskId, "ak_a")
+      yield* TestClock.adjust("5 minutes")
+      const body = { matched_guest_id: other.id, match_score: 88, share_link: "https://x.example/s/1", share_channel: "wechat" }
+      expect(yield* followUps.complete(taskId, "ak_a", body)).toEqual({ task_id: taskId, status: "completed", idempotent: false })
+      const events = yield* recordedEvents
+      expect(events.map((e) => [e.type, e.permission])).toEqual([["follow_up.task_completed", "open:follow-up:read"]])
+      expect(events.at(-1)!.data).toEqual({
+        task_id: taskId,
+        follow_up_id: plan.id,
+        guest_id: guest.id,
+        company_id: guest.company_id,
+        task_type: "recommend",
+        task_day: 1,
+        scheduled_date: "2026-11-24",
+        ...body,
+        extra: null,
+        completed_by: "ak_a",
+        completed_at: "2026-11-24T12:05:00"
+      })
+    }))
+
+  test("a repeated complete by the holder is idempotent and records no second event; by another caller it is 409", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      yield* complete(taskId, "ak_a")
+      expect(yield* complete(taskId, "ak_a")).toEqual({ task_id: taskId, status: "completed", idempotent: true })
+      expect(yield* Effect.flip(complete(taskId, "ak_b"))).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: "ak_a" })
+      expect((yield* recordedEvents).filter((e) => e.type === "follow_up.task_completed")).toHaveLength(1)
+    }))
+
+  test("complete naming the task's own guest is 400 and rolled back: the task stays dispatched, no event", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { guest, taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      const refused = yield* Effect.flip(complete(taskId, "ak_a", { matched_guest_id: guest.id }))
+      expect(refused).toMatchObject({ _tag: "BadRequest", error: "invalid_parameter" })
+      expect(yield* storedTask(taskId)).toMatchObject({
+        status: "dispatched",
+        dispatched_to: "ak_a",
+        finished_at: null,
+        matched_guest_id: null
+      })
+      expect((yield* recordedEvents).filter((e) => e.type === "follow_up.task_completed")).toEqual([])
+    }))
+
+  test("complete of a pending task is 400 invalid_transition; of an unknown task 404; naming an unknown guest 404 guest", () =>
+    Effect.gen(function*() {
+      const { taskId } = yield* taskToday
+      expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({
+        _tag: "BadRequest",
+        error: "invalid_transition",
+        message: "cannot complete a task that is pending"
+      })
+      expect(yield* Effect.flip(complete(taskId + 100, "ak_a"))).toMatchObject({ _tag: "NotFound", resource: "follow_up_task" })
+      expect(yield* Effect.flip(complete(taskId, "ak_a", { matched_guest_id: 999 }))).toMatchObject({ _tag: "NotFound", resource: "guest" })
+    }))
+
+  test("a holder whose lease ran out, not taken by anyone, may still complete; the task then reads completed", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      yield* TestClock.adjust(`${2 * LEASE_S} seconds`)
+      expect(yield* complete(taskId, "ak_a")).toMatchObject({ status: "completed", idempotent: false })
+      expect(yield* storedTask(taskId)).toMatchObject({ status: "completed", dispatched_to: "ak_a" })
+    }))
+
+  test("fail is the holder's: another caller gets 409; the holder's repeat is idempotent; then skip is 400", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      expect(yield* Effect.flip(followUps.fail(taskId, "ak_b", {}))).toMatchObject({ _tag: "Conflict" })
+      expect(yield* followUps.fail(taskId, "ak_a", { error_code: "NO_REPLY" })).toEqual({
+        task_id: taskId,
+        status: "failed",
+        idempotent: false
+      })
+      expect(yield* followUps.fail(taskId, "ak_a", {})).toEqual({ task_id: taskId, status: "failed", idempotent: true })
+      expect(yield* Effect.flip(followUps.skip(taskId, "ak_b", {}))).toMatchObject({
+        error: "invalid_transition",
+        message: "cannot skip a task that is failed"
+      })
+      expect(yield* storedTask(taskId)).toMatchObject({ error_code: "NO_REPLY", finished_at: START })
+    }))
+
+  test("skip is anyone's from pending or dispatched; skipping again is idempotent; dispatching a skipped task is 400", () =>
+    Effect.gen(function*() {
+      const followUps = yield* FollowUps
+      const { taskId } = yield* taskToday
+      yield* followUps.dispatch(taskId, "ak_a")
+      expect(yield* followUps.skip(taskId, "ak_b", { reason: "guest paused" })).toEqual({
+        task_id: taskId,
+        status: "skipped",
+        idempotent: false
+      })
+      expect(yield* followUps.skip(taskId, "ak_c", {})).toEqual({ task_id: taskId, status: "skipped", idempotent: true })
+      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({
+        error: "invalid_transition",
+        message: "cannot dispatch a task that is skipped"
+      })
+    }))
+})
