@@ -1,7 +1,5 @@
-// Webhook delivery rules (DECISIONS §9): the payload, Standard Webhooks signatures (both secrets
-// during a rotation), the retry schedule with ±20% jitter, Retry-After, 410, and who may receive.
-import { createHmac } from "node:crypto"
-
+// Webhook delivery rules (DECISIONS §9): the payload, which secrets sign (both during a rotation;
+// the Standard Webhooks signature itself is the Signer's), the retry schedule with ±20% jitter, Retry-After, 410, and who may receive.
 import { maskDeep } from "./masking.js"
 
 /** The schedule of DECISIONS §9: the waits before the 2nd … 10th attempt (about 3 days in all). */
@@ -70,16 +68,6 @@ export const decide = (
     : undefined
   return { _tag: "Retry", delayMs: asked ?? withJitter(wait, random), step: step + 1 }
 }
-
-/** The HMAC key of a `whsec_…` secret: the base64 after the prefix (the Standard Webhooks form). */
-const secretKey = (secret: string): Buffer => Buffer.from(secret.startsWith("whsec_") ? secret.slice(6) : secret, "base64")
-
-/**
- * `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `id.timestamp.body` under each secret,
- * space-separated (the current secret first, then the previous one during its overlap).
- */
-export const signatureHeader = (secrets: ReadonlyArray<string>, id: string, timestamp: number, body: string): string =>
-  secrets.map((s) => `v1,${createHmac("sha256", secretKey(s)).update(`${id}.${timestamp}.${body}`).digest("base64")}`).join(" ")
 
 /** The secrets that sign now: the current one, and the previous one until its overlap ends. */
 export const signingSecrets = (

@@ -4,7 +4,8 @@
 // The service is what the webhook use cases call, so a test can put a recording fake in its place.
 import { Clock, Effect } from "effect"
 
-import { type AttemptResult, isWebhookUrl, signatureHeader } from "../domain/webhooks.js"
+import { Signer, type SignerShape } from "../auth/Signer.js"
+import { type AttemptResult, isWebhookUrl } from "../domain/webhooks.js"
 
 export interface WebhookRequest {
   readonly url: string
@@ -56,7 +57,7 @@ const describeError = (error: unknown, timedOut: boolean, timeoutMs: number): st
 }
 
 /** Sends one attempt; never fails (a failure is an attempt without an answer). */
-export const sendWebhook = (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
+export const sendWebhook = (signer: SignerShape) => (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
   Effect.gen(function*() {
     const startedAt = yield* Clock.currentTimeMillis
     if (!isWebhookUrl(request.url)) {
@@ -68,7 +69,7 @@ export const sendWebhook = (request: WebhookRequest): Effect.Effect<WebhookRespo
       "user-agent": "matchmaking-open-api-webhooks/1",
       "webhook-id": request.id,
       "webhook-timestamp": String(timestamp),
-      "webhook-signature": signatureHeader(request.secrets, request.id, timestamp, request.body)
+      "webhook-signature": signer.webhookSignature(request.secrets, request.id, timestamp, request.body)
     }
     const t0 = performance.now()
     const outcome = yield* Effect.promise(async (interrupted) => {
@@ -89,5 +90,6 @@ export const sendWebhook = (request: WebhookRequest): Effect.Effect<WebhookRespo
 
 /** The outbound webhook call as a service: `sendWebhook` by default, a fake in tests. */
 export class WebhookSender extends Effect.Service<WebhookSender>()("Webhooks/Sender", {
-  succeed: { send: sendWebhook }
+  dependencies: [Signer.Default],
+  effect: Effect.map(Signer, (signer) => ({ send: sendWebhook(signer) }))
 }) {}

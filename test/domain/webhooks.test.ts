@@ -4,6 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Webhook } from "standardwebhooks"
 
+import { liveSigner } from "../../src/auth/Signer.js"
 import {
   decide,
   DEFAULT_RETRY_SCHEDULE,
@@ -12,7 +13,6 @@ import {
   payloadFor,
   type Recipient,
   refusal,
-  signatureHeader,
   signingSecrets,
   withJitter
 } from "../../src/domain/webhooks.js"
@@ -102,21 +102,21 @@ describe("signatures", () => {
   const headers = (signature: string) => ({ "webhook-id": "evt_1", "webhook-timestamp": String(ts), "webhook-signature": signature })
 
   it("the reference library verifies our signature (v1, base64 HMAC-SHA256 of id.timestamp.body)", () => {
-    const signature = signatureHeader([current], "evt_1", ts, body)
+    const signature = liveSigner.webhookSignature([current], "evt_1", ts, body)
     expect(signature).toMatch(/^v1,[A-Za-z0-9+/]+=*$/)
     expect(new Webhook(current).verify(body, headers(signature))).toEqual(JSON.parse(body))
     expect(signature).toBe(new Webhook(current).sign("evt_1", new Date(ts * 1000), body))
   })
 
   it("during a rotation both signatures are sent, and either secret verifies", () => {
-    const signature = signatureHeader([current, previous], "evt_1", ts, body)
+    const signature = liveSigner.webhookSignature([current, previous], "evt_1", ts, body)
     expect(signature.split(" ")).toHaveLength(2)
     expect(new Webhook(current).verify(body, headers(signature))).toEqual(JSON.parse(body))
     expect(new Webhook(previous).verify(body, headers(signature))).toEqual(JSON.parse(body))
   })
 
   it("a changed body or another secret fails verification", () => {
-    const signature = signatureHeader([current], "evt_1", ts, body)
+    const signature = liveSigner.webhookSignature([current], "evt_1", ts, body)
     expect(() => new Webhook(current).verify(body + " ", headers(signature))).toThrow()
     expect(() => new Webhook(previous).verify(body, headers(signature))).toThrow()
   })
