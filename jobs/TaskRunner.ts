@@ -4,11 +4,12 @@
 // value: how to claim, process and release its tasks; each task is measured as one run of it.
 import { randomBytes } from "node:crypto"
 
-import { PgClient } from "@effect/sql-pg"
-import { type Duration, Effect, Layer, Option, Queue, Schedule, Stream } from "effect"
+import { type Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
 
 import { DAEMON_INSTANCE } from "../src/observability/instance.js"
 import { measuredRun, registerJob } from "../src/observability/jobs.js"
+import { wakeOn } from "../src/sql/Listener.js"
+import type { DatabaseUrl } from "../src/sql/Sql.js"
 
 export interface TaskQueue<T, R> {
   readonly name: string
@@ -24,21 +25,15 @@ export interface TaskQueue<T, R> {
   readonly release: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
 }
 
-export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, never, R | PgClient.PgClient> =>
+export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, never, R | DatabaseUrl> =>
   Layer.scopedDiscard(
     Effect.gen(function*() {
-      const pg = yield* PgClient.PgClient
       const wake = yield* Queue.sliding<void>(1)
       // Starts with the daemon's heartbeat id, so that a held task names the daemon that holds it;
       // its own suffix keeps two runners of one queue in one process apart.
       const instance = `${DAEMON_INSTANCE.id}:${randomBytes(2).toString("hex")}`
 
-      yield* pg.listen(queue.channel).pipe(
-        Stream.runForEach(() => wake.offer(undefined)),
-        Effect.tapErrorCause((cause) => Effect.logWarning(`LISTEN ${queue.channel} lost; retrying`, cause)),
-        Effect.retry(Schedule.spaced("1 second")),
-        Effect.forkScoped
-      )
+      yield* wakeOn(queue.channel, wake)
       yield* Effect.forkScoped(Effect.repeat(wake.offer(undefined), Schedule.spaced(queue.pollInterval)))
 
       const worker = (n: number) => {

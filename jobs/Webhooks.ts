@@ -7,13 +7,13 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
-import { PgClient } from "@effect/sql-pg"
-import { Chunk, Effect, FiberSet, Layer, Option, Queue, Ref, Schedule, Stream } from "effect"
+import { Chunk, Effect, FiberSet, Layer, Option, Queue, Ref } from "effect"
 
 import { AppConfig } from "../src/Config.js"
 import { measuredRun } from "../src/observability/jobs.js"
 import { type AttemptRecord, type ClaimedDelivery, WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { type AttemptOutcome, Webhooks } from "../src/services/Webhooks.js"
+import { wakeOn } from "../src/sql/Listener.js"
 import { EventsPruneJob } from "./EventsPrune.js"
 
 /** An attempt that finished and waits for the next turn to record it. */
@@ -45,7 +45,6 @@ export const WebhooksJob = Layer.scopedDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const webhooks = yield* Webhooks
-    const pg = yield* PgClient.PgClient
     const wake = yield* Queue.sliding<void>(1)
     const worker = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}:webhooks`
     const finished = yield* Queue.unbounded<Finished>()
@@ -61,12 +60,7 @@ export const WebhooksJob = Layer.scopedDiscard(
     /** Attempts claimed and not yet recorded (running, or finished and waiting for a turn). */
     const held = yield* Ref.make(0)
 
-    yield* pg.listen(WEBHOOK_CHANNEL).pipe(
-      Stream.runForEach(() => wake.offer(undefined)),
-      Effect.tapErrorCause((cause) => Effect.logWarning(`LISTEN ${WEBHOOK_CHANNEL} lost; retrying`, cause)),
-      Effect.retry(Schedule.spaced("1 second")),
-      Effect.forkScoped
-    )
+    yield* wakeOn(WEBHOOK_CHANNEL, wake)
 
     // An attempt interrupted at shutdown gives its delivery back, due at once, for any daemon.
     const attempt = (d: ClaimedDelivery) =>

@@ -165,6 +165,34 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
   )
 
   it.scoped(
+    "a daemon whose LISTEN connection is cut looks again when it reconnects: an event committed meanwhile is delivered without polling",
+    () =>
+      Effect.gen(function*() {
+        const env = yield* daemonEnv
+        const receiver = yield* makeReceiver
+        receiver.reply(() => ({ status: 200 }))
+        yield* newSubscriber(`${receiver.url}/cut`)
+        yield* startDaemon(env)
+        const sql = yield* SqlClient.SqlClient
+        const listeners = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE application_name = ${`matchmaking-open-api:${"webhook_deliveries"}`} AND datname = current_database()`.pipe(
+          Effect.map((r) => r[0]!.n),
+          Effect.orDie
+        )
+        // Daemons of earlier tests were killed; their connections may linger a moment.
+        yield* waitUntil("one listener", listeners, (n) => n === 1)
+        // The event commits right after the cut, before the reconnection: its notification is lost.
+        yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+          WHERE application_name = 'matchmaking-open-api:webhook_deliveries' AND datname = current_database()`
+        const eventId = yield* emit({ cut: true })
+        yield* waitUntil("the delivery after the reconnection", Effect.sync(() => receiver.received.length), (n) => n === 1)
+        expect(receiver.received[0]!.headers["webhook-id"]).toBe(eventId)
+        yield* waitUntil("the listener back", listeners, (n) => n === 1)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scoped(
     "guest.card_created reaches the receiver when the card task finishes, survives an outage, and is in the events feed",
     () =>
       Effect.gen(function*() {

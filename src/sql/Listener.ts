@@ -1,7 +1,7 @@
 // A LISTEN connection that knows when it can be trusted. @effect/sql-pg's `listen` swallows the
 // errors of its connection, so a cache fed by it would go stale silently; this one reports every
 // (re)connection and every loss, checks itself with a ping, and reconnects on its own.
-import { Effect, Redacted, type Scope } from "effect"
+import { Deferred, Effect, Exit, Queue, Redacted, Runtime, type Scope } from "effect"
 import pg from "pg"
 
 import { DatabaseUrl } from "./Sql.js"
@@ -90,4 +90,39 @@ export const listen = (
           if (c !== undefined) await c.end().catch(() => {})
         }).pipe(Effect.timeoutOption(1_000))
     )
+  })
+
+/**
+ * A queue's wake-up line: every notification on `channel`, and every (re)connection of the
+ * listener, offers to `wake` (a connection that comes back may have missed notifications, so the
+ * worker looks once more). Returns once the first LISTEN is in place, so that a daemon that says it
+ * is ready misses nothing committed after that; if that takes longer than `readyWithinMs` it says so
+ * and goes on, its polling backstop covering the gap.
+ */
+export const wakeOn = (
+  channel: string,
+  wake: Queue.Enqueue<void>,
+  readyWithinMs = 10_000
+): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
+  Effect.gen(function*() {
+    const live = yield* Deferred.make<void>()
+    const runtime = yield* Effect.runtime<never>()
+    let warned = false
+    yield* listen({ channel, applicationName: `matchmaking-open-api:${channel}` }, {
+      onMessage: () => void Queue.unsafeOffer(wake, undefined),
+      onLive: () => {
+        warned = false
+        Deferred.unsafeDone(live, Exit.void)
+        Queue.unsafeOffer(wake, undefined)
+      },
+      onLost: () => {
+        if (warned) return
+        warned = true
+        Runtime.runFork(runtime)(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
+      }
+    })
+    const ready = yield* Deferred.await(live).pipe(Effect.timeoutOption(readyWithinMs))
+    if (ready._tag === "None") {
+      yield* Effect.logWarning(`LISTEN ${channel} not in place after ${readyWithinMs} ms; relying on polling meanwhile`)
+    }
   })
