@@ -26,10 +26,56 @@ const parts = (date: Date, timeZone: string) => {
   return p as { year: string; month: string; day: string; hour: string; minute: string; second: string }
 }
 
-export const formatTimestamp = (date: Date, timeZone: string): string => {
+/** The zone's offset from UTC at `ms` (whole seconds), read from Intl: the slow, exact answer. */
+const offsetAt = (ms: number, timeZone: string): number => {
+  const p = parts(new Date(ms), timeZone)
+  const wall = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second))
+  return wall - (ms - (((ms % 1000) + 1000) % 1000))
+}
+
+const DAY_MS = 86_400_000
+/** Per zone, per UTC day: the offset when it holds all day long, NaN when the day has a transition. */
+const dayOffsets = new Map<string, Map<number, number>>()
+
+/**
+ * Intl's `formatToParts` is the exact answer and costs microseconds; rows carry several instants
+ * each, so the offset is cached per UTC day: a day whose first and last second have the same offset
+ * has it throughout (no zone changes its offset twice in a day), and a day with a transition takes
+ * the slow path. Years outside 1000–9999 take it too (Intl writes them differently).
+ */
+const wallClock = (date: Date, timeZone: string): string => {
+  const ms = date.getTime()
+  const day = Math.floor(ms / DAY_MS)
+  let days = dayOffsets.get(timeZone)
+  if (days === undefined) dayOffsets.set(timeZone, days = new Map())
+  let offset = days.get(day)
+  if (offset === undefined) {
+    const first = offsetAt(day * DAY_MS, timeZone)
+    offset = first === offsetAt(day * DAY_MS + DAY_MS - 1000, timeZone) ? first : NaN
+    if (days.size >= 20_000) days.clear()
+    days.set(day, offset)
+  }
+  if (!Number.isNaN(offset)) {
+    const wall = new Date(ms + offset)
+    const year = wall.getUTCFullYear()
+    if (year >= 1000 && year <= 9999) {
+      return `${year}-${two(wall.getUTCMonth() + 1)}-${two(wall.getUTCDate())} ${two(wall.getUTCHours())}:${two(wall.getUTCMinutes())}:${
+        two(wall.getUTCSeconds())
+      }`
+    }
+  }
+  return slowTimestamp(date, timeZone)
+}
+
+const two = (n: number): string => (n < 10 ? `0${n}` : String(n))
+
+/** `formatTimestamp` straight from Intl, with no cache (the reference the fast path is tested against). */
+export const slowTimestamp = (date: Date, timeZone: string): string => {
   const p = parts(date, timeZone)
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`
 }
+
+export const formatTimestamp = (date: Date, timeZone: string): string => wallClock(date, timeZone)
 
 export const formatIso = (date: Date, timeZone: string): string => formatTimestamp(date, timeZone).replace(" ", "T")
 

@@ -1,23 +1,35 @@
 // Row schemas' shared pieces: every repository decodes what PostgreSQL returns at the boundary
 // (a column that changes type fails there, loudly, instead of reaching a client), and instants
 // become text in the platform time zone through one transform.
-import { Effect, ParseResult, Schema } from "effect"
+import { Context, Fiber, FiberRef, Option, ParseResult, Schema } from "effect"
 
 import { PlatformTimeZone } from "../Config.js"
 import { formatDate, formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
 
 export { PlatformTimeZone }
 
+/**
+ * The platform time zone of the fiber decoding (PlatformTimeZone from its context), read without
+ * an Effect: an effectful transform would push every row of a page onto the schema parser's slow,
+ * effectful path, and this one runs per instant of every row. Outside a fiber: the reference's default.
+ */
+const currentTimeZone = (): string =>
+  Option.match(Fiber.getCurrentFiber(), {
+    onNone: () => PlatformTimeZone.defaultValue(),
+    onSome: (fiber) => Context.get(fiber.getFiberRef(FiberRef.currentContext), PlatformTimeZone)
+  })
+
 const instantAs = (format: (date: Date, timeZone: string) => string, description: string) =>
   Schema.transformOrFail(Schema.ValidDateFromSelf, Schema.String, {
     strict: true,
-    decode: (date) => Effect.map(PlatformTimeZone, (timeZone) => format(date, timeZone)),
-    encode: (text, _, ast) =>
-      Effect.flatMap(PlatformTimeZone, (timeZone) =>
-        Effect.try({
-          try: () => parseTimestamp(text, timeZone),
-          catch: () => new ParseResult.Type(ast, text, "not a timestamp")
-        }))
+    decode: (date) => ParseResult.succeed(format(date, currentTimeZone())),
+    encode: (text, _, ast) => {
+      try {
+        return ParseResult.succeed(parseTimestamp(text, currentTimeZone()))
+      } catch {
+        return ParseResult.fail(new ParseResult.Type(ast, text, "not a timestamp"))
+      }
+    }
   }).annotations({ description })
 
 /** A `timestamptz` column as `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
