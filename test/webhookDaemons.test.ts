@@ -16,6 +16,7 @@ import type { EventType } from "../schema/Events.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
+import { WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
@@ -174,8 +175,9 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         yield* newSubscriber(`${receiver.url}/cut`)
         yield* startDaemon(env)
         const sql = yield* SqlClient.SqlClient
+        const listenerName = `matchmaking-open-api:${WEBHOOK_CHANNEL}`
         const listeners = sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-          WHERE application_name = ${`matchmaking-open-api:${"webhook_deliveries"}`} AND datname = current_database()`.pipe(
+          WHERE application_name = ${listenerName} AND datname = current_database()`.pipe(
           Effect.map((r) => r[0]!.n),
           Effect.orDie
         )
@@ -183,7 +185,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         yield* waitUntil("one listener", listeners, (n) => n === 1)
         // The event commits right after the cut, before the reconnection: its notification is lost.
         yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-          WHERE application_name = 'matchmaking-open-api:webhook_deliveries' AND datname = current_database()`
+          WHERE application_name = ${listenerName} AND datname = current_database()`
         const eventId = yield* emit({ cut: true })
         yield* waitUntil("the delivery after the reconnection", Effect.sync(() => receiver.received.length), (n) => n === 1)
         expect(receiver.received[0]!.headers["webhook-id"]).toBe(eventId)

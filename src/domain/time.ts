@@ -43,7 +43,7 @@ const dayOffsets = new Map<string, Map<number, number>>()
  * has it throughout (no zone changes its offset twice in a day), and a day with a transition takes
  * the slow path. Years outside 1000–9999 take it too (Intl writes them differently).
  */
-const wallClock = (date: Date, timeZone: string): string => {
+export const formatTimestamp = (date: Date, timeZone: string): string => {
   const ms = date.getTime()
   const day = Math.floor(ms / DAY_MS)
   let days = dayOffsets.get(timeZone)
@@ -74,8 +74,6 @@ export const slowTimestamp = (date: Date, timeZone: string): string => {
   const p = parts(date, timeZone)
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`
 }
-
-export const formatTimestamp = (date: Date, timeZone: string): string => wallClock(date, timeZone)
 
 export const formatIso = (date: Date, timeZone: string): string => formatTimestamp(date, timeZone).replace(" ", "T")
 
