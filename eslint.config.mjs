@@ -23,10 +23,17 @@ export default tseslint.config(
           quoteStyle: "alwaysDouble",
           trailingCommas: "never",
           operatorPosition: "maintain",
-          "arrowFunction.useParentheses": "force"
+          "arrowFunction.useParentheses": "force",
+          // simple-import-sort orders imports; dprint keeps their order
+          "module.sortImportDeclarations": "maintain"
         }
       }],
       "simple-import-sort/imports": "error",
+      // Deep imports, as Effect's own repositories do: a barrel loads every module of its package
+      // (the platform's pulls in two API-docs bundles), which each process would hold in memory.
+      "@effect/no-import-from-barrel-package": ["error", {
+        packageNames: ["effect", "@effect/platform", "@effect/platform-node", "@effect/sql", "@effect/sql-pg", "@effect/opentelemetry"]
+      }],
       "@typescript-eslint/no-unused-vars": ["error", {
         argsIgnorePattern: "^_",
         varsIgnorePattern: "^_",

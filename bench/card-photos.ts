@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import Tesseract from "tesseract.js"
 
 import { normalizeForParsing } from "../src/card/image.js"

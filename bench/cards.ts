@@ -6,7 +6,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import Tesseract from "tesseract.js"
 
 import { normalizeForParsing } from "../src/card/image.js"

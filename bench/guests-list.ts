@@ -5,8 +5,8 @@
 // service could not answer faster than that work alone, so the ratio is a lower bound of the gain.
 // BENCH_DATABASE_URL names the database; unset, `matchmaking_bench` on the embedded server.
 // BENCH_GUESTS (200000), BENCH_SAMPLES (300), BENCH_CONNECTIONS (16), BENCH_SECONDS (8).
-import type { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Effect from "effect/Effect"
 
 import { GUEST_LIST_COLUMNS } from "../src/repos/statements.js"
 import { GENERATE, GUEST_INSERT } from "./seed.js"

@@ -2,7 +2,7 @@
 // template + counter + histogram) beside a floor measured in the same run, a signed GET of the
 // API; and a /metrics scrape (pool gauges, queue statistics from the database, collection and
 // serialisation) beside its floor, the queue statistics' SQL alone. Uses the bench database.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { appConfigWith } from "../src/Config.js"
 import { observeRequest } from "../src/observability/http.js"

@@ -2,7 +2,7 @@
 // matchmakers, 500 work accounts, 2,000 groups — timed over signed HTTP: GET /matchmakers/ids
 // (page of 10,000) per scope, and GET /matchmakers filtered by an account, a filter or groups.
 // Uses the bench database (BENCH_DATABASE_URL or `matchmaking_bench` on the embedded server).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { log, percentile, runBench, timeCalls } from "./support.js"
 

@@ -2,10 +2,15 @@
 // signing client that is not rate limited, and latency percentiles.
 import { createServer } from "node:http"
 
-import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { SqlClient } from "@effect/sql"
-import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 
 import type { Permission } from "../schema/Common.js"
 import { bootstrapEnv } from "../src/bootstrap.js"

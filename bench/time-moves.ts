@@ -2,7 +2,8 @@
 // memberships expired together with one membership.expired event each, and activities moved past
 // their window — beside a floor measured in the same run: the bare UPDATE of the same rows
 // without events. Uses the bench database; its rows are removed afterwards.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"
 import { MembershipsRepo } from "../src/repos/MembershipsRepo.js"

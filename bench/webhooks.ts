@@ -8,7 +8,11 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
-import { ConfigProvider, Effect, Layer, Logger, LogLevel } from "effect"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 
 import { WebhooksJob } from "../jobs/Webhooks.js"
 import { bootstrapEnv } from "../src/bootstrap.js"

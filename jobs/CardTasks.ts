@@ -1,5 +1,8 @@
 // Guest-card tasks on the generic runner: claim with a lease, parse, create the guest.
-import { Clock, Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { CARD_TASK_CHANNEL, CardTasksRepo } from "../src/repos/CardTasksRepo.js"

@@ -1,6 +1,8 @@
 // Keeps the outbox bounded (DECISIONS §9): events older than the retention (30 days) whose
 // deliveries are all finished are removed, their deliveries and attempts with them.
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { EventsRepo } from "../src/repos/EventsRepo.js"

@@ -1,7 +1,9 @@
 // Creates the follow-up tasks that are due (DECISIONS §7): every plan day scheduled up to today (in
 // the platform time zone) that has no task gets one, at least every 30 s by default. Safe with any
 // number of daemons: plans are claimed with SKIP LOCKED and the (plan, day) key refuses a second task.
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { FollowUps } from "../src/services/FollowUps.js"

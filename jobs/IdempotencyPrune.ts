@@ -1,6 +1,8 @@
 // Forgets Idempotency-Keys past their window (DECISIONS §11), a batch at a time, so the kept
 // responses do not grow without bound.
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { Idempotency } from "../src/services/Idempotency.js"

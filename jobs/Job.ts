@@ -1,7 +1,10 @@
 // A periodic job of the daemon is one module: a name, an interval and an effect. Each job runs
 // in its own fiber, survives its own failures, and is interrupted on shutdown. Every pass is
 // measured (span, runs, failures, duration, last run in the heartbeat) without code in the job.
-import { Duration, Effect, Layer, Schedule } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 import { measuredRun, registerJob } from "../src/observability/jobs.js"
 

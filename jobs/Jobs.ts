@@ -1,5 +1,5 @@
 // Every job of the daemon; adding a job is adding its layer here.
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "./CardTasks.js"
 import { FollowUpGenerateJob } from "./FollowUpGenerate.js"

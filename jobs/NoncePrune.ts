@@ -1,5 +1,8 @@
 // Forgets request nonces past their retention window (DECISIONS §2), so the table stays small.
-import { Clock, Duration, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"

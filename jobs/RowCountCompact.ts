@@ -1,6 +1,8 @@
 // Folds the delta rows of the list counters (migration 0012) into one row per counter, so that a
 // total stays a read of a few rows however many writes came before it.
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { RowCountsRepo } from "../src/repos/RowCountsRepo.js"

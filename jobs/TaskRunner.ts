@@ -4,7 +4,12 @@
 // value: how to claim, process and release its tasks; each task is measured as one run of it.
 import { randomBytes } from "node:crypto"
 
-import { type Duration, Effect, Layer, Option, Queue, Schedule } from "effect"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Schedule from "effect/Schedule"
 
 import { DAEMON_INSTANCE } from "../src/observability/instance.js"
 import { measuredRun, registerJob } from "../src/observability/jobs.js"

@@ -1,7 +1,9 @@
 // The daemon's time-driven moves (DECISIONS §5, §7): activities registering → ongoing → ended and
 // memberships active → expired (with their membership.expired events), each one set-based
 // statement that is safe to run from several daemons at once.
-import { Duration, Effect, Layer } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
 import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"

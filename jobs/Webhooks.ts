@@ -7,7 +7,13 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
-import { Chunk, Effect, FiberSet, Layer, Option, Queue, Ref } from "effect"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Ref from "effect/Ref"
 
 import { AppConfig } from "../src/Config.js"
 import { measuredRun } from "../src/observability/jobs.js"

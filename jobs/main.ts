@@ -10,8 +10,9 @@ const { tracingConfig } = await import("../src/observability/tracing.js")
 const SERVICE_NAME = "matchmaking-jobs"
 await bootstrapOrExit("jobs", [appConfig, cardParserConfig, tracingConfig(SERVICE_NAME)])
 
-const { NodeRuntime } = await import("@effect/platform-node")
-const { Effect, Layer } = await import("effect")
+const NodeRuntime = await import("@effect/platform-node/NodeRuntime")
+const Effect = await import("effect/Effect")
+const Layer = await import("effect/Layer")
 const { AppLive } = await import("../src/Layers.js")
 const { LoggingLive, logStopReason } = await import("../src/logging.js")
 const { DaemonProbesLive } = await import("../src/observability/daemonProbes.js")

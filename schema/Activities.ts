@@ -1,7 +1,9 @@
 // Activities (SPEC §2.9, §4.8; DECISIONS §4, §5): records, the create and register bodies, the
 // registration record, list filters and endpoints.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { Envelope, Id, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"

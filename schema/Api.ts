@@ -1,6 +1,7 @@
 // The whole Open API: every group, the signing middleware and the error envelopes. The server,
 // the typed client, the OpenAPI document and the tests all derive from this value.
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 
 import { ActivitiesApi } from "./Activities.js"
 import { Signed } from "./Auth.js"

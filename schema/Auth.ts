@@ -1,7 +1,8 @@
 // The signed-request middleware as part of the contract: what it provides to handlers (the
 // calling client) and which errors it may answer with.
-import { HttpApiMiddleware } from "@effect/platform"
-import { Context, Schema } from "effect"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as Context from "effect/Context"
+import * as Schema from "effect/Schema"
 
 import type { Permission } from "./Common.js"
 import {

@@ -1,7 +1,9 @@
 // Shared pieces of the contract: the success envelope, list pages, query-string scalars and
 // the permission annotation every signed endpoint carries.
-import { Context, Effect, ParseResult, Schema } from "effect"
-
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 /**
  * How the `data` of a success is shown to the caller of the request being answered: as it is,
  * unless the server provides the Masker's policy for a masking client (DECISIONS §3). It applies to

@@ -1,8 +1,7 @@
 // Typed errors of the contract (DECISIONS.md §1): one class per HTTP status, each carrying the
 // stable `error` reason, served inside the `{code, message, data: {error, ...}}` envelope.
-import { HttpApiSchema } from "@effect/platform"
-import { Schema } from "effect"
-
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Schema from "effect/Schema"
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type Issue = typeof Issue.Type
 

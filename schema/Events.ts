@@ -1,7 +1,9 @@
 // The events feed (DECISIONS §9, our addition): the webhook payloads a client may read, oldest
 // first, cursor-paged by event id, so a receiver that was down catches up without an operator.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { CsvStrings, Envelope, PerRecordPermission, PositiveIntFromString } from "./Common.js"
 

@@ -1,7 +1,9 @@
 // Follow-up tasks (SPEC §2.6, §3.1, §4.5; DECISIONS §4, §5, §7): the daily work queue external
 // matching systems list, lock (dispatch), read in full and report on (complete, fail, skip).
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
 import { ConflictEnvelope, NotFoundEnvelope } from "./Errors.js"

@@ -1,7 +1,12 @@
 // Guests (SPEC §2.2, §2.3, §4.2): the record, the requirement_tags object, create/update bodies,
 // batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, Multipart, OpenApi } from "@effect/platform"
-import { JSONSchema, Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Multipart from "@effect/platform/Multipart"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Schema from "effect/Schema"
 
 import {
   Envelope,

@@ -1,7 +1,9 @@
 // Image blacklist (SPEC §2.7, §4.6; DECISIONS §4, §8): MD5 records for synchronisation and upload
 // checks.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"

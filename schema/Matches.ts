@@ -1,7 +1,9 @@
 // Matches between two guests (SPEC §2.10, §4.9; DECISIONS §5, §6): the record, the create and
 // status bodies, list filters and endpoints.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"

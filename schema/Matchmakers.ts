@@ -1,6 +1,8 @@
 // Matchmakers (SPEC §2.1, §4.1): records, create/update bodies, list filters and endpoints.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import {
   BooleanFromQuery,

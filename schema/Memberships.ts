@@ -1,7 +1,9 @@
 // Memberships (SPEC §2.11, §4.10; DECISIONS §3, §5): the record, the create-or-renew body, list
 // filters and endpoints; plans are the operator's.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"

@@ -1,6 +1,8 @@
 // WeChat groups (SPEC §2.5, §4.4): records, matchmaker and work-account members, operation logs.
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
 
 import {
   BooleanFromQuery,

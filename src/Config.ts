@@ -1,6 +1,14 @@
 // Service configuration from the environment; every window, lease and limit has its documented
 // default here (README "Configuration" and .env.example list the same names).
-import { Config, ConfigError, ConfigProvider, Context, Effect, Either, Layer, Option, Redacted } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 

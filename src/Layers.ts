@@ -2,7 +2,8 @@
 // only the top of each entry point differs. Each service declares its own dependencies
 // (`Effect.Service` with `dependencies`), so this file only lists what the processes use: one line
 // per service. Layers are memoised by reference, so a repository shared by services is built once.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { Authenticator } from "./auth/Authenticator.js"
 import { ClientCache } from "./auth/ClientCache.js"

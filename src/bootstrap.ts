@@ -6,7 +6,10 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import { Config, ConfigError, Effect, Either } from "effect"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { escapeIdentifier } from "pg"
 
 import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"

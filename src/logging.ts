@@ -2,7 +2,14 @@
 // Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines in the same shape.
 import fs from "node:fs"
 
-import { Cause, Config, ConfigError, Effect, Either, Layer, Logger, LogLevel } from "effect"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 
 import { errorMessage } from "./domain/text.js"
 

@@ -1,9 +1,10 @@
 // Activities end to end (SPEC §4.8; DECISIONS §3, §4, §5): create and list, the operator's audit
 // and opening, registration with per-gender quotas (exact under a burst of concurrent
 // registrations), and the daemon's moves by time.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
 import { runAdmin } from "../src/admin/commands.js"

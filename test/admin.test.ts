@@ -2,9 +2,10 @@
 // errors; and the real `npm run admin` process printing one JSON value with exit codes.
 import { execFile } from "node:child_process"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"

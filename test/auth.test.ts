@@ -1,8 +1,11 @@
 // Signed requests end to end (DECISIONS §2): every authentication failure with its reason, replay
 // protection shared across API instances, secret rotation, permissions and rate limits.
-import { FetchHttpClient } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { expect, layer } from "@effect/vitest"
-import { Context, Effect, Layer, TestClock } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { Clients } from "../src/services/Clients.js"
 import { createCredentials, serverLayer, signedClient, testAppLayer, TestServer, testServerLayer } from "./support/harness.js"

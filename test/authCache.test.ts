@@ -2,9 +2,13 @@
 // leases rate tokens locally, yet a disabled key or a reset secret takes effect on every instance
 // within a second, a nonce is accepted once across instances, and the instances together stay
 // within the configured rate.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Layer, TestClock } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { ClientCache } from "../src/auth/ClientCache.js"
 import { SecretBox } from "../src/auth/SecretBox.js"

@@ -1,5 +1,5 @@
 // The real client and replay repositories against PostgreSQL pass the contracts their fakes pass.
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 
 import { ClientsRepo } from "../src/repos/ClientsRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"

@@ -4,7 +4,8 @@
 import { readFileSync } from "node:fs"
 
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserLive } from "../src/card/CardParser.js"

@@ -3,9 +3,12 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserTest } from "../src/card/CardParser.js"

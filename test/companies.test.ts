@@ -1,6 +1,6 @@
 // Companies end to end through the typed client (SPEC §4.7, DECISIONS §1, §4, §5).
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { Companies } from "../src/services/Companies.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

@@ -3,9 +3,9 @@
 // the real Anthropic SDK against a local fake server (nothing reaches the real API).
 import { readFileSync } from "node:fs"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { inject } from "vitest"
 
 import { withDatabase } from "../src/sql/urls.js"

@@ -1,8 +1,11 @@
 // The envelope of every error class (DECISIONS §1): status equals code, data.error is stable,
 // and details ride along in data; X-Request-Id on every response.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, HashMap, Layer, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"

@@ -2,9 +2,13 @@
 // create and update, single and batch, card import), permission filtering per event, types,
 // cursor paging that skips nothing while events are being written, the 30 days, masking, and
 // the pruning of the outbox.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Option, TestClock } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 
 import { pruneEventsOnce } from "../jobs/EventsPrune.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"

@@ -3,9 +3,13 @@
 // the same tasks at the same moment. Every task ends with exactly one holder, every loser gets 409
 // task_locked naming that holder, nothing answers 5xx, and no dispatch ever waits on a lock held by
 // a transaction between statements (only on another running statement: no row-lock queues).
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Context, Effect, Fiber, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 
 import { formatDate } from "../src/domain/time.js"
 import { FollowUps } from "../src/services/FollowUps.js"

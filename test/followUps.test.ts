@@ -1,9 +1,12 @@
 // Follow-up tasks end to end (SPEC §2.6, §3.1, §4.5; DECISIONS §3, §4, §5, §7): plans and their
 // exactly-once generation, the list and the detail, the typical sequence for two competing
 // clients through the typed client, the lease, the reports and their event, masking, permissions.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Clock, Effect, Layer, TestClock } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { FollowUpGenerateJob } from "../jobs/FollowUpGenerate.js"
 import { runAdmin } from "../src/admin/commands.js"

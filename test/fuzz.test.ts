@@ -2,7 +2,7 @@
 // signed, with hostile strings, numbers, nesting and types in every field and parameter. No
 // answer may be a 5xx, leave the envelope, or carry a status the operation does not document.
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest, type RawResponse } from "./support/raw.js"

@@ -1,7 +1,7 @@
 // Guests end to end (SPEC §4.2, §2.2, §2.3, §8; DECISIONS §1, §3, §4, §6): derived fields,
 // validation paths, batches with partial failure, filters and orderings, masking, counters, events.
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

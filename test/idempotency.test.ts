@@ -5,10 +5,12 @@
 import { createServer } from "node:http"
 import * as net from "node:net"
 
-import { FetchHttpClient } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it as plainIt, layer } from "@effect/vitest"
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
 import { liveSigner, Signer } from "../src/auth/Signer.js"

@@ -3,7 +3,7 @@
 import { createHash } from "node:crypto"
 
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { runAdmin } from "../src/admin/commands.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

@@ -1,9 +1,10 @@
 // The job daemon: nonce pruning by retention, and a clean stop on SIGTERM.
 import { spawn } from "node:child_process"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as TestClock from "effect/TestClock"
 import { inject } from "vitest"
 
 import { pruneNoncesOnce } from "../jobs/NoncePrune.js"

@@ -1,9 +1,9 @@
 // Matches end to end (SPEC §4.9; DECISIONS §5, §6, §9): create with defaults and score, one open
 // match per pair, status moves, list filters, events, and the matchmakers' match_count and
 // success_rate kept exact under concurrent writes.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import type { GuestCreate } from "../schema/Guests.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

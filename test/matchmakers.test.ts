@@ -1,6 +1,6 @@
 // Matchmakers end to end (SPEC §4.1, §2.1 defaults, §8 limits; DECISIONS §3 masking).
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

@@ -1,8 +1,9 @@
 // Memberships end to end (SPEC §4.10; DECISIONS §3, §5, §9): create-or-renew, 404s, list filters,
 // the operator's plans and cancel, and expiry by the daemon with its membership.expired events.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
 import { runAdmin } from "../src/admin/commands.js"

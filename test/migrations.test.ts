@@ -1,9 +1,12 @@
 // Migrations: two processes starting on a new database at once must not collide.
 import { randomBytes } from "node:crypto"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import { inject } from "vitest"
 
 import { migrateDatabase } from "../src/sql/migrateUrl.js"

@@ -5,9 +5,12 @@
 // OTLP to a local collector.
 import { readFileSync } from "node:fs"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { periodicJob } from "../jobs/Job.js"

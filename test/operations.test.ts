@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs"
 import { Agent } from "node:http"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { inject } from "vitest"
 
 import { runAdmin } from "../src/admin/commands.js"

@@ -1,8 +1,8 @@
 // A database outage is a 503 service_unavailable with Retry-After (DECISIONS §1), never a 500, and
 // the service recovers by itself: the service reaches PostgreSQL through a proxy the test cuts.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"

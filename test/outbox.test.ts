@@ -1,7 +1,8 @@
 // The events outbox commits or rolls back together with the change that records the event.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { testAppLayer } from "./support/harness.js"

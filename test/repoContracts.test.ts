@@ -1,6 +1,6 @@
 // The real repositories and Transaction against PostgreSQL pass the contracts their in-memory
 // fakes pass (test/fakes/repoContracts.test.ts): each suite over its own copy of the database.
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 
 import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"
 import { CardTasksRepo } from "../src/repos/CardTasksRepo.js"

@@ -1,9 +1,11 @@
 // Exact list totals from counters (migrations 0012, 0014): kept in the transactions that change
 // the counted tables, folded by the daemon, and equal to a full count whatever the writers do at
 // once, in every snapshot.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 
 import { formatTimestamp } from "../src/domain/time.js"
 import { RowCountsRepo } from "../src/repos/RowCountsRepo.js"

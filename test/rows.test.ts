@@ -1,8 +1,12 @@
 // Rows are checked where they leave PostgreSQL: a column that changes type fails at the repository
 // boundary (a ParseError defect, answered 500 internal_error), never as a body of the wrong type.
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Cause, Effect, Exit, Option, ParseResult } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 
 import { MatchmakersRepo } from "../src/repos/MatchmakersRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

@@ -41,3 +41,40 @@ describe("start-up with an invalid setting", () => {
     })
   }, 60_000)
 })
+
+describe("what the processes load", () => {
+  const loadedBy = (modules: ReadonlyArray<string>): Promise<Array<string>> =>
+    new Promise((resolve, reject) => {
+      const script = modules.map((m) => `await import(${JSON.stringify(m)})`).join(";")
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", "--import", "./test/support/loadedModules.mjs", "--input-type=module", "-e", script],
+        { stdio: ["ignore", "pipe", "inherit"] }
+      )
+      let stdout = ""
+      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()))
+      child.on("error", reject)
+      child.on("close", () => resolve(stdout.split("\n").filter((line) => line.length > 0)))
+    })
+
+  it("the API's and the daemon's modules load no package barrel and no bundled docs page (each would stay in memory)", async () => {
+    const urls = await loadedBy([
+      "./src/Layers.ts",
+      "./src/http/Server.ts",
+      "./src/logging.ts",
+      "./src/observability/shutdown.ts",
+      "./src/observability/tracing.ts",
+      "./src/observability/daemonProbes.ts",
+      "./jobs/Jobs.ts"
+    ])
+    // The hook sees what the imports resolve: the service's own modules prove it ran.
+    expect(urls.some((url) => url.endsWith("/src/http/Server.ts"))).toBe(true)
+    const unwanted = urls.filter((url) =>
+      /\/node_modules\/(effect|@effect\/[^/]+)\/dist\/esm\/index\.js$/.test(url) ||
+      /HttpApiSwagger|HttpApiScalar|httpApiScalar|httpApiSwagger/.test(url) ||
+      /\/node_modules\/sharp\//.test(url)
+    )
+    expect(unwanted).toEqual([])
+  }, 60_000)
+
+})

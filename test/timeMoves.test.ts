@@ -2,9 +2,9 @@
 // activities move registering → ongoing → ended and memberships active → expired when their time
 // comes, without any request touching them, and each expiry is recorded by exactly one event.
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { inject } from "vitest"
 
 import { formatTimestamp } from "../src/domain/time.js"

@@ -6,9 +6,9 @@
 import type { ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"

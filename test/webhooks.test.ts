@@ -3,10 +3,13 @@
 // library (standardwebhooks): signatures (also during a rotation), ids stable across retries, the
 // shortened retry schedule, Retry-After, 410, permissions, masking, the timeout, redirects, the
 // capped answer, operator recovery, and a slow receiver that holds back no one else.
-import { FetchHttpClient } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, Logger, LogLevel } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
 
 import { WebhookJobsLive } from "../jobs/Webhooks.js"
 import { ALL_PERMISSIONS, type Permission } from "../schema/Common.js"

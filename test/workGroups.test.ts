@@ -1,7 +1,7 @@
 // WeChat groups end to end (SPEC §4.4, §2.5; DECISIONS §5), and the matchmaker reach filters
 // that combine associations and groups (SPEC §4.1).
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"

@@ -1,7 +1,7 @@
 // Work WeChat accounts end to end (SPEC §4.3, §2.4; DECISIONS §5): uniqueness and its release by
 // soft delete, associations and their rules, transfers with skips, logs per action, counts.
 import { expect, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { runAdmin } from "../src/admin/commands.js"
 import { signedClient, testServerLayer } from "./support/harness.js"

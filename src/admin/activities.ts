@@ -1,5 +1,6 @@
 // Operator commands for activities (DECISIONS §3): `activities approve|reject|open ID`.
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import type { OperatorAction } from "../domain/activities.js"
 import { Activities } from "../services/Activities.js"

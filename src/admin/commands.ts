@@ -1,7 +1,8 @@
 // The operator command line of DECISIONS §3 as a function from argv to one JSON-able value, so it
 // can be tested in-process; main.ts prints the value and turns failures into exit codes.
-import { Data, Effect } from "effect"
-import { Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { CompanyStatus } from "../../schema/Companies.js"
 import { CertLevel } from "../../schema/Matchmakers.js"

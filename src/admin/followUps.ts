@@ -1,6 +1,8 @@
 // Operator commands for follow-up plans and task generation (DECISIONS §3, §7):
 // `follow-up plans create|list` and `follow-up generate [--date D]`.
-import { Data, Effect, Schema } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { TaskType } from "../../schema/FollowUps.js"
 import { isDate, parseDays } from "../domain/followUp.js"

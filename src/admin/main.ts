@@ -10,7 +10,13 @@ if (argv.length === 0 || argv[0] === "--help" || argv[0] === "help") {
 }
 
 await bootstrapEnv()
-const { Effect, Exit, Cause, Option, Layer, Logger, LogLevel } = await import("effect")
+const Effect = await import("effect/Effect")
+const Exit = await import("effect/Exit")
+const Cause = await import("effect/Cause")
+const Option = await import("effect/Option")
+const Layer = await import("effect/Layer")
+const Logger = await import("effect/Logger")
+const LogLevel = await import("effect/LogLevel")
 const { AppLive } = await import("../Layers.js")
 const { StderrJsonLive, writeLog } = await import("../logging.js")
 

@@ -1,6 +1,6 @@
 // Operator commands for memberships (DECISIONS §3): `membership-plans create|list` and
 // `memberships cancel ID`.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { Memberships } from "../services/Memberships.js"
 

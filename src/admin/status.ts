@@ -1,7 +1,7 @@
 // The operator's view of a running installation: `status` (clients, queues with their depth, oldest
 // waiting work, failures in the last hour and held card tasks, the webhook backlog per client,
 // daemons) and `daemons list` (each daemon's heartbeat, jobs and last runs), as one JSON value.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { PlatformTimeZone } from "../Config.js"
 import { formatIso } from "../domain/time.js"

@@ -1,7 +1,8 @@
 // Operator recovery of webhook delivery (DECISIONS §9): `webhooks deliveries [--client APP_KEY]
 // [--status pending|succeeded|failed] [--limit N]`, `webhooks redeliver ID`, `webhooks redeliver
 // --client APP_KEY --since YYYY-MM-DDTHH:MM:SS`, `webhooks test APP_KEY`.
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { DeliveryStatus } from "../repos/WebhooksRepo.js"
 import { WebhookCommandError, Webhooks } from "../services/Webhooks.js"

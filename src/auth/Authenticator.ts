@@ -2,7 +2,9 @@
 // window, signature (current or previous secret in its overlap), then the shared nonce record and
 // the rate limit (§10). The caller comes from this instance's client cache; the nonce and, when
 // this instance's leased tokens are spent, a new lease take one statement together.
-import { Clock, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
 import { type ServiceUnavailable, Unauthorized } from "../../schema/Errors.js"

@@ -2,7 +2,9 @@
 // round trip to learn its caller. Every change of `clients` is announced at commit on
 // `clients_changed` (migration 0013) and evicts the row here; while the LISTEN connection is down
 // nothing is cached, so a disabled key or a reset secret can never outlive the notification.
-import { Effect, Option, Scope } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
 
 import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { listen, type ListenerHandlers } from "../sql/Listener.js"

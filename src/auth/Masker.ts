@@ -1,7 +1,7 @@
 // The masker (DECISIONS §3): what a masking client sees of a success's data. The rule (which
 // fields, starred how) is src/domain/masking.ts; this layer decides per caller and is what the edge
 // hands to the success schemas (ResponseMask), so handlers and services return plain values.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import type { CallerInfo } from "../../schema/Auth.js"
 import { maskDeep } from "../domain/masking.js"

@@ -2,7 +2,10 @@
 // `v1:` + base64(iv | tag | ciphertext); plaintext never leaves this module except to its caller.
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
 
-import { Context, Effect, Layer, Redacted } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 
 import { AppConfig } from "../Config.js"
 

@@ -4,7 +4,7 @@
 // can swap it; the shared vectors are its contract (test/domain/signing.test.ts).
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { canonicalString, type SigningInput } from "../domain/signing.js"
 

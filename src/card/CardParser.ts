@@ -1,7 +1,13 @@
 // The card parser the API uses: normalise the image, ask the AI when a key is configured, and fall
 // back to OCR + rules when it is not or when the AI fails; plus a fake for other tests. The AI and
 // the OCR are layers of their own (CardAi, CardOcr), so tests can put fakes in their place.
-import { Clock, Config, Context, Effect, Layer, Option, Redacted } from "effect"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 
 import { PlatformTimeZone } from "../Config.js"
 import { type AiConfig, type AiParsed, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"

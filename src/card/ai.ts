@@ -1,7 +1,10 @@
 // AI parsing of a card image with a Claude vision model (@anthropic-ai/sdk): the image and an
 // instruction go in, one JSON object with the ParsedCard keys comes out, checked with effect/Schema.
 import Anthropic from "@anthropic-ai/sdk"
-import { Duration, Effect, ParseResult, Schema } from "effect"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 import { Education, MaritalStatus } from "../../schema/Guests.js"
 import { errorMessage } from "../domain/text.js"

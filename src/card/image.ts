@@ -3,8 +3,8 @@
 // undone: sheet, perspective, skew, light and ruled lines, see photo.ts).
 import { createHash } from "node:crypto"
 
-import { Data } from "effect"
-import sharp from "sharp"
+import * as Data from "effect/Data"
+import type { Metadata, Sharp } from "sharp"
 
 import { errorMessage } from "../domain/text.js"
 import { type Quad, warpPerspective } from "./geometry.js"
@@ -62,15 +62,25 @@ const isPngMagic = (b: Uint8Array): boolean => b.length >= 8 && PNG_MAGIC.every(
 /** The type the first bytes announce (magic numbers only, no decoding); null for anything else. */
 export const sniffImageType = (bytes: Uint8Array): ImageType | null => isJpegMagic(bytes) ? "jpeg" : isPngMagic(bytes) ? "png" : null
 
+/**
+ * sharp (libvips, about 7 MB resident) is loaded on first use, so an API process that is never sent
+ * a card does not hold it. A sharp that cannot load rejects (a defect), it is never taken for a bad image.
+ */
+const importSharp = () => import("sharp").then((m) => m.default)
+let sharpLoading: ReturnType<typeof importSharp> | undefined
+const loadSharp = () => (sharpLoading ??= importSharp())
+
 /** Header only (nothing is decoded), so no pixel limit: a huge image is still a PNG, refused later. */
-const readMetadata = (bytes: Uint8Array): Promise<sharp.Metadata | null> =>
-  sharp(bytes, { limitInputPixels: false, failOn: "error" }).metadata().catch(() => null)
+const readMetadata = async (bytes: Uint8Array): Promise<Metadata | null> => {
+  const sharp = await loadSharp()
+  return sharp(bytes, { limitInputPixels: false, failOn: "error" }).metadata().catch(() => null)
+}
 
 /**
  * The type of an image judged by its content: the magic bytes must say JPEG or PNG AND sharp must
  * read the header as that same format. Anything else (a GIF or text named `.jpg`, a PNG signature
  * followed by garbage) is null. The file name and declared content type play no part.
- * Async because sharp reads metadata asynchronously; it never rejects.
+ * Async because sharp reads metadata asynchronously; it rejects only when sharp itself cannot load.
  */
 export const detectImageType = async (bytes: Uint8Array): Promise<ImageType | null> => {
   const sniffed = sniffImageType(bytes)
@@ -239,6 +249,7 @@ export const normalizeForParsing = async (bytes: Uint8Array, opts: NormalizeOpti
   const minShortSide = Math.min(opts.minShortSide ?? DEFAULT_MIN_SHORT_SIDE, maxSide)
   const sniffed = sniffImageType(bytes)
   if (sniffed === null) throw new ImageError({ reason: "not_an_image", message: "not a JPEG or PNG image" })
+  const sharp = await loadSharp()
   const input = () => sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS, failOn: "error" })
   try {
     const meta = await sharp(bytes, { limitInputPixels: false, failOn: "error" }).metadata()
@@ -366,7 +377,7 @@ const minRunFor = (w: number, h: number): number => Math.max(40, Math.round(0.06
  * ruled lines erased. `input` decodes the upright greyscale image.
  */
 export const preparePhoto = async (
-  input: () => sharp.Sharp,
+  input: () => Sharp,
   width: number,
   height: number,
   opts: PrepareOptions,

@@ -6,7 +6,10 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as zlib from "node:zlib"
 
-import { Context, Duration, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import Tesseract from "tesseract.js"
 
 import { errorMessage } from "../domain/text.js"

@@ -1,7 +1,9 @@
 // Guest-card parsing: the outcome of a parse, its errors, and the CardParser service tag that the
 // AI and OCR implementations sit behind. The parsed card's shape is the domain's (domain/card.ts);
 // education and marital values are the contract's (schema/Guests.ts).
-import { Context, Data, type Effect } from "effect"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
 
 import type { ParsedCard } from "../domain/card.js"
 

@@ -3,8 +3,14 @@
 // Idempotency-Key (DECISIONS §11), so a lost answer is retried safely, re-signed with a fresh nonce.
 import { randomBytes, randomUUID } from "node:crypto"
 
-import { HttpApiClient, type HttpBody, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
-import { Clock, Duration, Effect } from "effect"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import type * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { Signer, type SignerShape } from "../auth/Signer.js"

@@ -1,6 +1,6 @@
 // Validation issues as clients see them: one entry per path. A union (a literal set, a nullable
 // field) fails once per member; those are folded into one readable message.
-import { ParseResult } from "effect"
+import * as ParseResult from "effect/ParseResult"
 
 import { clip } from "./text.js"
 

@@ -1,6 +1,6 @@
 // Per-request state shared between the edge middleware and the signature middleware: the exact
 // body bytes (read once), the request id, the authenticated caller and extra response headers.
-import { Context } from "effect"
+import * as Context from "effect/Context"
 
 import type { CallerInfo } from "../../schema/Auth.js"
 

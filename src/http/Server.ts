@@ -1,11 +1,13 @@
 // The HTTP application: the contract's groups with their handlers, the signature middleware, the
 // edge, the OpenAPI document, the offline docs page and the probes (/healthz, /readyz, /metrics).
-import { HttpApiBuilder, HttpApiScalar, HttpMiddleware } from "@effect/platform"
-import { Layer } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as Layer from "effect/Layer"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { ApiProbesLive, isProbe } from "../observability/health.js"
 import { tracingState } from "../observability/tracing.js"
+import { DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
 import { ActivitiesHandlers } from "./handlers/Activities.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"
@@ -42,7 +44,7 @@ export const ApiLive = HttpApiBuilder.api(OpenApiDef).pipe(
 
 /** Serve the API on whatever HttpServer is provided (Node in production, a test server in tests). */
 export const HttpAppLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(HttpApiScalar.layer({ path: "/docs", scalar: { hideTestRequestButton: true } })),
+  Layer.provide(DocsLive),
   Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${API_PREFIX}/openapi.json` })),
   Layer.provide(ApiProbesLive),
   Layer.provide(EdgeLive),

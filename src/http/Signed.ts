@@ -1,8 +1,11 @@
 // The signature middleware of every signed group: authenticates the caller, applies the
 // per-client rate limit, checks the endpoint's permission, the body's media type and text, and
 // claims a POST's Idempotency-Key.
-import { HttpRouter, HttpServerRequest } from "@effect/platform"
-import { Data, Effect, Layer } from "effect"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { Signed } from "../../schema/Auth.js"
 import { BadRequest, Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"

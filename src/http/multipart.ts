@@ -1,8 +1,11 @@
 // Card uploads: the multipart form is read from the exact bytes the signature covered (the edge
 // kept them), with the platform's standard FormData parser; its text fields are decoded here, at
 // the HTTP edge, into the domain values the card service takes.
-import type { HttpServerRequest } from "@effect/platform"
-import { Array as Arr, Effect, ParseResult, Schema } from "effect"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 import { MAX_ID } from "../../schema/Common.js"
 import { BadRequest, type Issue } from "../../schema/Errors.js"

@@ -1,7 +1,9 @@
 // What the edge needs to know of each endpoint, read once from the contract: the permission it
 // requires and the body kind it accepts (for 415), keyed by router method and path.
-import { HttpApi, HttpApiSchema } from "@effect/platform"
-import { Context, Option } from "effect"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as Context from "effect/Context"
+import * as Option from "effect/Option"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"

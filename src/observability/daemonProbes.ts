@@ -2,9 +2,14 @@
 // its supervisor and Prometheus. Nothing else is served there.
 import { createServer } from "node:http"
 
-import { HttpMiddleware, HttpServer, HttpServerResponse } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Option, Schema } from "effect"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { AnyErrorEnvelope, NotFound } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"

@@ -4,8 +4,13 @@
 // outside /api/open/v1, in the envelope (except /metrics, which is Prometheus text).
 import { readdirSync } from "node:fs"
 
-import { HttpApiBuilder, HttpRouter, type HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Layer, Schema } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 
 import { AnyErrorEnvelope, ServiceUnavailable } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"

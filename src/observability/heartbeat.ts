@@ -1,7 +1,11 @@
 // The daemon's heartbeat: its row in daemon_heartbeats is written at start and every
 // DAEMON_HEARTBEAT_SECONDS with what its jobs did, and marked stopped on a clean shutdown, so
 // `admin daemons list` tells live daemons from dead ones (no beat within three intervals).
-import { Cause, Duration, Effect, Layer, Schedule } from "effect"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 import { AppConfig } from "../Config.js"
 import { DaemonsRepo } from "../repos/DaemonsRepo.js"

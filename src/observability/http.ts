@@ -1,7 +1,8 @@
 // The edge's hook into the measurements: each answered request is counted and timed under its
 // route template, its span carries the request id and the template, and probe requests log at
 // Debug (a supervisor polls them every few seconds; they would drown the request log).
-import { Effect, LogLevel } from "effect"
+import * as Effect from "effect/Effect"
+import * as LogLevel from "effect/LogLevel"
 
 import { API_PREFIX } from "../../schema/Api.js"
 import { ROUTES } from "../http/routes.js"

@@ -1,7 +1,11 @@
 // What a daemon's jobs did, measured once for every job: `measuredRun` wraps one run (a periodic
 // job's pass, one task of a queue) with its span, the runs/failures/duration metrics and the
 // in-process record that the heartbeat writes to daemon_heartbeats for `admin daemons list`.
-import { Cause, Context, Effect, Exit, Schema } from "effect"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
 
 import { errorMessage } from "../domain/text.js"
 import { jobDuration, jobFailures, jobRuns, update } from "./metrics.js"

@@ -1,8 +1,12 @@
 // Every measurement the processes make, as Effect metrics (served in the Prometheus text format by
 // prometheus.ts): HTTP requests, authentication failures and rate limiting at the edge, job runs in
 // the daemon, and gauges (database pool, queues) refreshed when /metrics is scraped.
-import { Effect, Metric, MetricBoundaries, MetricKey, type MetricKeyType, MetricLabel } from "effect"
-
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricKey from "effect/MetricKey"
+import type * as MetricKeyType from "effect/MetricKeyType"
+import * as MetricLabel from "effect/MetricLabel"
 /** Seconds: from a health probe (sub-millisecond) to a card upload with OCR (seconds). */
 const LATENCY_BOUNDARIES = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30])
 

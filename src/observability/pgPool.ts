@@ -2,9 +2,10 @@
 // keeps its pool to itself, so the pool is built as PgClient.make builds it (same options, the same
 // start-up check and shutdown) and handed over with PgClient.layerFromPool; each live pool is
 // listed for the /metrics scrape (connections in use, idle, waiting).
-import { SqlError } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
+import * as SqlError from "@effect/sql/SqlError"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import pg from "pg"
 
 import { poolConnectionsIdle, poolConnectionsInUse, poolConnectionsMax, poolWaiting, update } from "./metrics.js"

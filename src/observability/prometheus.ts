@@ -1,9 +1,11 @@
 // GET /metrics of both processes: Effect's metrics (metrics.ts) in the Prometheus text format,
 // through @effect/opentelemetry's metric producer and the OpenTelemetry Prometheus exporter's
 // serializer. The gauges that describe state elsewhere (pool, queues) are refreshed per scrape.
-import { Metrics, Resource } from "@effect/opentelemetry"
+import * as Metrics from "@effect/opentelemetry/Metrics"
+import * as Resource from "@effect/opentelemetry/Resource"
 import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
-import { Cause, Effect } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 
 import { AppConfig } from "../Config.js"
 import { MonitoringRepo } from "../repos/MonitoringRepo.js"

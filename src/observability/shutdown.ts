@@ -5,9 +5,12 @@
 // period ends is cut off, and the log says how many were.
 import { createServer, type Server, type ServerResponse } from "node:http"
 
-import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Duration, Effect, Layer, Option } from "effect"
-
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 /** The listener's requests in flight and how to drain them. */
 export class ServerDrain extends Context.Tag("Observability/ServerDrain")<ServerDrain, {
   readonly server: Server

@@ -1,11 +1,17 @@
 // Traces over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set: Effect's spans (one per request,
 // per job run, per SQL statement, and the ones the code names) go to an OpenTelemetry collector,
 // batched. Unset, tracing is off: spans are not even created.
-import { NodeSdk, Resource, Tracer } from "@effect/opentelemetry"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import * as Resource from "@effect/opentelemetry/Resource"
+import * as Tracer from "@effect/opentelemetry/Tracer"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { BatchSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Config, ConfigError, Effect, Either, Layer, Option } from "effect"
-
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 export interface TracingConfig {
   /** The collector's base URL (traces go to `<endpoint>/v1/traces`); none: no tracing. */
   readonly endpoint: Option.Option<string>

@@ -1,8 +1,11 @@
 // Activities and their registrations: the only SQL over `activities` and `activity_registrations`.
 // A place is taken by one conditional UPDATE of the gender's counter, so concurrent registrations
 // never overbook; the daemon's time moves are one set-based UPDATE each.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatus, Registration } from "../../schema/Activities.js"
 import { pageOf } from "../../schema/Common.js"

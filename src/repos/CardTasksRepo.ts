@@ -3,8 +3,11 @@
 // are decoded by their schema at the boundary.
 import { randomBytes } from "node:crypto"
 
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { CardTask } from "../../schema/Guests.js"
 import { IsoTimestamp } from "./rows.js"

@@ -1,7 +1,9 @@
 // API clients (app_key/app_secret holders): the only SQL over `clients`. Rows are decoded by their
 // schema at the boundary.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "./OutboxRepo.js"

@@ -1,6 +1,9 @@
 // Companies: the only SQL over `companies`. Rows are decoded by their schema at the boundary.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import {

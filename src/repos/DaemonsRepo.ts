@@ -1,7 +1,9 @@
 // Daemon heartbeats: the only SQL over `daemon_heartbeats`. Liveness is judged by the database's
 // clock (every beat is stamped with now()), so daemons on hosts with skewed clocks compare fairly.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { JobSnapshot } from "../observability/jobs.js"
 import { IsoTimestamp } from "./rows.js"

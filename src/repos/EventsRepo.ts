@@ -1,8 +1,10 @@
 // The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order
 // and removes events past the retention once no delivery of theirs is still pending. Recording
 // events is OutboxRepo's.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { EventType } from "../../schema/Events.js"
 import { IsoTimestamp } from "./rows.js"

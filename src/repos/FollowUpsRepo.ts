@@ -1,8 +1,11 @@
 // Follow-up plans and tasks: the only SQL over `follow_up_plans` and `follow_up_tasks`. The lock is
 // one statement (no transaction, no row-lock queue behind a loser); generation is an idempotent
 // INSERT … ON CONFLICT DO NOTHING on the (plan, day) key; a list page and a detail are one query each.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import { FOLLOW_UP_PAGE, FollowUpTaskListParams, MatchmakerBrief, TaskResult, TaskStatus, TaskType } from "../../schema/FollowUps.js"

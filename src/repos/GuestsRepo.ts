@@ -1,7 +1,10 @@
 // Guests: the only SQL over `guests` (and the matchmaker guest counters it moves). Rows are
 // decoded by their schema at the boundary; a write encodes the guest's state into its columns.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"

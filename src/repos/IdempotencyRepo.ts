@@ -1,7 +1,10 @@
 // Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
 // on the (app_key, key) primary key, so exactly one attempt runs across every API instance.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import type { KeptRequest } from "../domain/idempotency.js"
 import { sqlEdge } from "./sqlHelpers.js"

@@ -1,7 +1,10 @@
 // Image blacklist: the only SQL over `image_blacklist`. Each call is one statement, whatever
 // the number of md5 values; rows are decoded by their schema at the boundary.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import { BLACKLIST_PAGE, BlacklistListParams, BlacklistRecord, BlacklistSource } from "../../schema/ImageBlacklist.js"

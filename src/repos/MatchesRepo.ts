@@ -1,7 +1,9 @@
 // Matches: the only SQL over `matches`, and the matchmaker match counters they move. A second
 // open match of a pair is refused by the partial unique index, never by a check-then-insert.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"

@@ -1,7 +1,9 @@
 // Matchmakers: the only SQL over `matchmakers`, and the reach of work accounts over them. Rows
 // are decoded by their schema at the boundary.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import {

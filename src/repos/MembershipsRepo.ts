@@ -1,8 +1,10 @@
 // Memberships and their plans: the only SQL over `memberships` and `membership_plans`.
 // Create-or-renew is one upsert on the "one active membership per user and plan" index; expiry
 // is one statement that moves the due rows and records their events together.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { pageOf } from "../../schema/Common.js"
 import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"

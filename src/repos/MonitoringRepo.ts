@@ -2,8 +2,10 @@
 // queue's depth, oldest waiting work and recent failures, held card tasks with their holder's
 // liveness, the webhook backlog per client and a count of clients. Read-only, small queries on the
 // queues' partial indexes, cheap enough for every scrape.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { MISSED_BEATS } from "./DaemonsRepo.js"
 import { IsoTimestamp, PlatformTimeZone } from "./rows.js"

@@ -3,8 +3,10 @@
 // subscribed clients' webhook deliveries in that same transaction.
 import { randomBytes } from "node:crypto"
 
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "../../schema/Events.js"

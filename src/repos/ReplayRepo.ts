@@ -1,7 +1,9 @@
 // Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets
 // (unlogged tables, migration 0013).
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"

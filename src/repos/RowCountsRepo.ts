@@ -1,8 +1,10 @@
 // Exact totals of the large lists from the counters of migration 0012 (`row_counts`), and their
 // compaction. A total is the sum of one key's delta rows, so it is exact in any snapshot; folding
 // the rows of each key into one keeps that sum a read of a few rows.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"

@@ -1,6 +1,9 @@
 // Platform users (memberships, work-account attribution): the only SQL over `users`.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { sqlEdge } from "./sqlHelpers.js"
 

@@ -2,8 +2,11 @@
 // `webhook_attempts`. Deliveries are created by the fan-out trigger of migration 0009 when an
 // event commits; daemons claim them with row locks (SKIP LOCKED) and a lease, under per-client
 // and per-daemon bounds, and record each attempt only while they still hold the delivery.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"

@@ -1,7 +1,10 @@
 // WeChat groups, their members and logs: the only SQL over those tables. Rows are decoded by their
 // schema at the boundary; a taken group_no is the 400 it means.
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { pageOf, type PageParams } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"

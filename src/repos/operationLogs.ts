@@ -1,8 +1,10 @@
 // Operation logs of work accounts and groups share one shape (SPEC §2.4, §2.5): writing entries
 // (operator: this interface) and reading a page of them, newest first, for one owner row. Each
 // owner's repository passes its log record's row schema; rows are decoded by it at the boundary.
-import { type SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js"
 import { LogAction } from "../../schema/WorkWechats.js"

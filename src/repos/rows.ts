@@ -1,7 +1,12 @@
 // Row schemas' shared pieces: every repository decodes what PostgreSQL returns at the boundary
 // (a column that changes type fails there, loudly, instead of reaching a client), and instants
 // become text in the platform time zone through one transform.
-import { Context, Fiber, FiberRef, Option, ParseResult, Schema } from "effect"
+import * as Context from "effect/Context"
+import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 import { PlatformTimeZone } from "../Config.js"
 import { formatDate, formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"

@@ -1,8 +1,11 @@
 // The repository edge and small helpers shared by repositories: SQL and row-decoding failures are
 // mapped here, once (a lost connection is the 503 of DECISIONS §1, a unique violation the typed
 // error it means, anything else a defect); LIKE patterns and page windows.
-import { SqlClient, type SqlError } from "@effect/sql"
-import { Cause, Effect, ParseResult } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlError from "@effect/sql/SqlError"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
 
 import { ServiceUnavailable } from "../../schema/Errors.js"
 

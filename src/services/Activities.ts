@@ -1,6 +1,7 @@
 // Activity use cases (SPEC §4.8; DECISIONS §4, §5): create, list, register with per-gender quota,
 // and the operator's audit and opening. The daemon's time moves are in jobs/TimeMoves.ts.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import type { ActivityCreate, ActivityListParams, RegistrationCreate } from "../../schema/Activities.js"
 import { BadRequest } from "../../schema/Errors.js"

@@ -2,7 +2,11 @@
 // content, blacklist, duplicates), synchronous parsing, queued tasks, and the processing of one
 // claimed task into a guest — all of it in one transaction at the end, never during parsing. The
 // HTTP handlers decode the form; this service takes the image and the domain values.
-import { Effect, Either, Option, ParseResult, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "../../schema/Errors.js"
 import { type CardOverrides, type CreateFromCardResult, GuestCreate, type ParseCardResult } from "../../schema/Guests.js"

@@ -2,7 +2,10 @@
 // rate limits and webhook settings. Used by the admin command line and the tests.
 import { randomBytes } from "node:crypto"
 
-import { Clock, Data, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
 import { ClientCache } from "../auth/ClientCache.js"

@@ -1,6 +1,6 @@
 // Company use cases (SPEC §4.7): create, read, update, list; status and certification are the
 // operator's (DECISIONS §5), through the admin command line.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import type { CompanyCreate, CompanyListParams, CompanyStatus, CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"

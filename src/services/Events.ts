@@ -1,6 +1,7 @@
 // The events feed (DECISIONS §9): a client's catch-up read of the events it may read, oldest
 // first in commit-safe order, 30 days back, continuing after the last event id it processed.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import type { CallerInfo } from "../../schema/Auth.js"
 import { BadRequest } from "../../schema/Errors.js"

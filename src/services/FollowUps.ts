@@ -1,7 +1,9 @@
 // Follow-up use cases (SPEC §4.5; DECISIONS §5, §7): the task list and detail, the dispatch lock
 // with its lease, the three reports (complete records its event in the same transaction), and the
 // operator's plans and task generation (also run by the job daemon).
-import { Clock, Effect, Option } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import { BadRequest, Conflict, NotFound } from "../../schema/Errors.js"
 import type {

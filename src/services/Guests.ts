@@ -1,7 +1,9 @@
 // Guest use cases (SPEC §4.2 without the card endpoints): create, read, update, list and both
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
 // counters and records its event in the same transaction.
-import { Effect, Either, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
 
 import { BadRequest, type Issue, NotFound } from "../../schema/Errors.js"
 import {

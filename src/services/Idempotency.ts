@@ -1,7 +1,7 @@
 // Safe retries of POSTs (DECISIONS §11): the first attempt under a client's Idempotency-Key runs
 // and its answer is kept; a repeat gets that answer, a 409 while the first still runs, or a 422
 // when the key came with another request. Shared by every API instance through the database.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { AppConfig } from "../Config.js"
 import { decideRepeat, isKept, type Repeat } from "../domain/idempotency.js"

@@ -1,6 +1,7 @@
 // Image blacklist use cases (SPEC §4.6, DECISIONS §8): add with per-item errors, check with hit
 // counting, list, permanent delete; the operator disables records.
-import { Effect, Schema } from "effect"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import {

@@ -1,7 +1,7 @@
 // Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
 // Each write moves the matchmakers' match_count / success_count and records its event in the
 // same transaction.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { Match, MatchCreate, MatchListParams, MatchStatus } from "../../schema/Matches.js"

@@ -1,6 +1,6 @@
 // Matchmaker use cases (SPEC §4.1): create, read, update, list and the id sync list. Status and
 // certification are the operator's (DECISIONS §5).
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import type { CertLevel, MatchmakerCreate, MatchmakerIdsParams, MatchmakerListParams, MatchmakerUpdate } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"

@@ -1,6 +1,7 @@
 // Membership use cases (SPEC §4.10; DECISIONS §3, §5): create-or-renew, list, the operator's
 // cancel and plans. Expiry at expire_at is the daemon's (jobs/TimeMoves.ts).
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { MembershipCreate, MembershipListParams } from "../../schema/Memberships.js"

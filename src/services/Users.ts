@@ -1,6 +1,7 @@
 // Platform users, managed by the operator (DECISIONS §3): they count toward a work account's
 // user_count through users.work_wechat_id.
-import { Data, Effect } from "effect"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
 
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"

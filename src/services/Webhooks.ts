@@ -3,7 +3,11 @@
 // recovery: listing deliveries with their attempts, redelivery, and a test event.
 import { randomBytes } from "node:crypto"
 
-import { Clock, Data, Effect, Option, Random } from "effect"
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Random from "effect/Random"
 
 import { SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"

@@ -1,6 +1,6 @@
 // WeChat group use cases (SPEC §4.4, DECISIONS §5): groups, their matchmaker and work-account
 // members, and an operation log entry for every change, in the same transaction.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound } from "../../schema/Errors.js"

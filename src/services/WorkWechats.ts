@@ -1,6 +1,7 @@
 // Work WeChat account use cases (SPEC §4.3, DECISIONS §5): every change and its operation log
 // commit in one transaction; unique values and associations are guarded by the database.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound, type ResourceName } from "../../schema/Errors.js"

@@ -1,5 +1,6 @@
 // Small pieces every service uses: 404 for a missing record, and the "fields sent" answer of PUTs.
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 
 import { NotFound, type ResourceName } from "../../schema/Errors.js"
 

@@ -1,7 +1,13 @@
 // A LISTEN connection that knows when it can be trusted. @effect/sql-pg's `listen` swallows the
 // errors of its connection, so a cache fed by it would go stale silently; this one reports every
 // (re)connection and every loss, checks itself with a ping, and reconnects on its own.
-import { Deferred, Effect, Exit, Queue, Redacted, Runtime, type Scope } from "effect"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
+import * as Redacted from "effect/Redacted"
+import * as Runtime from "effect/Runtime"
+import type * as Scope from "effect/Scope"
 import pg from "pg"
 
 import { DatabaseUrl } from "./Sql.js"

@@ -2,11 +2,17 @@
 // the admin command line and the tests.
 import * as path from "node:path"
 
-import { FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
-import { Migrator, SqlClient } from "@effect/sql"
-import type { PgClient } from "@effect/sql-pg"
-import { Config, Context, Effect, Layer, type Redacted } from "effect"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Config from "effect/Config"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 
 import { measuredPgClientLayer } from "../observability/pgPool.js"
 import { projectRoot } from "../root.js"

@@ -8,7 +8,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import { LogLevel } from "effect"
+import * as LogLevel from "effect/LogLevel"
 import { Client } from "pg"
 
 import { errorMessage } from "../domain/text.js"

@@ -1,5 +1,6 @@
 // Promise-style entry to run the migrations against one database URL (test setup, tooling).
-import { Effect, Redacted } from "effect"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 
 import { migrate, pgClientLayer } from "./Sql.js"
 

@@ -2,7 +2,8 @@
 // headers to the URL the operator configured. Redirects are not followed (a 3xx is a failed
 // attempt), the whole exchange has a deadline, and at most a capped part of the answer is read.
 // The service is what the webhook use cases call, so a test can put a recording fake in its place.
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 
 import { Signer, type SignerShape } from "../auth/Signer.js"
 import { type AttemptResult, isWebhookUrl } from "../domain/webhooks.js"

@@ -6,7 +6,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 
 import { AI_INSTRUCTION, type AiConfig, extractJson, makeAiParser, parseAiAnswer } from "../../src/card/ai.js"
 import { CardParserLive, CardParserTest, imageErrorOf } from "../../src/card/CardParser.js"

@@ -3,8 +3,7 @@
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 
-import { Effect } from "effect"
-
+import * as Effect from "effect/Effect"
 export interface RecordedRequest {
   readonly method: string
   readonly path: string

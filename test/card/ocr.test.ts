@@ -7,7 +7,8 @@ import { fileURLToPath } from "node:url"
 import * as zlib from "node:zlib"
 
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, Logger } from "effect"
+import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
 
 import { normalizeForParsing } from "../../src/card/image.js"
 import { CardOcr, checkLanguageData, languageDataFiles, OCR_INSTALL_HINT, ocrLanguageDataAvailable, OcrLive } from "../../src/card/ocr.js"

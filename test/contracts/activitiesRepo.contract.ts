@@ -1,7 +1,9 @@
 // What the activity service and the time moves rely on from ActivitiesRepo (all but the list), run
 // against the real repository (integration) and its in-memory fake (unit).
 import { expect, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { deriveGuest } from "../../src/domain/guest.js"
 import { ActivitiesRepo, type ActivityInsert } from "../../src/repos/ActivitiesRepo.js"

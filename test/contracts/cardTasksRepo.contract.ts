@@ -2,7 +2,9 @@
 // repository (integration) and its in-memory fake (unit). The claim takes the oldest claimable
 // task of the whole queue, so the suite's claim tests first drain what earlier tests left.
 import { expect, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { CardTasksRepo, type NewCardTask } from "../../src/repos/CardTasksRepo.js"
 import { ContractSeed } from "./seed.js"

@@ -1,7 +1,10 @@
 // What the services rely on from ClientsRepo, run against the real repository (integration) and
 // its in-memory fake (unit): the same expectations, so the fake cannot drift from PostgreSQL.
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { ClientsRepo } from "../../src/repos/ClientsRepo.js"
 

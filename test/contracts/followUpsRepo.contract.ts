@@ -2,7 +2,9 @@
 // generation; not the list or detail pages), run against the real repository (integration) and
 // its in-memory fake (unit). Times are the caller's (`nowMs`), as the service passes its clock.
 import { expect, layer } from "@effect/vitest"
-import { Effect, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { scheduledDate } from "../../src/domain/followUp.js"
 import { deriveGuest } from "../../src/domain/guest.js"

@@ -1,7 +1,10 @@
 // What the services rely on from GuestsRepo (all but the list), run against the real repository
 // (integration) and its in-memory fake (unit): the same expectations, so the fake cannot drift.
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"

@@ -1,7 +1,8 @@
 // What the services and the events feed rely on from OutboxRepo, run against the real repository
 // (integration) and its in-memory fake (unit).
 import { expect, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { newestEventId } from "./seed.js"

@@ -1,7 +1,8 @@
 // What the authenticator relies on from ReplayRepo (DECISIONS §2 nonces, §10 rate buckets), run
 // against the real repository (integration) and its in-memory fake (unit).
 import { expect, layer } from "@effect/vitest"
-import { Effect, type Layer } from "effect"
+import * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
 
 import { type AdmitRequest, ReplayRepo } from "../../src/repos/ReplayRepo.js"
 

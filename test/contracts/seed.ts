@@ -3,8 +3,10 @@
 // window put in the past). Each store implements them its own way — SQL against PostgreSQL, the
 // tables of the fake database — and times are relative to that store's own "now" (PostgreSQL's
 // now(), the fake's clock), so one suite runs unchanged on both.
-import { SqlClient } from "@effect/sql"
-import { Context, Effect, Layer } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { FakeDb, nextId, now } from "../fakes/db.js"

@@ -3,7 +3,10 @@
 // dies leaves nothing behind, one that succeeds keeps everything, and a nested unit that fails
 // undoes only its own writes when the outer one recovers (a savepoint).
 import { expect, layer } from "@effect/vitest"
-import { Effect, Exit, type Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { deriveGuest } from "../../src/domain/guest.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"

@@ -1,6 +1,10 @@
 // LOG_LEVEL and the start-up check of settings: which values are accepted, and how a bad one is named.
 import { describe, expect, it } from "@effect/vitest"
-import { type Config, ConfigProvider, Effect, Either, LogLevel } from "effect"
+import type * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as LogLevel from "effect/LogLevel"
 
 import { appConfig } from "../../src/Config.js"
 import { configProblems, logLevelConfig, parseLogLevel } from "../../src/logging.js"

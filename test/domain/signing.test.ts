@@ -1,7 +1,7 @@
 // The Signer layer's contract: it reproduces every case of the shared signing vectors
 // (DECISIONS §2), accepts exactly its own signatures, and signs webhooks as Standard Webhooks does.
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Webhook } from "standardwebhooks"
 
 import { Signer } from "../../src/auth/Signer.js"

@@ -5,7 +5,9 @@
 // time moves (registering → ongoing at start_time, → ended at end_time) against "now", which here
 // is the fiber's clock (the TestClock) where PostgreSQL uses now(). The list is not faked.
 // Checked against the real one by test/contracts/activitiesRepo.contract.ts.
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import type { Activity, Registration } from "../../schema/Activities.js"
 import { BadRequest } from "../../schema/Errors.js"

@@ -3,7 +3,9 @@
 // failure — and counts its calls; an AI or OCR asked once more than scripted dies, naming it.
 // With CardParserFromParts they give the real parser's decisions (AI first, OCR as the fallback,
 // the text rules on OCR's text) with no network and no OCR worker.
-import { Context, Effect, Layer } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { AiParsed } from "../../src/card/ai.js"
 import { CardAi } from "../../src/card/CardParser.js"

@@ -6,7 +6,9 @@
 // test/contracts/cardTasksRepo.contract.ts.
 import { randomBytes } from "node:crypto"
 
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import type { CardTask } from "../../schema/Guests.js"
 import { PlatformTimeZone } from "../../src/Config.js"

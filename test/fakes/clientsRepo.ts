@@ -1,7 +1,9 @@
 // An in-memory ClientsRepo: the rows of `clients` in a Map, with the real repository's rules that
 // services rely on (app_key unique, ids ascending, defaults of a new row, partial updates). Checked
 // against the real one by test/contracts/clientsRepo.contract.ts.
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { type ClientChange, type ClientRow, ClientsRepo } from "../../src/repos/ClientsRepo.js"
 

@@ -10,7 +10,12 @@
 // sees the last one committed, as under SERIALIZABLE); a nested `run` is a savepoint (its own
 // snapshot, no second permit). Writes made outside any `run` are not isolated from a running
 // one: concurrency is the integration suite's business (the real repositories under real locks).
-import { Clock, Context, Effect, Exit, FiberRef, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Layer from "effect/Layer"
 
 import type { GuestState } from "../../src/domain/guest.js"
 import { Transaction } from "../../src/repos/sqlHelpers.js"

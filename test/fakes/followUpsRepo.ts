@@ -5,7 +5,9 @@
 // pending or dispatched), one task per plan and day, generation up to a date moving next_date
 // past it, and plans newest first. The list and the detail page are not faked (a test reaching
 // them dies naming them). Checked against the real one by test/contracts/followUpsRepo.contract.ts.
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { PlatformTimeZone } from "../../src/Config.js"
 import { scheduledDate } from "../../src/domain/followUp.js"

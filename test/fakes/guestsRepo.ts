@@ -3,7 +3,9 @@
 // an update that sends none; completeness stored to two decimals; one guest per matchmaker and
 // image; the matchmakers' guest counters). The list (and its counting) is not faked: a test that
 // reaches it dies naming it. Checked against the real one by test/contracts/guestsRepo.contract.ts.
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import type { Guest } from "../../schema/Guests.js"
 import { PlatformTimeZone } from "../../src/Config.js"

@@ -1,7 +1,9 @@
 // Partial fakes (makeTestLayer) of repositories that services only use to look a row up: they
 // answer from the fake database's tables, and every other method dies naming itself. Not
 // contract-tested: each is one lookup by id, and the services only ask whether the row exists.
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { CompaniesRepo } from "../../src/repos/CompaniesRepo.js"
 import { UsersRepo } from "../../src/repos/UsersRepo.js"

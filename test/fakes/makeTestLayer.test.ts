@@ -1,7 +1,10 @@
 // makeTestLayer: a layer of only the members a test gives; any other member dies loudly, naming
 // the service and the member, whether it is called (a method) or yielded (an effect).
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Option } from "effect"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 
 import { ActivitiesRepo } from "../../src/repos/ActivitiesRepo.js"
 import { UsersRepo } from "../../src/repos/UsersRepo.js"

@@ -2,8 +2,9 @@
 // members a test gives. Any other member, called or yielded, dies naming the service and the
 // member, so a test states exactly what it relies on and fails loudly when the code under test
 // reaches for something else.
-import { Effect, Layer } from "effect"
 import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 /** A value that is both a function returning a dying effect and that dying effect itself. */
 const unimplemented = (service: string, member: string) => {

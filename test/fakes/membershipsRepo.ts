@@ -7,7 +7,9 @@
 // Checked against the real one by test/contracts/membershipsRepo.contract.ts.
 import { randomBytes } from "node:crypto"
 
-import { Effect, Layer, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import type { Membership } from "../../schema/Memberships.js"
 import { PlatformTimeZone } from "../../src/Config.js"

@@ -5,7 +5,8 @@
 // not faked. Checked against the real one by test/contracts/outboxRepo.contract.ts.
 import { randomBytes } from "node:crypto"
 
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { EventType, OutboxEvent } from "../../src/repos/OutboxRepo.js"
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"

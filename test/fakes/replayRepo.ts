@@ -2,7 +2,8 @@
 // `admit` as ADMIT_SQL does (a replay inside the retention is refused, a lease is granted only for a
 // fresh nonce, a new bucket starts full, refill at rps up to burst). Checked against the real one by
 // test/contracts/replayRepo.contract.ts.
-import { Effect, Layer } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { type AdmitResult, ReplayRepo } from "../../src/repos/ReplayRepo.js"
 

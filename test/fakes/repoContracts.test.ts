@@ -1,7 +1,8 @@
 // The in-memory repositories and the fake Transaction pass the same contracts as the real ones
 // (test/repoContracts.test.ts runs them against PostgreSQL). The fake's clock is set to a real
 // instant, as PostgreSQL's now() would be.
-import { Layer, TestClock } from "effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { activitiesRepoContract } from "../contracts/activitiesRepo.contract.js"
 import { cardTasksRepoContract } from "../contracts/cardTasksRepo.contract.js"

@@ -1,7 +1,7 @@
 // Rows for service tests over the fake store: the tables no service under test writes (companies,
 // matchmakers, users) straight into the fake database, guests through the guests fake as the
 // services would store them.
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"

@@ -2,7 +2,7 @@
 // store a service test provides instead of PostgreSQL. The fake database itself (FakeDb) is in
 // the output too, so a test can seed rows no repository writes (companies, matchmakers, users)
 // and read what the services stored.
-import { Layer } from "effect"
+import * as Layer from "effect/Layer"
 
 import { FakeActivitiesRepo } from "./activitiesRepo.js"
 import { FakeCardTasksRepo } from "./cardTasksRepo.js"

@@ -3,7 +3,10 @@
 // request it was asked to send, and takes no time unless told to (its clock is the fiber's, the
 // TestClock in tests). A request with no scripted answer left dies, naming the URL: a test states
 // every answer it expects to be asked for.
-import { Clock, Context, Effect, Layer } from "effect"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { AttemptResult } from "../../src/domain/webhooks.js"
 import { type WebhookRequest, type WebhookResponse, WebhookSender } from "../../src/webhooks/sender.js"

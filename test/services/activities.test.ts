@@ -2,7 +2,9 @@
 // daemon's time moves, over in-memory fakes of the repositories and the TestClock: no database,
 // no network. End to end with concurrent registrations: test/activities.test.ts.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import type { ActivityCreate } from "../../schema/Activities.js"

@@ -2,7 +2,9 @@
 // in-memory clients and replay record, a client-change feed the test drives, the real Signer and
 // SecretBox, and the test clock. No database, no network.
 import { expect, layer } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { Authenticator } from "../../src/auth/Authenticator.js"
 import { ClientCache, ClientChanges } from "../../src/auth/ClientCache.js"

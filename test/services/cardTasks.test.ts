@@ -3,7 +3,10 @@
 // import service over in-memory repositories: no database, no network, no OCR worker. End to end
 // with the real daemon and PostgreSQL: test/cards.test.ts.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 import sharp from "sharp"
 
 import type { AiParsed } from "../../src/card/ai.js"

@@ -2,7 +2,9 @@
 // repositories, time on the TestClock: no database, no network. The same rules end to end, with
 // real row locks and races, are in test/followUps.test.ts and test/followUpDispatchRace.test.ts.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as TestClock from "effect/TestClock"
 
 import { appConfigWith } from "../../src/Config.js"
 import { FollowUps } from "../../src/services/FollowUps.js"

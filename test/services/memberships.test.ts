@@ -2,7 +2,10 @@
 // daemon's expiry pass, over in-memory fakes of the repositories and the TestClock: no database,
 // no network. End to end with concurrent purchases: test/memberships.test.ts.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as TestClock from "effect/TestClock"
 
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import { appConfigWith } from "../../src/Config.js"

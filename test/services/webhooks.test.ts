@@ -4,7 +4,10 @@
 // makeTestLayer for the repositories the attempt must not touch, Random fixed and the TestClock.
 // The recording and claiming of those decisions in PostgreSQL: test/webhooks.test.ts.
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Random, TestClock } from "effect"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Random from "effect/Random"
+import * as TestClock from "effect/TestClock"
 
 import { makeSecretBox, SecretBox } from "../../src/auth/SecretBox.js"
 import { appConfigWith } from "../../src/Config.js"

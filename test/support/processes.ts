@@ -4,7 +4,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { type Agent, request as httpRequest } from "node:http"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"

@@ -1,6 +1,5 @@
 // Reads the Prometheus text format in tests: the value of one series, by metric name and labels.
-import { Effect } from "effect"
-
+import * as Effect from "effect/Effect"
 export interface Sample {
   readonly name: string
   readonly labels: Readonly<Record<string, string>>

@@ -1,6 +1,7 @@
 // Raw signed HTTP requests for tests that need to bend the protocol (tampered bodies, replayed
 // nonces, stale timestamps) where the typed client would not.
-import { Clock, Effect } from "effect"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"

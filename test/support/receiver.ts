@@ -4,7 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import { Webhook } from "standardwebhooks"
 
 export interface Received {

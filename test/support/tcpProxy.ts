@@ -2,7 +2,7 @@
 // a database outage or restart without stopping the server other tests share.
 import * as net from "node:net"
 
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 
 import { testDatabaseLayer } from "./harness.js"
 

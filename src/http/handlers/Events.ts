@@ -1,7 +1,7 @@
 // The events feed (DECISIONS §9): one service call with the calling client, whose permissions
 // filter the events.
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"

@@ -1,7 +1,7 @@
 // Follow-up tasks (SPEC §4.5): each handler calls one service method; the lock and the reports are
 // the caller's (its app_key is `dispatched_to`).
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"

@@ -1,8 +1,8 @@
 // Guests and guest-card import (SPEC §4.2): each handler calls one service method. A card upload's
 // form is read and decoded here, in the order clients see its checks: the form, the file, the
 // image (size, type), then the fields.
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"

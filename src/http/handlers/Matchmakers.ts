@@ -1,6 +1,6 @@
 // Matchmakers (SPEC §4.1): each handler calls one service method.
-import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Matchmakers } from "../../services/Matchmakers.js"

@@ -1,6 +1,7 @@
 // Unsigned helpers: the server time for clock correction (DECISIONS §2).
-import { HttpApiBuilder } from "@effect/platform"
-import { Clock, Effect } from "effect"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { AppConfig } from "../../Config.js"
