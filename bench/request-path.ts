@@ -14,6 +14,7 @@ import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { makeSecretBox } from "../src/auth/SecretBox.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
+import { NODE_FLAGS } from "../src/nodeFlags.js"
 import { projectRoot } from "../src/root.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { type LoadResult, type LoadSpec, runLoad, type Target } from "./load.js"
@@ -88,7 +89,7 @@ const rssMb = (p: { child: ChildProcess }): number => {
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
 }
 
-const service = await start("service", ["dist/src/main.js"], 18_181)
+const service = await start("service", [...NODE_FLAGS, "dist/src/main.js"], 18_181)
 const floor = await start("floor", ["dist/bench/floor/server.js"], 18_182)
 const at = (p: { port: number }, c: Omit<Target, "port">): Target => ({ ...c, port: p.port })
 
@@ -175,7 +176,7 @@ const guestsBefore = await measure(counting, { method: "GET", path: "/api/open/v
 await stop(counting)
 
 // Two API processes against one, 16 clients spread over them.
-const second = await start("service-2", ["dist/src/main.js"], 18_184)
+const second = await start("service-2", [...NODE_FLAGS, "dist/src/main.js"], 18_184)
 const spread = { method: "GET" as const, path: `/api/open/v1/matchmakers/${matchmakerId}`, connections: 64 }
 const oneProcess = await measure(service, spread, many)
 await runLoad({ ...spread, targets: many.map((c, i) => at(i % 2 === 0 ? service : second, c)), seconds: 3 })
@@ -196,11 +197,14 @@ process.stdout.write(
     `${Math.round(oneProcess.rps)} req/s: ${(twoProcesses.rps / oneProcess.rps).toFixed(2)}×\n`
 )
 
-// Memory after a soak under load: the service, then a fresh floor.
+// Memory after a soak under load: a fresh service, then a fresh floor, each started for it.
+await stop(service)
 if (SOAK_SECONDS > 0) {
   const soak = { method: "GET" as const, path: "/api/open/v1/guests", connections: 32, seconds: SOAK_SECONDS }
-  await runLoad({ ...soak, targets: [at(service, one!)] })
-  const serviceMb = rssMb(service)
+  const soaked = await start("service", [...NODE_FLAGS, "dist/src/main.js"], 18_186)
+  await runLoad({ ...soak, targets: [at(soaked, one!)] })
+  const serviceMb = rssMb(soaked)
+  await stop(soaked)
   const floorAgain = await start("floor", ["dist/bench/floor/server.js"], 18_185)
   await runLoad({ ...soak, targets: [at(floorAgain, one!)] })
   const floorMb = rssMb(floorAgain)
@@ -210,6 +214,5 @@ if (SOAK_SECONDS > 0) {
       `floor ${floorMb.toFixed(0)} MB: ${(serviceMb / floorMb).toFixed(2)}× (target ≤ 2×)\n`
   )
 }
-await stop(service)
 await db.end()
 process.exit(0)

@@ -5,12 +5,13 @@ import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 
-import { LogLevel } from "effect"
+import * as LogLevel from "effect/LogLevel"
 
 import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { errorMessage } from "../src/domain/text.js"
 import { logFor, writeLog, writeStderrLine } from "../src/logging.js"
+import { NODE_FLAGS } from "../src/nodeFlags.js"
 
 const log = logFor("start")
 
@@ -47,8 +48,10 @@ interface Managed {
 // Compiled (npm start runs dist/scripts/start.js): the children run the compiled JavaScript too;
 // from the sources (tsx) they run under tsx.
 const compiled = fileURLToPath(import.meta.url).endsWith(".js")
-const commandOf = (entry: string): Array<string> =>
-  compiled ? [path.join(root, "dist", entry.replace(/\.ts$/, ".js"))] : ["--import", "tsx", path.join(root, entry)]
+const commandOf = (entry: string): Array<string> => [
+  ...NODE_FLAGS,
+  ...(compiled ? [path.join(root, "dist", entry.replace(/\.ts$/, ".js"))] : ["--import", "tsx", path.join(root, entry)])
+]
 
 const launch = (name: string, entry: string): Managed => {
   const child = spawn(process.execPath, commandOf(entry), {

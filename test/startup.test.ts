@@ -77,4 +77,12 @@ describe("what the processes load", () => {
     expect(unwanted).toEqual([])
   }, 60_000)
 
+  it("npm run api and npm run jobs run with the Node flags npm start gives its children", async () => {
+    const { NODE_FLAGS } = await import("../src/nodeFlags.js")
+    const { readFileSync } = await import("node:fs")
+    const scripts: Record<string, string> = JSON.parse(readFileSync("package.json", "utf8")).scripts
+    for (const [name, entry] of [["api", "dist/src/main.js"], ["jobs", "dist/jobs/main.js"]] as const) {
+      expect(scripts[name], name).toBe(["node", ...NODE_FLAGS, entry].join(" "))
+    }
+  })
 })
