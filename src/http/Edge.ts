@@ -13,6 +13,7 @@ import * as UrlParams from "@effect/platform/UrlParams"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -254,12 +255,16 @@ export const EdgeLive = HttpApiBuilder.middleware(
         let response = yield* Effect.gen(function*() {
           const body = original.method === "GET" || original.method === "HEAD" ? new Uint8Array(0) : yield* readBody(original, limit)
           state.body = body
-          const run = app.pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, withBody(original, body, state)))
+          // The request's services in one step: each provideService copies the whole context (some
+          // sixty services), and this runs for every request.
+          const services = Context.make(RequestState, state).pipe(
+            // Read when the success is encoded, after the signature middleware has named the caller.
+            Context.add(ResponseMask, (data: unknown) => masker.forCaller(state.caller)(data)),
+            Context.add(HttpServerRequest.HttpServerRequest, withBody(original, body, state))
+          )
+          const run = Effect.provide(app, services)
           return yield* (retriable ? Effect.uninterruptible(run) : run)
         }).pipe(
-          Effect.provideService(RequestState, state),
-          // Read when the success is encoded, after the signature middleware has named the caller.
-          Effect.provideService(ResponseMask, (data) => masker.forCaller(state.caller)(data)),
           Effect.catchAllCause((cause) =>
             state.replay !== undefined
               ? Effect.succeed(replayed(state.replay))
