@@ -4,6 +4,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+
 /**
  * How the `data` of a success is shown to the caller of the request being answered: as it is,
  * unless the server provides the Masker's policy for a masking client (DECISIONS §3). It applies to

@@ -2,6 +2,7 @@
 // stable `error` reason, served inside the `{code, message, data: {error, ...}}` envelope.
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
+
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type Issue = typeof Issue.Type
 

@@ -13,7 +13,7 @@ import * as Effect from "effect/Effect"
 
 import { OpenApiDef } from "../../schema/Api.js"
 
-export const DOCS_PATH = "/docs"
+const DOCS_PATH = "/docs"
 
 /** JSON inside a <script> element: `<` and the JS line terminators escaped (as the platform's page does). */
 const scriptJson = (value: unknown): string =>

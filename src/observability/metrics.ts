@@ -7,6 +7,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricKey from "effect/MetricKey"
 import type * as MetricKeyType from "effect/MetricKeyType"
 import * as MetricLabel from "effect/MetricLabel"
+
 /** Seconds: from a health probe (sub-millisecond) to a card upload with OCR (seconds). */
 const LATENCY_BOUNDARIES = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30])
 

@@ -11,6 +11,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+
 /** The listener's requests in flight and how to drain them. */
 export class ServerDrain extends Context.Tag("Observability/ServerDrain")<ServerDrain, {
   readonly server: Server

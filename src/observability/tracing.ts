@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+
 export interface TracingConfig {
   /** The collector's base URL (traces go to `<endpoint>/v1/traces`); none: no tracing. */
   readonly endpoint: Option.Option<string>

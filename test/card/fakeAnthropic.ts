@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
 
 import * as Effect from "effect/Effect"
+
 export interface RecordedRequest {
   readonly method: string
   readonly path: string

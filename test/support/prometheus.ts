@@ -1,5 +1,6 @@
 // Reads the Prometheus text format in tests: the value of one series, by metric name and labels.
 import * as Effect from "effect/Effect"
+
 export interface Sample {
   readonly name: string
   readonly labels: Readonly<Record<string, string>>
