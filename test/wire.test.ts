@@ -121,7 +121,7 @@ describe("the wire corpus", () => {
       writeJson(OPENAPI_FILE, summariseOpenApi(run.openapi))
       process.stderr.write(`wire corpus: recorded ${path.relative(ROOT, CORPUS_FILE)} and ${path.relative(ROOT, OPENAPI_FILE)}\n`)
     }
-  }, 300_000)
+  }, 600_000)
 
   it("every case gets the status it was written for, and every name is unique", () => {
     expect(run.problems, `cases answered otherwise than they declare (nothing was recorded):\n${run.problems.join("\n")}`).toEqual([])

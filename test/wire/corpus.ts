@@ -39,7 +39,7 @@ const ALL_PERMISSIONS = [
 /**
  * The clients of a run. `few` holds one permission (403 everywhere else); `masking` holds every
  * permission but that one (403 there), sees masked data, and has had its secret reset (the previous
- * secret still signs, with X-Secret-Deprecated); `limited` may send one request a second, and is
+ * secret still signs, with X-Secret-Deprecated); `limited` may send one request per 10 s, and is
  * disabled once it has shown that (one client fewer: each admin command costs seconds).
  */
 export const CLIENTS: Readonly<Record<string, ClientSpec>> = {
@@ -50,7 +50,8 @@ export const CLIENTS: Readonly<Record<string, ClientSpec>> = {
     masking: true,
     resetSecret: true
   },
-  limited: { permissions: "all", rateLimit: { rps: 1, burst: 1 } }
+  // One request, then a token every 10 s: the next request is refused even on a slow machine.
+  limited: { permissions: "all", rateLimit: { rps: 0.1, burst: 1 } }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1119,14 +1120,16 @@ interface Operation {
   readonly unsigned?: boolean
   /** Has an unknown-id 404 in the scenario already, or none to reach (e.g. ids in the body only). */
   readonly skip404?: boolean
+  /** Takes page and page_size: page_size=0 is a 400. */
+  readonly paged?: boolean
 }
 
 /** Every operation of the served document (66), in its order. */
 export const OPERATIONS: ReadonlyArray<Operation> = [
   { id: "system.time", method: "GET", path: "/time", sample: "/time", unsigned: true, noPermission: true },
-  { id: "matchmakers.list", method: "GET", path: "/matchmakers", sample: "/matchmakers" },
+  { id: "matchmakers.list", paged: true, method: "GET", path: "/matchmakers", sample: "/matchmakers" },
   { id: "matchmakers.create", method: "POST", path: "/matchmakers", sample: "/matchmakers", body: "json", json: { name: "占位" } },
-  { id: "matchmakers.ids", method: "GET", path: "/matchmakers/ids", sample: "/matchmakers/ids" },
+  { id: "matchmakers.ids", paged: true, method: "GET", path: "/matchmakers/ids", sample: "/matchmakers/ids" },
   { id: "matchmakers.get", method: "GET", path: "/matchmakers/{id}", sample: "/matchmakers/{{matchmaker1}}", ids: ["id"] },
   {
     id: "matchmakers.update",
@@ -1137,7 +1140,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: { intro: "占位" }
   },
-  { id: "guests.list", method: "GET", path: "/guests", sample: "/guests" },
+  { id: "guests.list", paged: true, method: "GET", path: "/guests", sample: "/guests" },
   {
     id: "guests.create",
     method: "POST",
@@ -1167,7 +1170,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: { hobbies: "占位" }
   },
-  { id: "workWechats.list", method: "GET", path: "/work-wechats", sample: "/work-wechats" },
+  { id: "workWechats.list", paged: true, method: "GET", path: "/work-wechats", sample: "/work-wechats" },
   {
     id: "workWechats.create",
     method: "POST",
@@ -1241,13 +1244,21 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
   },
   {
     id: "workWechats.associations",
+    paged: true,
     method: "GET",
     path: "/work-wechats/{id}/associations",
     sample: "/work-wechats/{{ww1}}/associations",
     ids: ["id"]
   },
-  { id: "workWechats.logs", method: "GET", path: "/work-wechats/{id}/logs", sample: "/work-wechats/{{ww1}}/logs", ids: ["id"] },
-  { id: "workGroups.list", method: "GET", path: "/work-groups", sample: "/work-groups" },
+  {
+    id: "workWechats.logs",
+    paged: true,
+    method: "GET",
+    path: "/work-wechats/{id}/logs",
+    sample: "/work-wechats/{{ww1}}/logs",
+    ids: ["id"]
+  },
+  { id: "workGroups.list", paged: true, method: "GET", path: "/work-groups", sample: "/work-groups" },
   { id: "workGroups.create", method: "POST", path: "/work-groups", sample: "/work-groups", body: "json", json: { name: "占位" } },
   { id: "workGroups.get", method: "GET", path: "/work-groups/{id}", sample: "/work-groups/{{group1}}", ids: ["id"] },
   {
@@ -1287,6 +1298,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
   },
   {
     id: "workGroups.matchmakers",
+    paged: true,
     method: "GET",
     path: "/work-groups/{id}/matchmakers",
     sample: "/work-groups/{{group1}}/matchmakers",
@@ -1319,6 +1331,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
   },
   {
     id: "workGroups.workWechats",
+    paged: true,
     method: "GET",
     path: "/work-groups/{id}/work-wechats",
     sample: "/work-groups/{{group1}}/work-wechats",
@@ -1331,8 +1344,15 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     sample: "/work-groups/{{group1}}/work-wechats/{{ww1}}",
     ids: ["id", "work_wechat_id"]
   },
-  { id: "workGroups.logs", method: "GET", path: "/work-groups/{id}/logs", sample: "/work-groups/{{group1}}/logs", ids: ["id"] },
-  { id: "imageBlacklist.list", method: "GET", path: "/image-blacklist", sample: "/image-blacklist" },
+  {
+    id: "workGroups.logs",
+    paged: true,
+    method: "GET",
+    path: "/work-groups/{id}/logs",
+    sample: "/work-groups/{{group1}}/logs",
+    ids: ["id"]
+  },
+  { id: "imageBlacklist.list", paged: true, method: "GET", path: "/image-blacklist", sample: "/image-blacklist" },
   {
     id: "imageBlacklist.add",
     method: "POST",
@@ -1356,7 +1376,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     sample: "/image-blacklist/{{blacklistRecord}}",
     ids: ["record_id"]
   },
-  { id: "companies.list", method: "GET", path: "/companies", sample: "/companies" },
+  { id: "companies.list", paged: true, method: "GET", path: "/companies", sample: "/companies" },
   { id: "companies.create", method: "POST", path: "/companies", sample: "/companies", body: "json", json: { name: "占位婚介" } },
   { id: "companies.get", method: "GET", path: "/companies/{id}", sample: "/companies/{{company1}}", ids: ["id"], skip404: true },
   {
@@ -1368,8 +1388,8 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: { address: "占位" }
   },
-  { id: "events.list", method: "GET", path: "/events", sample: "/events", noPermission: true },
-  { id: "followUps.list", method: "GET", path: "/follow-up/tasks", sample: "/follow-up/tasks" },
+  { id: "events.list", paged: true, method: "GET", path: "/events", sample: "/events", noPermission: true },
+  { id: "followUps.list", paged: true, method: "GET", path: "/follow-up/tasks", sample: "/follow-up/tasks" },
   { id: "followUps.get", method: "GET", path: "/follow-up/tasks/{task_id}", sample: "/follow-up/tasks/{{task1}}", ids: ["task_id"] },
   {
     id: "followUps.dispatch",
@@ -1405,7 +1425,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: {}
   },
-  { id: "activities.list", method: "GET", path: "/activities", sample: "/activities" },
+  { id: "activities.list", paged: true, method: "GET", path: "/activities", sample: "/activities" },
   {
     id: "activities.create",
     method: "POST",
@@ -1423,7 +1443,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: { guest_id: "{{guest1}}" }
   },
-  { id: "matches.list", method: "GET", path: "/matches", sample: "/matches" },
+  { id: "matches.list", paged: true, method: "GET", path: "/matches", sample: "/matches" },
   {
     id: "matches.create",
     method: "POST",
@@ -1441,7 +1461,7 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     body: "json",
     json: { status: "closed" }
   },
-  { id: "memberships.list", method: "GET", path: "/memberships", sample: "/memberships" },
+  { id: "memberships.list", paged: true, method: "GET", path: "/memberships", sample: "/memberships" },
   {
     id: "memberships.create",
     method: "POST",
@@ -1488,6 +1508,10 @@ const shared = (): ReadonlyArray<Step> => {
       steps.push(req(op.method, label(op, `400 ${param} not a number`), withId(op, i, "abc"), 400, bodyOf(op)))
       steps.push(req(op.method, label(op, `400 ${param} past int4`), withId(op, i, "2147483648"), 400, bodyOf(op)))
       if (op.skip404 !== true) steps.push(req(op.method, label(op, `404 unknown ${param}`), withId(op, i, "99999"), 404, bodyOf(op)))
+    }
+    if (op.paged === true) {
+      const q = op.sample.includes("?") ? "&" : "?"
+      steps.push(req(op.method, label(op, "400 page_size=0"), `${op.sample}${q}page_size=0`, 400))
     }
     if (op.body === "json") {
       steps.push(

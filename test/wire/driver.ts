@@ -273,12 +273,12 @@ const startApi = async (root: string, env: Record<string, string>): Promise<Api>
       await exit
     }
   }
-  const deadline = Date.now() + 120_000
+  const deadline = Date.now() + 300_000
   for (;;) {
     if (exited) throw new Error(`the API exited before it was ready:\n${log.slice(-3000)}`)
     if (Date.now() > deadline) {
       await stop()
-      throw new Error(`the API was not ready within 120 s:\n${log.slice(-3000)}`)
+      throw new Error(`the API was not ready within 300 s:\n${log.slice(-3000)}`)
     }
     const ok = await new Promise<boolean>((resolve) => {
       const req = httpRequest({ host: "127.0.0.1", port, path: "/healthz", agent: false }, (res) => {
@@ -658,20 +658,24 @@ export const runWireCorpus = async (options: RunOptions): Promise<RunResult> => 
         ...(sentHeaders !== undefined ? { headers: sentHeaders } : {}),
         ...(summary !== undefined ? { body: n.text(summary) } : {})
       }
+      // A 429's wait is the time left until the next token: it depends on how fast the run goes.
+      const limited = raw.answer.status === 429
       const headers: Record<string, string> = {}
       for (const name of RECORDED_HEADERS) {
         const value = raw.answer.headers[name]
         if (value === undefined) continue
         if (raw.step.statusAndTypeOnly === true && name !== "content-type") continue
-        headers[name] = n.header(name, value, raw.sentHeaders["x-request-id"])
+        headers[name] = limited && name === "retry-after" ? "<n>" : n.header(name, value, raw.sentHeaders["x-request-id"])
       }
+      let body = n.text(raw.answer.body.toString("utf8"))
+      if (limited) body = body.replace(/"retry_after":\d+/g, "\"retry_after\":<n>")
       return {
         name: raw.name,
         request,
         response: {
           status: raw.answer.status,
           headers,
-          ...(raw.step.statusAndTypeOnly === true ? {} : { body: n.text(raw.answer.body.toString("utf8")) })
+          ...(raw.step.statusAndTypeOnly === true ? {} : { body })
         }
       }
     })

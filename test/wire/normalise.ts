@@ -25,7 +25,8 @@
 //
 // Headers have their own rules (see `header` below): RateLimit-Remaining (unless 0) and
 // RateLimit-Reset → `<n>` (they depend on how fast the run goes); X-Request-Id → `<echoed>` when it
-// is the value the case sent, `<generated>` when it is a UUID.
+// is the value the case sent, `<generated>` when it is a UUID. And for a 429 only (driver.ts), its
+// Retry-After header and `data.retry_after` → `<n>`: the time left until the next token.
 
 export const PLATFORM_UTC_OFFSET_MINUTES = 8 * 60
 /** A clock-derived value may be this far outside the run's start and end (clock skew, rounding). */
