@@ -199,6 +199,10 @@ const serviceEnv = (databaseUrl: string): Record<string, string> => {
     SECRET_KEY,
     TZ: "Asia/Shanghai",
     LOG_LEVEL: "Info",
+    // A rate the corpus never reaches however fast the machine (the default, 50/s with bursts of 100,
+    // would refuse a fast run); the 429 case has a client of its own with its own rate.
+    RATE_LIMIT_RPS: "10000",
+    RATE_LIMIT_BURST: "10000",
     // The API parses cards by OCR in this run (no AI key): one worker is enough, and cheaper.
     CARD_OCR_POOL_SIZE: "1"
   }
