@@ -32,7 +32,7 @@ export default tseslint.config(
       // Deep imports, as Effect's own repositories do: a barrel loads every module of its package
       // (the platform's pulls in two API-docs bundles), which each process would hold in memory.
       "@effect/no-import-from-barrel-package": ["error", {
-        packageNames: ["effect", "@effect/platform", "@effect/platform-node", "@effect/sql", "@effect/sql-pg", "@effect/opentelemetry"]
+        packageNames: ["effect", "@effect/platform-node", "@effect/sql-pg"]
       }],
       "@typescript-eslint/no-unused-vars": ["error", {
         argsIgnorePattern: "^_",

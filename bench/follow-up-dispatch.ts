@@ -8,30 +8,20 @@
 //   authentication's client read, nonce and rate-limit token, then the lock).
 // Tasks locked per second and the ratios. Uses the bench database; its rows are removed afterwards.
 import { spawn } from "node:child_process"
-import { createServer } from "node:http"
 import { fileURLToPath } from "node:url"
 
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Option from "effect/Option"
+import * as SqlClient from "effect/sql/SqlClient"
 
-import { AppConfigLive } from "../src/Config.js"
 import { formatDate } from "../src/domain/time.js"
-import { HttpAppLive } from "../src/http/Server.js"
-import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
 import { FollowUpsRepo } from "../src/repos/FollowUpsRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { FollowUps } from "../src/services/FollowUps.js"
-import { SqlLive } from "../src/sql/Sql.js"
 import type { RaceInput, RaceOutcome } from "./follow-up-dispatch-clients.js"
-import { benchDatabaseUrl, log } from "./support.js"
+import { benchDatabaseUrl, inProcessService, log, portOf, runWithBenchConfig } from "./support.js"
 
 const TASKS = Number(process.env.BENCH_FOLLOW_UP_TASKS ?? 1000)
 const CLIENTS = Number(process.env.BENCH_FOLLOW_UP_CLIENTS ?? 32)
@@ -72,9 +62,7 @@ const median = (rounds: ReadonlyArray<Round>): Round => [...rounds].sort((a, b) 
 
 const main = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const server = yield* HttpServer.HttpServer
-  const { port } = server.address as { port: number }
-  const baseUrl = `http://127.0.0.1:${port}`
+  const baseUrl = `http://127.0.0.1:${portOf(yield* HttpServer.HttpServer)}`
   const clients = yield* Clients
   const followUps = yield* FollowUps
   const repo = yield* FollowUpsRepo
@@ -116,7 +104,7 @@ const main = Effect.gen(function*() {
 
   // The service: the clients in a process of their own, each a signed POST per attempt.
   const throughService = (taskIds: ReadonlyArray<number>) =>
-    Effect.async<Round>((resume) => {
+    Effect.callback<Round>((resume) => {
       const input: RaceInput = { baseUrl, credentials, taskIds, racers: RACERS }
       const child = spawn(
         process.execPath,
@@ -131,7 +119,7 @@ const main = Effect.gen(function*() {
       })
       child.once(
         "close",
-        (code) => resume(code === 0 ? Effect.succeed(JSON.parse(out) as RaceOutcome) : Effect.dieMessage(`clients exited with ${code}`))
+        (code) => resume(code === 0 ? Effect.succeed(JSON.parse(out) as RaceOutcome) : Effect.die(new Error(`clients exited with ${code}`)))
       )
       child.stdin.end(JSON.stringify(input))
     })
@@ -144,7 +132,7 @@ const main = Effect.gen(function*() {
       yield* repo.lockState(taskId)
       return "lost" as const
     })
-  const direct: Attempt = (c, taskId) => lockSql(`floor-${c}`, taskId).pipe(Effect.catchAll(() => Effect.succeed("error" as const)))
+  const direct: Attempt = (c, taskId) => lockSql(`floor-${c}`, taskId).pipe(Effect.catch(() => Effect.succeed("error" as const)))
 
   // Every statement of a request, directly: its nonce with a rate-limit lease (the client row is cached), the lock.
   const wholeRequest: Attempt = (c, taskId) =>
@@ -162,7 +150,7 @@ const main = Effect.gen(function*() {
         burst: 1_000_000
       })
       return yield* lockSql(appKey, taskId)
-    }).pipe(Effect.catchAll(() => Effect.succeed("error" as const)))
+    }).pipe(Effect.catch(() => Effect.succeed("error" as const)))
 
   log(`bench: follow-up dispatch, ${CLIENTS} clients in groups of ${RACERS} over ${TASKS} tasks, ${ROUNDS} rounds…`)
   // Warm-up: connections, JIT, the worker's module loading.
@@ -207,15 +195,5 @@ const main = Effect.gen(function*() {
 })
 
 const url = await benchDatabaseUrl()
-const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
-await Effect.runPromise(
-  main.pipe(
-    Effect.provide(ServerLive),
-    Effect.provide(AppLive),
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["SECRET_KEY", process.env.SECRET_KEY!]]))),
-    Logger.withMinimumLogLevel(LogLevel.Warning),
-    Effect.scoped
-  )
-)
+await runWithBenchConfig(url, Effect.provide(main, inProcessService()))
 process.exit(0)

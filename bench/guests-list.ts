@@ -5,8 +5,8 @@
 // service could not answer faster than that work alone, so the ratio is a lower bound of the gain.
 // BENCH_DATABASE_URL names the database; unset, `matchmaking_bench` on the embedded server.
 // BENCH_GUESTS (200000), BENCH_SAMPLES (300), BENCH_CONNECTIONS (16), BENCH_SECONDS (8).
-import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 
 import { GUEST_LIST_COLUMNS } from "../src/repos/statements.js"
 import { GENERATE, GUEST_INSERT } from "./seed.js"
@@ -97,10 +97,10 @@ await runBench(["open:guest:read"], (api, sql) =>
 
     const rows: Array<Record<string, string | number>> = []
     for (const s of scenarios) {
-      const urlParams = Object.fromEntries(
+      const query = Object.fromEntries(
         Object.entries(s.params).map(([k, v]) => [k, v === "$company" ? company : v === "$phone" ? phone : v])
       ) as never
-      const { times, last } = yield* timeCalls(api.guests.list({ urlParams }), SAMPLES, 20)
+      const { times, last } = yield* timeCalls(api.guests.list({ query }), SAMPLES, 20)
       const matched = last.total
       rows.push({
         scenario: s.name,
@@ -116,7 +116,7 @@ await runBench(["open:guest:read"], (api, sql) =>
     process.stdout.write(`worst p99: ${worst.toFixed(2)} ms (target < 50 ms)\n`)
 
     log(`bench: throughput, ${CONNECTIONS} concurrent callers, ${SECONDS} s each…`)
-    const service = yield* throughput(api.guests.list({ urlParams: {} }), CONNECTIONS)
+    const service = yield* throughput(api.guests.list({ query: {} }), CONNECTIONS)
     const before = yield* throughput(pageAndTotal(sql, COUNT_EVERY_ROW), CONNECTIONS)
     const after = yield* throughput(pageAndTotal(sql, COUNTERS), CONNECTIONS)
     process.stdout.write(`\nGET /guests unfiltered, ${total} guests, ${CONNECTIONS} concurrent callers (signed HTTP, in process)\n`)

@@ -3,9 +3,10 @@
 // API; and a /metrics scrape (pool gauges, queue statistics from the database, collection and
 // serialisation) beside its floor, the queue statistics' SQL alone. Uses the bench database.
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { appConfigWith } from "../src/Config.js"
-import { observeRequest } from "../src/observability/http.js"
+import { observeRequest } from "../src/http/observe.js"
 import { MetricsExporter } from "../src/observability/prometheus.js"
 import { MonitoringRepo } from "../src/repos/MonitoringRepo.js"
 import { log, percentile, runBench, timeCalls } from "./support.js"
@@ -34,7 +35,7 @@ await runBench(["open:company:read"], (api) =>
     const hookUs = ((performance.now() - t0) * 1000) / HOOKS
 
     log("bench: signed GET /api/open/v1/companies (the floor)…")
-    const request = yield* timeCalls(Effect.orDie(api.companies.list({ urlParams: {} })), CALLS, 50)
+    const request = yield* timeCalls(Effect.orDie(api.companies.list({ query: {} })), CALLS, 50)
     const requestUs = percentile(request.times, 50) * 1000
 
     log("bench: a /metrics scrape and the queue statistics' SQL alone…")
@@ -58,6 +59,6 @@ await runBench(["open:company:read"], (api) =>
         ratio: Number((percentile(scrape.times, 50) / percentile(health.times, 50)).toFixed(2))
       }
     ])
-  }).pipe(Effect.provide(MetricsExporter.Default), Effect.provide(MonitoringRepo.Default), Effect.provide(appConfigWith({}))))
+  }).pipe(Effect.provide(Layer.mergeAll(MetricsExporter.layer, MonitoringRepo.layer).pipe(Layer.provide(appConfigWith({}))))))
 
 process.exit(0)

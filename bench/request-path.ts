@@ -1,12 +1,24 @@
-// `npm run bench` (request path): the service (compiled, `node dist/src/main.js`) beside its floor
-// (bench/floor/server.ts, compiled alike: raw node:http + pg doing the same work per request), each alone in turn
-// on the same database and measured by the same signing load generator (bench/load.ts), over
-// 200,000 guests. Prints throughput and p99 of both and their ratios for GET /matchmakers/{id},
-// POST /companies and GET /guests (with the floor also counting every row, as the service did
-// before its counters), two API processes against one with many clients, and the resident memory
-// of both after a soak. BENCH_SECONDS (15), BENCH_SOAK_SECONDS (300), BENCH_GUESTS (200000).
+// `npm run bench` (request path): the service (compiled, `node dist/src/main.js`) beside three floors
+// doing the same work per request (client row, AES-GCM secret, HMAC over the canonical string, the
+// nonce+rate admission statement, the endpoint's SQL, the envelope, X-Request-Id, one log line):
+// - the raw floor (bench/floor: node:http + pg, no framework),
+// - the Effect floor (bench/effect-floor: a minimal Effect 4 HttpApi server, NodeHttpServer + PgClient),
+// - the Fastify floor (bench/fastify-floor: Fastify 5 + pg),
+// all compiled, all run with the service's Node flags (src/nodeFlags.ts), each alone in turn under
+// load on the same database and measured by the same signing load generator (bench/load.ts), over
+// 200,000 guests. Every server's answers are first checked byte for byte against the service's.
+// Prints throughput and p99 of the service and the raw floor and their ratios for GET
+// /matchmakers/{id}, POST /companies and GET /guests (with the raw floor also counting every row,
+// as the service did before its counters), then the four servers side by side on the first two
+// (service / Effect floor, service / raw floor, service / Fastify floor and each floor against the
+// raw one; p99 against the raw floor's), two API processes against one with many clients, and the
+// resident memory after a soak: the service and the raw floor on GET /guests, the four servers on
+// GET /matchmakers/{id}, each server started fresh for it. BENCH_SECONDS (15), BENCH_SOAK_SECONDS
+// (300; 0 skips the soaks), BENCH_GUESTS (200000); BENCH_SKIP=fastify (or effect, or both, comma
+// separated) leaves floors out, their columns then show "-".
 import { type ChildProcess, execSync, spawn } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
+import path from "node:path"
 
 import pg from "pg"
 
@@ -25,6 +37,21 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300)
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 200_000)
 const root = projectRoot()
+
+/** The servers compared: the service and its three floors. */
+const KINDS = {
+  service: { label: "service", script: "dist/src/main.js", ready: "/healthz" },
+  raw: { label: "raw floor", script: "dist/bench/floor/server.js", ready: "/nowhere" },
+  effect: { label: "Effect floor", script: "dist/bench/effect-floor/server.js", ready: "/nowhere" },
+  fastify: { label: "Fastify floor", script: "dist/bench/fastify-floor/server.js", ready: "/nowhere" }
+} as const
+type Kind = keyof typeof KINDS
+const skipped = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""))
+for (const s of skipped) {
+  if (s !== "effect" && s !== "fastify") throw new Error(`BENCH_SKIP names ${s}; only the effect and fastify floors can be left out`)
+}
+/** The four in the order they are measured and printed; a floor left out by BENCH_SKIP is not run. */
+const COMPARED: ReadonlyArray<Kind> = (["service", "effect", "raw", "fastify"] as const).filter((k) => !skipped.has(k))
 
 const url = await benchDatabaseUrl()
 await migrateDatabase(url)
@@ -60,70 +87,133 @@ const newClients = async (count: number): Promise<Array<Omit<Target, "port">>> =
 const [one] = await newClients(1)
 const many = await newClients(16)
 
-// The processes.
-log("bench: building the service (npm run build)…")
+// The processes, compiled alike and run with the same Node flags.
+log("bench: building the service and the floors (npm run build)…")
 execSync("npm run -s build", { cwd: root, stdio: "inherit" })
+for (const kind of COMPARED) {
+  if (!existsSync(path.join(root, KINDS[kind].script))) {
+    throw new Error(
+      `${KINDS[kind].script} is missing after the build: tsconfig.build.json must include bench/floor, bench/effect-floor ` +
+        `and bench/fastify-floor (BENCH_SKIP=effect,fastify leaves the last two out)`
+    )
+  }
+}
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
-const start = (name: string, args: ReadonlyArray<string>, port: number, extra: Record<string, string> = {}) =>
-  new Promise<{ name: string; child: ChildProcess; port: number }>((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
+
+interface Server {
+  readonly kind: Kind
+  readonly child: ChildProcess
+  readonly port: number
+}
+const start = (kind: Kind, port: number, extra: Record<string, string> = {}) =>
+  new Promise<Server>((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, KINDS[kind].script], {
       cwd: root,
       env: { ...env, PORT: String(port), ...extra },
       stdio: ["ignore", "ignore", "ignore"]
     })
     const deadline = Date.now() + 60_000
     const poll = () =>
-      fetch(`http://127.0.0.1:${port}${name === "floor" || name === "floor-count" ? "/nowhere" : "/healthz"}`).then(
-        () => resolve({ name, child, port }),
-        () => (Date.now() > deadline ? reject(new Error(`${name} did not start`)) : setTimeout(poll, 200))
+      fetch(`http://127.0.0.1:${port}${KINDS[kind].ready}`).then(
+        () => resolve({ kind, child, port }),
+        () => (Date.now() > deadline ? reject(new Error(`the ${KINDS[kind].label} did not start`)) : setTimeout(poll, 200))
       )
     poll()
   })
-const stop = (p: { child: ChildProcess }) =>
+const stop = (p: Server) =>
   new Promise<void>((resolve) => {
     p.child.once("exit", () => resolve())
     p.child.kill("SIGTERM")
   })
-const rssMb = (p: { child: ChildProcess }): number => {
+const rssMb = (p: Server): number => {
   const status = readFileSync(`/proc/${p.child.pid}/status`, "utf8")
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024
 }
-
-const service = await start("service", [...NODE_FLAGS, "dist/src/main.js"], 18_181)
-const floor = await start("floor", ["dist/bench/floor/server.js"], 18_182)
 const at = (p: { port: number }, c: Omit<Target, "port">): Target => ({ ...c, port: p.port })
 
-// Same bytes: the service and the floor answer the same reads identically.
-const sameBytes = async (path: string) => {
-  const body = async (p: { port: number }) => {
-    const timestamp = String(Math.floor(Date.now() / 1000))
-    const nonce = newNonce()
-    const signature = liveSigner.sign(one!.appSecret, {
-      method: "GET",
-      path,
-      rawQuery: "",
-      appKey: one!.appKey,
-      timestamp,
-      nonce,
-      body: new Uint8Array(0)
-    })
-    const res = await fetch(`http://127.0.0.1:${p.port}${path}`, {
-      headers: { "x-app-key": one!.appKey, "x-timestamp": timestamp, "x-nonce": nonce, "x-signature": signature }
-    })
-    return await res.text()
-  }
-  const [a, b] = [await body(service), await body(floor)]
-  if (a !== b) throw new Error(`the floor's answer to ${path} differs from the service's:\n${a.slice(0, 400)}\n${b.slice(0, 400)}`)
+const PORTS: Record<Kind, number> = { service: 18_181, raw: 18_182, effect: 18_187, fastify: 18_188 }
+const servers = new Map<Kind, Server>()
+for (const kind of COMPARED) servers.set(kind, await start(kind, PORTS[kind]))
+const server = (kind: Kind): Server => servers.get(kind)!
+const service = server("service")
+const floor = server("raw")
+
+// Same bytes: every server answers as the service does, byte for byte (POST: but for the new row's
+// id and instants), with the request id and rate-limit headers and a JSON media type.
+interface Answer {
+  readonly status: number
+  readonly body: string
+  readonly headers: Headers
 }
-await sameBytes(`/api/open/v1/matchmakers/${matchmakerId}`)
-await sameBytes("/api/open/v1/guests")
-log("bench: the floor answers byte for byte as the service does")
+const ask = async (p: { port: number }, method: "GET" | "POST", urlPath: string, body = ""): Promise<Answer> => {
+  const bytes = Buffer.from(body)
+  const timestamp = String(Math.floor(Date.now() / 1000))
+  const nonce = newNonce()
+  const signature = liveSigner.sign(one!.appSecret, {
+    method,
+    path: urlPath,
+    rawQuery: "",
+    appKey: one!.appKey,
+    timestamp,
+    nonce,
+    body: bytes
+  })
+  const res = await fetch(`http://127.0.0.1:${p.port}${urlPath}`, {
+    method,
+    headers: {
+      "x-app-key": one!.appKey,
+      "x-timestamp": timestamp,
+      "x-nonce": nonce,
+      "x-signature": signature,
+      ...(bytes.length > 0 ? { "content-type": "application/json" } : {})
+    },
+    ...(bytes.length > 0 ? { body: bytes } : {})
+  })
+  return { status: res.status, body: await res.text(), headers: res.headers }
+}
+const mediaType = (a: Answer) => (a.headers.get("content-type") ?? "").split(";")[0]!.trim()
+const SIGNED_HEADERS = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy"]
+const sameAnswers = async (
+  kinds: ReadonlyArray<Kind>,
+  method: "GET" | "POST",
+  urlPath: string,
+  body = "",
+  normalise: (text: string) => string = (text) => text
+) => {
+  const want = await ask(service, method, urlPath, body)
+  if (want.status !== 200) throw new Error(`the service answered ${method} ${urlPath} with ${want.status}: ${want.body.slice(0, 400)}`)
+  for (const kind of kinds) {
+    const got = kind === "service" ? want : await ask(server(kind), method, urlPath, body)
+    const problems = [
+      got.status !== want.status ? `status ${got.status}, not ${want.status}` : undefined,
+      normalise(got.body) !== normalise(want.body) ? `body\n${got.body.slice(0, 400)}\nnot\n${want.body.slice(0, 400)}` : undefined,
+      mediaType(got) !== mediaType(want) ? `media type ${mediaType(got)}, not ${mediaType(want)}` : undefined,
+      ...SIGNED_HEADERS.filter((h) => !got.headers.has(h)).map((h) => `no ${h} header`)
+    ].filter((p) => p !== undefined)
+    if (problems.length > 0) {
+      throw new Error(`the ${KINDS[kind].label}'s answer to ${method} ${urlPath} differs from the service's: ${problems.join("; ")}`)
+    }
+  }
+}
+/** A new company's answer without what the database assigns: its id and its instants. */
+const withoutNewRow = (text: string) => text.replace(/"id":\d+/, `"id":0`).replace(/"(created_at|updated_at)":"[^"]*"/g, `"$1":""`)
+await sameAnswers(COMPARED, "GET", `/api/open/v1/matchmakers/${matchmakerId}`)
+await sameAnswers(COMPARED, "POST", "/api/open/v1/companies", JSON.stringify({ name: "压测公司-同答", city: "北京" }), withoutNewRow)
+await sameAnswers(["raw"], "GET", "/api/open/v1/guests")
+log(
+  `bench: ${
+    COMPARED.filter((k) => k !== "service").map((k) => `the ${KINDS[k].label}`).join(", ")
+  } answer byte for byte as the service does`
+)
 
 const measure = async (p: { port: number }, spec: Omit<LoadSpec, "targets" | "seconds">, clients = [one!]): Promise<LoadResult> => {
   const targets = clients.map((c) => at(p, c))
   await runLoad({ ...spec, targets, seconds: Math.min(3, SECONDS) })
   return runLoad({ ...spec, targets, seconds: SECONDS })
 }
+
+const ratio = (a: number, b: number) => Number((a / b).toFixed(2))
+const non200 = (r: LoadResult) => Object.entries(r.statuses).filter(([k]) => k !== "200").map(([k, v]) => `${k}×${v}`).join(" ") || "-"
 
 interface Row {
   readonly case: string
@@ -136,57 +226,114 @@ interface Row {
   readonly errors: string
 }
 const rows: Array<Row> = []
-const compare = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">) => {
-  const s = await measure(service, spec)
-  const f = await measure(floor, spec)
-  const errors = [s, f].map((r) => Object.entries(r.statuses).filter(([k]) => k !== "200").map(([k, v]) => `${k}×${v}`).join(" ") || "-")
+const serviceBesideFloor = (name: string, s: LoadResult, f: LoadResult) =>
   rows.push({
     case: name,
     service_rps: Math.round(s.rps),
     floor_rps: Math.round(f.rps),
-    throughput_ratio: Number((s.rps / f.rps).toFixed(2)),
+    throughput_ratio: ratio(s.rps, f.rps),
     service_p99_ms: Number(s.p99.toFixed(1)),
     floor_p99_ms: Number(f.p99.toFixed(1)),
-    p99_ratio: Number((s.p99 / f.p99).toFixed(2)),
-    errors: errors.join(" / ")
+    p99_ratio: ratio(s.p99, f.p99),
+    errors: `${non200(s)} / ${non200(f)}`
   })
+
+/** Every server's result per case, for the side-by-side tables. */
+const results: Array<{ readonly case: string; readonly of: Partial<Record<Kind, LoadResult>> }> = []
+const compareAll = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">) => {
+  const of: Partial<Record<Kind, LoadResult>> = {}
+  for (const kind of COMPARED) of[kind] = await measure(server(kind), spec)
+  serviceBesideFloor(name, of.service!, of.raw!)
+  results.push({ case: name, of })
   log(`bench: ${name} done`)
 }
 
 for (const connections of [32, 64]) {
-  await compare(`GET /matchmakers/{id}, ${connections} connections`, {
+  await compareAll(`GET /matchmakers/{id}, ${connections} connections`, {
     method: "GET",
     path: `/api/open/v1/matchmakers/${matchmakerId}`,
     connections
   })
-  await compare(`POST /companies, ${connections} connections`, {
+  await compareAll(`POST /companies, ${connections} connections`, {
     method: "POST",
     path: "/api/open/v1/companies",
     body: (i) => JSON.stringify({ name: `压测公司${i}`, city: "北京" }),
     connections
   })
 }
-await compare("GET /guests (page 1 of 20, unfiltered), 32 connections", { method: "GET", path: "/api/open/v1/guests", connections: 32 })
+{
+  const spec = { method: "GET" as const, path: "/api/open/v1/guests", connections: 32 }
+  serviceBesideFloor("GET /guests (page 1 of 20, unfiltered), 32 connections", await measure(service, spec), await measure(floor, spec))
+  log("bench: GET /guests done")
+}
 
-// Before the counters: the floor counting every row on every page, as the service did.
-await stop(floor)
-const counting = await start("floor-count", ["dist/bench/floor/server.js"], 18_183, { FLOOR_EXACT_COUNT: "1" })
+// The floors are not needed any more: the rest is the service's.
+for (const kind of COMPARED) if (kind !== "service") await stop(server(kind))
+
+// Before the counters: the raw floor counting every row on every page, as the service did.
+const counting = await start("raw", 18_183, { FLOOR_EXACT_COUNT: "1" })
 const guestsNow = await measure(service, { method: "GET", path: "/api/open/v1/guests", connections: 32 })
 const guestsBefore = await measure(counting, { method: "GET", path: "/api/open/v1/guests", connections: 32 })
 await stop(counting)
 
 // Two API processes against one, 16 clients spread over them.
-const second = await start("service-2", [...NODE_FLAGS, "dist/src/main.js"], 18_184)
+const second = await start("service", 18_184)
 const spread = { method: "GET" as const, path: `/api/open/v1/matchmakers/${matchmakerId}`, connections: 64 }
 const oneProcess = await measure(service, spread, many)
 await runLoad({ ...spread, targets: many.map((c, i) => at(i % 2 === 0 ? service : second, c)), seconds: 3 })
 const twoProcesses = await runLoad({ ...spread, targets: many.map((c, i) => at(i % 2 === 0 ? service : second, c)), seconds: SECONDS })
 await stop(second)
+await stop(service)
 
 process.stdout.write(
   `\nRequest path: the service beside its floor (raw node:http + pg, same work), ${GUESTS} guests, ${SECONDS} s per cell\n`
 )
 console.table(rows)
+
+const rps = (r: LoadResult | undefined) => (r === undefined ? "-" : Math.round(r.rps))
+const p99 = (r: LoadResult | undefined) => (r === undefined ? "-" : Number(r.p99.toFixed(1)))
+const over = (a: LoadResult | undefined, b: LoadResult | undefined, f: (r: LoadResult) => number) =>
+  a === undefined || b === undefined ? "-" : ratio(f(a), f(b))
+const byRps = (r: LoadResult) => r.rps
+const byP99 = (r: LoadResult) => r.p99
+const FLOOR_STACKS: Record<Kind, string> = {
+  service: "",
+  effect: "the Effect floor: Effect 4 HttpApi + PgClient",
+  raw: "the raw floor: node:http + pg",
+  fastify: "the Fastify floor: Fastify 5 + pg"
+}
+process.stdout.write(
+  `\nThe service beside its floors doing the same work (${
+    COMPARED.filter((k) => k !== "service").map((k) => FLOOR_STACKS[k]).join("; ")
+  }), ` +
+    `same load, one at a time: throughput (req/s) and its ratios\n`
+)
+console.table(results.map(({ case: name, of }) => ({
+  case: name,
+  service: rps(of.service),
+  effect_floor: rps(of.effect),
+  raw_floor: rps(of.raw),
+  fastify_floor: rps(of.fastify),
+  "service/effect": over(of.service, of.effect, byRps),
+  "service/raw": over(of.service, of.raw, byRps),
+  "service/fastify": over(of.service, of.fastify, byRps),
+  "effect/raw": over(of.effect, of.raw, byRps),
+  "fastify/raw": over(of.fastify, of.raw, byRps),
+  errors: COMPARED.map((k) => non200(of[k]!)).join(" / ")
+})))
+process.stdout.write("p99 latency (ms), against the raw floor's\n")
+console.table(results.map(({ case: name, of }) => ({
+  case: name,
+  service: p99(of.service),
+  effect_floor: p99(of.effect),
+  raw_floor: p99(of.raw),
+  fastify_floor: p99(of.fastify),
+  "service/raw": over(of.service, of.raw, byP99),
+  "effect/raw": over(of.effect, of.raw, byP99),
+  "fastify/raw": over(of.fastify, of.raw, byP99),
+  "service/effect": over(of.service, of.effect, byP99)
+})))
+
 process.stdout.write(
   `GET /guests unfiltered: service ${Math.round(guestsNow.rps)} req/s with counters; ` +
     `floor counting every row (the service's old work) ${Math.round(guestsBefore.rps)} req/s: ` +
@@ -197,21 +344,30 @@ process.stdout.write(
     `${Math.round(oneProcess.rps)} req/s: ${(twoProcesses.rps / oneProcess.rps).toFixed(2)}×\n`
 )
 
-// Memory after a soak under load: a fresh service, then a fresh floor, each started for it.
-await stop(service)
+// Memory after a soak under load: each server started fresh for it, one after the other.
+const soakedMb = async (kind: Kind, spec: Omit<LoadSpec, "targets" | "seconds">, port: number): Promise<number> => {
+  const fresh = await start(kind, port)
+  await runLoad({ ...spec, targets: [at(fresh, one!)], seconds: SOAK_SECONDS })
+  const mb = rssMb(fresh)
+  await stop(fresh)
+  return mb
+}
 if (SOAK_SECONDS > 0) {
-  const soak = { method: "GET" as const, path: "/api/open/v1/guests", connections: 32, seconds: SOAK_SECONDS }
-  const soaked = await start("service", [...NODE_FLAGS, "dist/src/main.js"], 18_186)
-  await runLoad({ ...soak, targets: [at(soaked, one!)] })
-  const serviceMb = rssMb(soaked)
-  await stop(soaked)
-  const floorAgain = await start("floor", ["dist/bench/floor/server.js"], 18_185)
-  await runLoad({ ...soak, targets: [at(floorAgain, one!)] })
-  const floorMb = rssMb(floorAgain)
-  await stop(floorAgain)
+  const guestsSoak = { method: "GET" as const, path: "/api/open/v1/guests", connections: 32 }
+  const serviceMb = await soakedMb("service", guestsSoak, 18_186)
+  const floorMb = await soakedMb("raw", guestsSoak, 18_185)
   process.stdout.write(
     `Memory after ${SOAK_SECONDS} s under load (GET /guests, 32 connections): service ${serviceMb.toFixed(0)} MB RSS, ` +
       `floor ${floorMb.toFixed(0)} MB: ${(serviceMb / floorMb).toFixed(2)}× (target ≤ 2×)\n`
+  )
+  const matchmakerSoak = { method: "GET" as const, path: `/api/open/v1/matchmakers/${matchmakerId}`, connections: 32 }
+  const mb: Partial<Record<Kind, number>> = {}
+  for (const kind of COMPARED) mb[kind] = await soakedMb(kind, matchmakerSoak, 18_189)
+  const versus = (kind: Kind) => (mb[kind] === undefined ? "-" : `${(mb.service! / mb[kind]).toFixed(2)}×`)
+  process.stdout.write(
+    `Memory after ${SOAK_SECONDS} s under load (GET /matchmakers/{id}, 32 connections), MB RSS: ` +
+      COMPARED.map((k) => `${KINDS[k].label} ${mb[k]!.toFixed(0)}`).join(", ") +
+      `; service / Effect floor ${versus("effect")}, service / raw floor ${versus("raw")}, service / Fastify floor ${versus("fastify")}\n`
   )
 }
 await db.end()

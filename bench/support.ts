@@ -2,15 +2,15 @@
 // signing client that is not rate limited, and latency percentiles.
 import { createServer } from "node:http"
 
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import type * as Scope from "effect/Scope"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import type { Permission } from "../schema/Common.js"
 import { bootstrapEnv } from "../src/bootstrap.js"
@@ -36,6 +36,10 @@ export const benchDatabaseUrl = async (): Promise<string> => {
   return withDatabase(process.env.DATABASE_URL!, "matchmaking_bench")
 }
 
+/** The configuration of an in-process service on the bench database: its URL and the secret key, nothing else. */
+export const benchConfig = (url: string): ConfigProvider.ConfigProvider =>
+  ConfigProvider.fromUnknown({ DATABASE_URL: url, SECRET_KEY: process.env.SECRET_KEY! })
+
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
 
@@ -53,7 +57,37 @@ export const timeCalls = <A, E>(call: Effect.Effect<A, E>, samples: number, warm
     return { times: times.sort((a, b) => a - b), last: last! }
   })
 
-export type BenchApi = Effect.Effect.Success<ReturnType<typeof makeOpenApiClient>>
+export type BenchApi = Effect.Success<ReturnType<typeof makeOpenApiClient>>
+
+/** The port of a server listening on TCP. */
+export const portOf = (server: HttpServer.HttpServer["Service"]): number => {
+  const address = server.address
+  if (address._tag === "UnixPathAddress") throw new Error("the bench server does not listen on TCP")
+  return address.port
+}
+
+/**
+ * The service in this process on the bench database: its HTTP app on a Node server (a free port),
+ * its services, the database (migrated) and its configuration, and an HTTP client.
+ */
+export const inProcessService = () => {
+  const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
+  return HttpAppLive.pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(AppLive),
+    Layer.provideMerge(FetchHttpClient.layer)
+  )
+}
+
+/** Runs `effect` with the bench database's configuration, logging warnings and worse only. */
+export const runWithBenchConfig = <A, E>(url: string, effect: Effect.Effect<A, E, Scope.Scope>): Promise<A> =>
+  Effect.runPromise(
+    effect.pipe(
+      Effect.scoped,
+      Effect.provideService(ConfigProvider.ConfigProvider, benchConfig(url)),
+      Effect.provideService(References.MinimumLogLevel, "Warn")
+    )
+  )
 
 /** Runs a benchmark against an API server on the bench database, with a signing client. */
 export const runBench = async <E>(
@@ -63,24 +97,12 @@ export const runBench = async <E>(
   const url = await benchDatabaseUrl()
   const main = Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const server = yield* HttpServer.HttpServer
-    const { port } = server.address as { port: number }
+    const port = portOf(yield* HttpServer.HttpServer)
     const clients = yield* Clients
     const creds = yield* clients.create({ name: "bench", permissions, masking: false })
     yield* clients.setRateLimit(creds.app_key, 1_000_000, 1_000_000)
     const api = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: creds.app_key, appSecret: creds.app_secret })
     yield* program(api, sql)
   })
-  const ServerLive = HttpAppLive.pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })))
-  const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
-  await Effect.runPromise(
-    main.pipe(
-      Effect.provide(ServerLive),
-      Effect.provide(AppLive),
-      Effect.provide(FetchHttpClient.layer),
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["SECRET_KEY", process.env.SECRET_KEY!]]))),
-      Logger.withMinimumLogLevel(LogLevel.Warning),
-      Effect.scoped
-    )
-  )
+  await runWithBenchConfig(url, Effect.provide(main, inProcessService()))
 }

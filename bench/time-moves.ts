@@ -46,7 +46,7 @@ await runBench(["open:membership:read"], (_api, sql) =>
     const seedActivities = sql`INSERT INTO activities (title, address, start_time, end_time, company_id, status, audit_status)
       SELECT '基准活动' || g, '某地', now() - interval '2 hours', now() - interval '1 hour', ${company}, 'registering', 'approved'
       FROM generate_series(1, ${N}) g`
-    const analyze = Effect.zipRight(sql`ANALYZE memberships`, sql`ANALYZE activities`)
+    const analyze = Effect.andThen(sql`ANALYZE memberships`, sql`ANALYZE activities`)
 
     const floorMemberships = Effect.map(
       sql<{ n: number }>`WITH moved AS (UPDATE memberships SET status = 'expired', updated_at = now()
@@ -105,6 +105,6 @@ await runBench(["open:membership:read"], (_api, sql) =>
       row("memberships active → expired + one event each", times.expire, times.expireFloor),
       row("activities registering → ended (past window)", times.start, times.startFloor)
     ])
-  }).pipe(Effect.provide(Layer.mergeAll(MembershipsRepo.Default, ActivitiesRepo.Default))))
+  }).pipe(Effect.provide(Layer.mergeAll(MembershipsRepo.layer, ActivitiesRepo.layer))))
 
 process.exit(0)

@@ -8,11 +8,8 @@
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
 
 import { WebhooksJob } from "../jobs/Webhooks.js"
 import { bootstrapEnv } from "../src/bootstrap.js"
@@ -24,7 +21,7 @@ import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
 import { SqlLive } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
-import { log, percentile } from "./support.js"
+import { log, percentile, runWithBenchConfig } from "./support.js"
 
 const EVENTS = Number(process.argv[2] ?? process.env.BENCH_WEBHOOK_EVENTS ?? 10_000)
 const PER_TX = 10
@@ -120,7 +117,7 @@ const serviceRun = async (withSlow: boolean, events = EVENTS, perSecond?: number
       const items = Array.from({ length: Math.min(PER_TX, events - b * PER_TX) }, (_, k) => ({ i: b * PER_TX + k, name: "基准嘉宾" }))
       const due = perSecond === undefined ? 0 : t0 + (b * PER_TX * 1000) / perSecond - Date.now()
       return Effect.sleep(Math.max(0, due)).pipe(
-        Effect.zipRight(tx.run(outbox.recordMany("guest.created", "open:guest:read", items))),
+        Effect.andThen(tx.run(outbox.recordMany("guest.created", "open:guest:read", items))),
         Effect.tap(() =>
           Effect.sync(() => {
             const at = Date.now()
@@ -142,17 +139,9 @@ const serviceRun = async (withSlow: boolean, events = EVENTS, perSecond?: number
       ...(slow === undefined ? {} : { slow: { delivered: slow.arrivals.size, maxOpen: slow.maxOpen } })
     }
   })
-  const config = ConfigProvider.fromMap(new Map([["DATABASE_URL", url], ["SECRET_KEY", process.env.SECRET_KEY!]]))
   const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
   try {
-    return await Effect.runPromise(
-      program.pipe(
-        Effect.provide(WebhooksJob.pipe(Layer.provideMerge(AppLive))),
-        Effect.withConfigProvider(config),
-        Logger.withMinimumLogLevel(LogLevel.Warning),
-        Effect.scoped
-      )
-    )
+    return await runWithBenchConfig(url, Effect.provide(program, WebhooksJob.pipe(Layer.provideMerge(AppLive))))
   } finally {
     await Promise.all(receivers.map(stop))
     await dropDatabase()

@@ -9,7 +9,7 @@ import { CARD_TASK_CHANNEL, CardTasksRepo } from "../src/repos/CardTasksRepo.js"
 import { CardImport } from "../src/services/CardImport.js"
 import { taskRunner } from "./TaskRunner.js"
 
-export const CardTasksJob = Layer.unwrapEffect(
+export const CardTasksJob = Layer.unwrap(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* CardTasksRepo

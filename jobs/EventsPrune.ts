@@ -24,7 +24,7 @@ export const pruneEventsOnce = Effect.gen(function*() {
   return removed
 })
 
-export const EventsPruneJob = Layer.unwrapEffect(
+export const EventsPruneJob = Layer.unwrap(
   Effect.map(
     AppConfig,
     (config) => periodicJob({ name: "events-prune", every: Duration.seconds(config.eventsPruneIntervalSeconds), run: pruneEventsOnce })

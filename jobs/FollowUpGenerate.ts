@@ -16,7 +16,7 @@ export const generateFollowUpsOnce = Effect.gen(function*() {
   return outcome
 })
 
-export const FollowUpGenerateJob = Layer.unwrapEffect(
+export const FollowUpGenerateJob = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     periodicJob({
       name: "follow-up-generate",

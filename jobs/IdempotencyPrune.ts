@@ -22,7 +22,7 @@ export const pruneIdempotencyKeysOnce = Effect.gen(function*() {
   return removed
 })
 
-export const IdempotencyPruneJob = Layer.unwrapEffect(
+export const IdempotencyPruneJob = Layer.unwrap(
   Effect.map(AppConfig, (config) =>
     periodicJob({
       name: "idempotency-prune",

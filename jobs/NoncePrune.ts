@@ -17,7 +17,7 @@ export const pruneNoncesOnce = Effect.gen(function*() {
   return removed
 })
 
-export const NoncePruneJob = Layer.unwrapEffect(
+export const NoncePruneJob = Layer.unwrap(
   Effect.map(
     AppConfig,
     (config) => periodicJob({ name: "nonce-prune", every: Duration.seconds(config.noncePruneIntervalSeconds), run: pruneNoncesOnce })

@@ -15,7 +15,7 @@ export const compactRowCountsOnce = Effect.gen(function*() {
   return folded
 })
 
-export const RowCountCompactJob = Layer.unwrapEffect(
+export const RowCountCompactJob = Layer.unwrap(
   Effect.map(
     AppConfig,
     (config) =>

@@ -15,13 +15,14 @@ import { DAEMON_INSTANCE } from "../src/observability/instance.js"
 import { measuredRun, registerJob } from "../src/observability/jobs.js"
 import { wakeOn } from "../src/sql/Listener.js"
 import type { DatabaseUrl } from "../src/sql/Sql.js"
+import { jobSpan } from "./Job.js"
 
 export interface TaskQueue<T, R> {
   readonly name: string
   /** NOTIFY channel that announces new tasks. */
   readonly channel: string
   readonly concurrency: number
-  readonly pollInterval: Duration.DurationInput
+  readonly pollInterval: Duration.Input
   /** Claims one task for this worker and commits the claim; none when the queue is empty. */
   readonly claim: (worker: string) => Effect.Effect<Option.Option<T>, unknown, R>
   /** Does the work and records the outcome (no transaction may stay open during slow I/O). */
@@ -31,7 +32,7 @@ export interface TaskQueue<T, R> {
 }
 
 export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, never, R | DatabaseUrl> =>
-  Layer.scopedDiscard(
+  Layer.effectDiscard(
     Effect.gen(function*() {
       const wake = yield* Queue.sliding<void>(1)
       // Starts with the daemon's heartbeat id, so that a held task names the daemon that holds it;
@@ -39,14 +40,19 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
       const instance = `${DAEMON_INSTANCE.id}:${randomBytes(2).toString("hex")}`
 
       yield* wakeOn(queue.channel, wake)
-      yield* Effect.forkScoped(Effect.repeat(wake.offer(undefined), Schedule.spaced(queue.pollInterval)))
+      yield* Effect.forkScoped(Effect.repeat(Queue.offer(wake, undefined), Schedule.spaced(queue.pollInterval)))
+
+      // One task, traced as a run of the queue's job and measured.
+      const run = Effect.fn(...jobSpan(queue.name, "queue"))(function*(task: T, worker: string) {
+        return yield* queue.process(task, worker)
+      }, measuredRun(queue.name, "queue"))
 
       const worker = (n: number) => {
         const id = `${instance}:${queue.name}:${n}`
         const claimOne = queue.claim(id).pipe(
-          Effect.catchAllCause((cause) =>
+          Effect.catchCause((cause) =>
             Effect.logError(`claiming a ${queue.name} task failed`, cause).pipe(
-              Effect.zipRight(Effect.sleep("1 second")),
+              Effect.andThen(Effect.sleep("1 second")),
               Effect.as(Option.none<T>())
             )
           )
@@ -54,10 +60,9 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
         const step = Effect.flatMap(claimOne, (claimed) =>
           Option.isNone(claimed)
             ? Queue.take(wake)
-            : queue.process(claimed.value, id).pipe(
-              measuredRun(queue.name, "queue"),
+            : run(claimed.value, id).pipe(
               Effect.onInterrupt(() => Effect.ignore(queue.release(claimed.value, id))),
-              Effect.catchAllCause((cause) => Effect.logError(`a ${queue.name} task failed`, cause))
+              Effect.catchCause((cause) => Effect.logError(`a ${queue.name} task failed`, cause))
             ))
         return Effect.forever(step).pipe(Effect.annotateLogs({ queue: queue.name, worker: id }))
       }

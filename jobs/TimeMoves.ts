@@ -26,7 +26,7 @@ export const moveByTimeOnce = Effect.gen(function*() {
   return { activitiesStarted: started, activitiesEnded: ended, membershipsExpired: expired }
 })
 
-export const TimeMovesJob = Layer.unwrapEffect(
+export const TimeMovesJob = Layer.unwrap(
   Effect.map(
     AppConfig,
     (config) => periodicJob({ name: "time-moves", every: Duration.seconds(config.timeMovesIntervalSeconds), run: moveByTimeOnce })

@@ -7,7 +7,6 @@
 import { randomBytes } from "node:crypto"
 import { hostname } from "node:os"
 
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -21,6 +20,7 @@ import { type AttemptRecord, type ClaimedDelivery, WEBHOOK_CHANNEL } from "../sr
 import { type AttemptOutcome, Webhooks } from "../src/services/Webhooks.js"
 import { wakeOn } from "../src/sql/Listener.js"
 import { EventsPruneJob } from "./EventsPrune.js"
+import { jobSpan } from "./Job.js"
 
 /** An attempt that finished and waits for the next turn to record it. */
 interface Finished {
@@ -47,7 +47,7 @@ const logOutcome = (f: Finished, written: boolean) =>
       })
     )
 
-export const WebhooksJob = Layer.scopedDiscard(
+export const WebhooksJob = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const webhooks = yield* Webhooks
@@ -57,10 +57,10 @@ export const WebhooksJob = Layer.scopedDiscard(
     // At shutdown, after the attempts are stopped (their deliveries given back): record what had
     // already finished, so that those deliveries are not sent again.
     yield* Effect.addFinalizer(() =>
-      Effect.flatMap(Queue.takeAll(finished), (done) =>
-        Chunk.isEmpty(done)
+      Effect.flatMap(Queue.clear(finished), (done) =>
+        done.length === 0
           ? Effect.void
-          : Effect.ignore(webhooks.cycle(Chunk.toReadonlyArray(done).map((f) => f.record), worker, 0)))
+          : Effect.ignore(webhooks.cycle(done.map((f) => f.record), worker, 0)))
     )
     const attempts = yield* FiberSet.make<void>()
     /** Attempts claimed and not yet recorded (running, or finished and waiting for a turn). */
@@ -69,27 +69,29 @@ export const WebhooksJob = Layer.scopedDiscard(
     yield* wakeOn(WEBHOOK_CHANNEL, wake)
 
     // An attempt interrupted at shutdown gives its delivery back, due at once, for any daemon.
+    // Traced and counted like every job run (job_runs, job_failures, duration, the heartbeat's last run).
+    const send = Effect.fn(...jobSpan("webhook-deliveries", "queue"))(function*(d: ClaimedDelivery) {
+      return yield* webhooks.attempt(d, worker)
+    }, measuredRun("webhook-deliveries", "queue"))
     const attempt = (d: ClaimedDelivery) =>
-      webhooks.attempt(d, worker).pipe(
-        // Counted like every job run (job_runs, job_failures, duration, the heartbeat's last run).
-        measuredRun("webhook-deliveries", "queue"),
-        Effect.flatMap((a) => finished.offer({ ...a, delivery: d })),
-        Effect.onInterrupt(() => Effect.ignore(Effect.zipRight(webhooks.release(d, worker), Ref.update(held, (n) => n - 1)))),
-        Effect.catchAllCause((cause) =>
+      send(d).pipe(
+        Effect.flatMap((a) => Queue.offer(finished, { ...a, delivery: d })),
+        Effect.onInterrupt(() => Effect.ignore(Effect.andThen(webhooks.release(d, worker), Ref.update(held, (n) => n - 1)))),
+        Effect.catchCause((cause) =>
           // Left leased: another attempt follows when the lease ends.
-          Effect.zipRight(Effect.logError("a webhook attempt failed", cause), Ref.update(held, (n) => n - 1))
+          Effect.andThen(Effect.logError("a webhook attempt failed", cause), Ref.update(held, (n) => n - 1))
         ),
-        Effect.zipRight(wake.offer(undefined))
+        Effect.andThen(Queue.offer(wake, undefined))
       )
 
     /** Records what finished and claims into the free slots; how many were claimed, and the room there was. */
     const turn = Effect.gen(function*() {
-      const done = Chunk.toReadonlyArray(yield* Queue.takeAll(finished))
+      const done = yield* Queue.clear(finished)
       const free = config.webhookConcurrency - ((yield* Ref.get(held)) - done.length)
       if (done.length === 0 && free <= 0) return { claimed: 0, free }
       const result = yield* webhooks.cycle(done.map((f) => f.record), worker, free).pipe(
         // Not recorded: try again next turn (a lease that ends meanwhile makes the record moot).
-        Effect.tapError(() => finished.offerAll(done))
+        Effect.tapError(() => Queue.offerAll(finished, done))
       )
       yield* Ref.update(held, (n) => n - done.length + result.claimed.length)
       for (const f of done) yield* logOutcome(f, result.recorded.has(f.record.id))
@@ -103,7 +105,7 @@ export const WebhooksJob = Layer.scopedDiscard(
       const { claimed, free } = yield* turn
       // A full batch: more may be due; take another turn at once.
       if (free > 0 && claimed === free) return
-      if (yield* Queue.isEmpty(finished)) {
+      if ((yield* Queue.size(finished)) === 0) {
         // Nothing running: sleep until the next retry comes due. Busy: a finished attempt wakes it.
         const idle = (yield* Ref.get(held)) === 0
         const dueInMs = idle ? yield* webhooks.nextDueInMs : Option.none()
@@ -111,7 +113,7 @@ export const WebhooksJob = Layer.scopedDiscard(
         yield* Effect.race(Queue.take(wake), Effect.sleep(waitMs))
       }
     }).pipe(
-      Effect.catchAllCause((cause) => Effect.zipRight(Effect.logError("webhook dispatch failed", cause), Effect.sleep("1 second")))
+      Effect.catchCause((cause) => Effect.andThen(Effect.logError("webhook dispatch failed", cause), Effect.sleep("1 second")))
     )
 
     yield* Effect.forkScoped(Effect.forever(loop))

@@ -1,16 +1,16 @@
 // Activities (SPEC §2.9, §4.8; DECISIONS §4, §5): records, the create and register bodies, the
 // registration record, list filters and endpoints.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
-import { Envelope, Id, IdPath, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { Envelope, Id, IdPath, Int, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
-export const ActivityStatus = Schema.Literal("draft", "registering", "ongoing", "ended")
+export const ActivityStatus = Schema.Literals(["draft", "registering", "ongoing", "ended"])
 export type ActivityStatus = typeof ActivityStatus.Type
-export const AuditStatus = Schema.Literal("pending", "approved", "rejected")
+export const AuditStatus = Schema.Literals(["pending", "approved", "rejected"])
 export type AuditStatus = typeof AuditStatus.Type
 
 export const ACTIVITY_PAGE = { default: 20, max: 100 } as const
@@ -21,28 +21,28 @@ const daysInMonth = (year: number, month: number) => new Date(Date.UTC(year, mon
  * `YYYY-MM-DD HH:MM:SS`, a real wall time in the platform time zone. Years before 1970 are refused:
  * an activity is not scheduled in the past century, and JavaScript dates misread years below 100.
  */
-export const WallTime = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, { message: () => "must be YYYY-MM-DD HH:MM:SS" }),
-  Schema.filter((s) => {
+export const WallTime = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/u, { message: "must be YYYY-MM-DD HH:MM:SS" }).abort(),
+  Schema.makeFilter((s: string) => {
     const [y, mo, d, h, mi, se] = s.split(/[- :]/).map(Number) as [number, number, number, number, number, number]
     if (y < 1970) return "must be in 1970 or later"
     return mo >= 1 && mo <= 12 && d >= 1 && d <= daysInMonth(y, mo) && h <= 23 && mi <= 59 && se <= 59 ||
       "must be a real date and time"
-  }),
-  Schema.annotations({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
-)
+  })
+).annotate({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
 
 /** A fee in yuan: 0 (free) or more, at most two decimals. */
-export const Fee = Schema.Number.pipe(
-  Schema.filter((n) =>
-    Number.isFinite(n) && n >= 0 && n <= 99_999_999.99 && Math.abs(n * 100 - Math.round(n * 100)) < 1e-6 ||
-    "must be an amount from 0 to 99999999.99 with at most two decimals"
-  ),
-  Schema.annotations({ jsonSchema: { type: "number", minimum: 0, maximum: 99_999_999.99, multipleOf: 0.01 } })
+export const Fee = Schema.Finite.check(
+  Schema.makeFilter(
+    (n: number) =>
+      n >= 0 && n <= 99_999_999.99 && Math.abs(n * 100 - Math.round(n * 100)) < 1e-6 ||
+      "must be an amount from 0 to 99999999.99 with at most two decimals",
+    { toJsonSchema: () => ({ minimum: 0, maximum: 99_999_999.99, multipleOf: 0.01 }) }
+  )
 )
 
 /** Places for one gender: 0 means none; absent or null means unlimited. */
-export const Quota = Schema.Int.pipe(Schema.between(0, 1_000_000, { message: () => "must be an integer from 0 to 1000000" }))
+export const Quota = Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000 }, { message: "must be an integer from 0 to 1000000" }))
 
 export const Activity = Schema.Struct({
   id: Schema.Int,
@@ -54,16 +54,16 @@ export const Activity = Schema.Struct({
   end_time: Timestamp,
   male_quota: Schema.NullOr(Schema.Int),
   female_quota: Schema.NullOr(Schema.Int),
-  male_fee: Schema.Number,
-  female_fee: Schema.Number,
+  male_fee: Schema.Finite,
+  female_fee: Schema.Finite,
   status: ActivityStatus,
   audit_status: AuditStatus,
   company_id: Schema.Int,
   created_at: Timestamp
-}).annotations({ identifier: "Activity" })
+}).annotate({ identifier: "Activity" })
 export type Activity = typeof Activity.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 export const ActivityCreate = Schema.Struct({
   title: Text(100, 1),
@@ -75,9 +75,9 @@ export const ActivityCreate = Schema.Struct({
   cover_url: nullable(Text(500)),
   male_quota: nullable(Quota),
   female_quota: nullable(Quota),
-  male_fee: Schema.optionalWith(Fee, { exact: true }),
-  female_fee: Schema.optionalWith(Fee, { exact: true })
-}).annotations({ identifier: "ActivityCreate", parseOptions: { errors: "all" } })
+  male_fee: Schema.optionalKey(Fee),
+  female_fee: Schema.optionalKey(Fee)
+}).annotate({ identifier: "ActivityCreate" })
 export type ActivityCreate = typeof ActivityCreate.Type
 
 /** The create answer of SPEC §4.8. */
@@ -86,14 +86,14 @@ export const ActivityCreated = Schema.Struct({
   status: ActivityStatus,
   audit_status: AuditStatus,
   created_at: Timestamp
-}).annotations({ identifier: "ActivityCreated" })
+}).annotate({ identifier: "ActivityCreated" })
 
 export const RegistrationCreate = Schema.Struct({
   guest_id: Id,
   name: nullable(Text(50, 1)),
   phone: nullable(Phone),
   remark: nullable(Text(500))
-}).annotations({ identifier: "RegistrationCreate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "RegistrationCreate" })
 export type RegistrationCreate = typeof RegistrationCreate.Type
 
 /** The registration record (DECISIONS §4); `fee` is the activity's fee for the guest's gender. */
@@ -104,32 +104,36 @@ export const Registration = Schema.Struct({
   name: Schema.NullOr(Schema.String),
   phone: Schema.NullOr(Schema.String),
   remark: Schema.NullOr(Schema.String),
-  fee: Schema.Number,
+  fee: Schema.Finite,
   registered_at: Timestamp
-}).annotations({ identifier: "Registration" })
+}).annotate({ identifier: "Registration" })
 export type Registration = typeof Registration.Type
 
 export const ActivityListParams = Schema.Struct({
   ...Paging(ACTIVITY_PAGE),
   status: Schema.optional(ActivityStatus),
   company_id: Schema.optional(PositiveIntFromString)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type ActivityListParams = typeof ActivityListParams.Type
 
 export class ActivitiesApi extends HttpApiGroup.make("activities")
   .add(
-    HttpApiEndpoint.get("list", "/activities")
-      .setUrlParams(ActivityListParams)
-      .addSuccess(Envelope(ListOf(Activity), "ActivityListEnvelope"))
+    HttpApiEndpoint.get("list", "/activities", {
+      disableCodecs: true,
+      query: ActivityListParams.fields,
+      success: Envelope(ListOf(Activity), "ActivityListEnvelope")
+    })
       .annotate(RequiredPermission, "open:activity:read")
       .annotate(OpenApi.Summary, "List activities")
       .annotate(OpenApi.Description, "Newest first; filters status and company_id.")
   )
   .add(
-    HttpApiEndpoint.post("create", "/activities")
-      .setPayload(ActivityCreate)
-      .addSuccess(Envelope(ActivityCreated, "ActivityCreatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("create", "/activities", {
+      disableCodecs: true,
+      payload: ActivityCreate,
+      success: Envelope(ActivityCreated, "ActivityCreatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:activity:write")
       .annotate(OpenApi.Summary, "Create an activity")
       .annotate(
@@ -139,11 +143,13 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
       )
   )
   .add(
-    HttpApiEndpoint.post("register", "/activities/:id/register")
-      .setPath(IdPath)
-      .setPayload(RegistrationCreate)
-      .addSuccess(Envelope(Registration, "RegistrationEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("register", "/activities/:id/register", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: RegistrationCreate,
+      success: Envelope(Registration, "RegistrationEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:activity:write")
       .annotate(OpenApi.Summary, "Register a guest for an activity")
       .annotate(

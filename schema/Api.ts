@@ -1,15 +1,14 @@
 // The whole Open API: every group, the signing middleware and the error envelopes. The server,
 // the typed client, the OpenAPI document and the tests all derive from this value.
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as OpenApi from "effect/http-api/OpenApi"
 
 import { ActivitiesApi } from "./Activities.js"
-import { Signed } from "./Auth.js"
+import { Authenticated, CheckedInput, Idempotent, Permitted } from "./Auth.js"
 import { CompaniesApi } from "./Companies.js"
-import { InternalErrorEnvelope } from "./Errors.js"
 import { EventsApi } from "./Events.js"
 import { FollowUpsApi } from "./FollowUps.js"
-import { GuestsApi } from "./Guests.js"
+import { GuestBatchItemSchemas, GuestsApi } from "./Guests.js"
 import { ImageBlacklistApi } from "./ImageBlacklist.js"
 import { MatchesApi } from "./Matches.js"
 import { MatchmakersApi } from "./Matchmakers.js"
@@ -51,7 +50,6 @@ type Responses = Record<string, { description?: string; content?: Record<string,
 const isObject = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
 const COMPONENTS = "#/components/schemas/"
-const DECODE_ERROR_REF = `${COMPONENTS}HttpApiDecodeError`
 
 /** The four signing headers of DECISIONS §2 as API-key schemes, required together. */
 const securitySchemes = {
@@ -104,42 +102,7 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   "503": "service_unavailable (the database is unreachable for a moment; retry after Retry-After) or parser_unavailable (card parsing)."
 }
 
-/**
- * Moves `$defs` nested in the document (a `jsonSchema` annotation that embeds the output of
- * `JSONSchema.make`, as the batch item schemas do) into components/schemas and points their
- * `#/$defs/` references there, so every reference resolves from the document root.
- */
-const hoistNestedDefs = (spec: Json, schemas: Record<string, unknown>): void => {
-  const hoisted: Record<string, unknown> = {}
-  const visit = (node: unknown): unknown => {
-    if (Array.isArray(node)) return node.map(visit)
-    if (!isObject(node)) return node
-    const out: Json = {}
-    for (const [key, value] of Object.entries(node)) {
-      if (key === "$schema") continue
-      if (key === "$defs" && isObject(value)) {
-        for (const [name, def] of Object.entries(value)) hoisted[name] = visit(def)
-      } else if (key === "$ref" && typeof value === "string" && value.startsWith("#/$defs/")) {
-        out[key] = COMPONENTS + value.slice("#/$defs/".length)
-      } else {
-        out[key] = visit(value)
-      }
-    }
-    return out
-  }
-  for (const [name, schema] of Object.entries(schemas)) schemas[name] = visit(schema)
-  spec.paths = visit(spec.paths)
-  for (const [name, def] of Object.entries(hoisted)) {
-    const existing = schemas[name]
-    if (existing !== undefined && JSON.stringify(existing) !== JSON.stringify(def)) {
-      // Two different schemas under one identifier would make one of the references wrong.
-      throw new Error(`OpenAPI: the nested definition ${name} differs from the component of that name`)
-    }
-    schemas[name] = def
-  }
-}
-
-/** Drops component schemas nothing refers to any more (the parts of HttpApi's decode error). */
+/** Drops component schemas nothing refers to any more. */
 const pruneUnreferenced = (spec: Json, schemas: Record<string, unknown>): void => {
   const reached = new Set<string>()
   const visit = (node: unknown): void => {
@@ -161,37 +124,44 @@ const pruneUnreferenced = (spec: Json, schemas: Record<string, unknown>): void =
   for (const name of Object.keys(schemas)) if (!reached.has(name)) delete schemas[name]
 }
 
-/** HttpApi lists its own decode error under 400; the edge answers BadRequest instead, so drop it. */
-const dropDecodeError = (responses: Responses): void => {
-  const content = responses["400"]?.content?.["application/json"]
-  if (content?.schema === undefined) return
-  const members = Array.isArray(content.schema.anyOf) ? (content.schema.anyOf as Array<Json>) : [content.schema]
-  const kept = members.filter((s) => s.$ref !== DECODE_ERROR_REF)
-  if (kept.length === 0) delete responses["400"]
-  else content.schema = kept.length === 1 ? kept[0]! : { anyOf: kept }
+/**
+ * A query or path parameter as tools expect it: never null (an optional parameter is absent, but
+ * the schema of an optional field admits `undefined`, which JSON Schema spells null), and with
+ * its schema's description on the parameter itself.
+ */
+const finishParameter = (parameter: Json): Json => {
+  let schema = parameter.schema as Json
+  const members = Array.isArray(schema.anyOf) ? (schema.anyOf as Array<Json>) : undefined
+  if (members !== undefined && members.some((m) => m.type === "null")) {
+    const kept = members.filter((m) => m.type !== "null")
+    const { anyOf: _anyOf, ...rest } = schema
+    schema = kept.length === 1 ? { ...kept[0], ...rest } : { ...rest, anyOf: kept }
+  }
+  const description = typeof schema.description === "string" ? schema.description : undefined
+  return { ...parameter, schema, ...(description !== undefined ? { description } : {}) }
 }
 
 /**
  * The document as integrators' tools need it:
- * - HttpApi's own decode error is never served (the edge turns it into BadRequest);
  * - the signing middleware declares 413 and 415 for every signed endpoint because it checks the
  *   body of those that take one; an operation without a request body never answers them;
  * - the signing headers are security schemes, required on every operation but GET /time;
- * - nested `$defs` are hoisted so that every `$ref` resolves.
+ * - parameters are never null and carry their schema's description.
  */
 const finishSpec = (spec: Json): Json => {
   const paths = spec.paths as Record<string, Record<string, Json>>
   for (const ops of Object.values(paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const responses = op.responses as Responses
-      dropDecodeError(responses)
       if (op.requestBody === undefined) {
         delete responses["413"]
         delete responses["415"]
       }
+      const parameters = ((op.parameters as Array<Json> | undefined) ?? []).map(finishParameter)
       if (method === "post") {
-        op.parameters = [...((op.parameters as Array<Json> | undefined) ?? []), idempotencyKeyParameter]
+        op.parameters = [...parameters, idempotencyKeyParameter]
       } else {
+        op.parameters = parameters
         // Idempotency-Key applies to POSTs only (DECISIONS §11).
         delete responses["409"]
         delete responses["422"]
@@ -205,8 +175,6 @@ const finishSpec = (spec: Json): Json => {
     }
   }
   const components = spec.components as { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
-  delete components.schemas.HttpApiDecodeError
-  hoistNestedDefs(spec, components.schemas)
   pruneUnreferenced(spec, components.schemas)
   components.securitySchemes = { ...securitySchemes }
   // The default for tools that read only the top level; GET /time overrides it with none.
@@ -214,32 +182,39 @@ const finishSpec = (spec: Json): Json => {
   return spec
 }
 
+/**
+ * How requests decode (server) and encode (typed client): every query and body issue is
+ * reported, not only the first (DECISIONS §1); issues keep the rejected value so that messages
+ * can quote it.
+ */
+const QUERY_AND_BODY = { errors: "all", reportInput: true } as const
+
+// Every signed group takes the signing middlewares; the last added runs outermost, so
+// Authenticated provides the caller that the others require. The events feed filters each record
+// by its own permission, so it goes without Permitted (and its document without 403).
 export class OpenApiDef extends HttpApi.make("open-api")
   .add(SystemApi)
-  .add(MatchmakersApi.middleware(Signed))
-  .add(GuestsApi.middleware(Signed))
-  .add(WorkWechatsApi.middleware(Signed))
-  .add(WorkGroupsApi.middleware(Signed))
-  .add(ImageBlacklistApi.middleware(Signed))
-  .add(CompaniesApi.middleware(Signed))
-  .add(EventsApi.middleware(Signed))
-  .add(FollowUpsApi.middleware(Signed))
-  .add(ActivitiesApi.middleware(Signed))
-  .add(MatchesApi.middleware(Signed))
-  .add(MembershipsApi.middleware(Signed))
-  // Only what every operation, GET /time included, can answer; the signing middleware adds the
-  // statuses of signed operations and endpoints add 404 where an id can be unknown.
-  .addError(InternalErrorEnvelope)
+  .add(MatchmakersApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(GuestsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(WorkWechatsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(WorkGroupsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(ImageBlacklistApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(CompaniesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(EventsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Authenticated))
+  .add(FollowUpsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(ActivitiesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(MatchesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(MembershipsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
   .prefix(API_PREFIX)
+  .annotate(HttpApi.QueryParseOptions, QUERY_AND_BODY)
+  .annotate(HttpApi.PayloadParseOptions, QUERY_AND_BODY)
+  .annotate(HttpApi.ParamsParseOptions, { reportInput: true })
+  // Shown only through the batch bodies' items.
+  .annotate(HttpApi.AdditionalSchemas, GuestBatchItemSchemas)
   .annotate(OpenApi.Title, "Matchmaking Platform Open API")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(OpenApi.Description, description)
   // Paths carry the /api/open/v1 prefix, so the server is the host that serves this document.
   .annotate(OpenApi.Servers, [{ url: "/", description: "the host serving this document" }])
-  .annotate(OpenApi.Transform, (spec) => {
-    // Worked on as plain JSON (the spread gives the index signature the interface lacks), in place.
-    const doc: Json = { ...spec }
-    finishSpec(doc)
-    return Object.assign(spec, doc)
-  })
+  .annotate(OpenApi.Transform, (spec) => finishSpec(spec))
 {}

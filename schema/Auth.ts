@@ -1,14 +1,14 @@
-// The signed-request middleware as part of the contract: what it provides to handlers (the
-// calling client) and which errors it may answer with.
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+// The signed-request middlewares as part of the contract: what they provide to handlers (the
+// calling client) and which errors they may answer with.
 import * as Context from "effect/Context"
-import * as Schema from "effect/Schema"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
 import type { Permission } from "./Common.js"
 import {
   BadRequestEnvelope,
   ConflictEnvelope,
   ForbiddenEnvelope,
+  InternalErrorEnvelope,
   PayloadTooLargeEnvelope,
   ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
@@ -26,28 +26,37 @@ export interface CallerInfo {
 }
 
 /** The authenticated client of the current request. */
-export class Caller extends Context.Tag("Auth/Caller")<Caller, CallerInfo>() {}
+export class Caller extends Context.Service<Caller, CallerInfo>()("Auth/Caller") {}
+
+// What any signed operation can answer besides its own errors, middleware by middleware (the
+// last one added to a group runs outermost: Authenticated, then Permitted, CheckedInput and
+// Idempotent). Together: 400 (a query, path or body that does not decode), 401, 403, 429, 500 and
+// 503 (the database behind authentication is unreachable); 413 and 415 come from the body checks,
+// so the document keeps them only on operations with a request body, and 409/422 only on POSTs
+// (see finishSpec in Api.ts).
 
 /**
- * What any signed operation can answer besides its own errors: 400 (a query, path or body that
- * does not decode), 401, 403, 429 and 503 (the database behind authentication is unreachable).
- * 413 and 415 come from the body checks, so the document keeps them only on operations with a
- * request body (see finishSpec in Api.ts).
+ * The signature (DECISIONS §2) and the rate limit (§10): provides the calling client. It also
+ * declares the 500 every signed operation can answer (Effect 4's HttpApi has no API-wide error;
+ * GET /time declares its own).
  */
-export class Signed extends HttpApiMiddleware.Tag<Signed>()("Auth/Signed", {
-  provides: Caller,
-  failure: Schema.Union(
-    UnauthorizedEnvelope,
-    ForbiddenEnvelope,
-    TooManyRequestsEnvelope,
-    UnsupportedMediaTypeEnvelope,
-    PayloadTooLargeEnvelope,
-    BadRequestEnvelope,
-    ServiceUnavailableEnvelope,
-    // Idempotency-Key on a POST (DECISIONS §11); finishSpec keeps 409/422 on POSTs only.
-    ConflictEnvelope,
-    UnprocessableEntityEnvelope
-  )
+export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { provides: Caller }>()("Auth/Authenticated", {
+  error: [UnauthorizedEnvelope, TooManyRequestsEnvelope, ServiceUnavailableEnvelope, InternalErrorEnvelope]
+}) {}
+
+/** The endpoint's permission (its `RequiredPermission` annotation). */
+export class Permitted extends HttpApiMiddleware.Service<Permitted, { requires: Caller }>()("Auth/Permitted", {
+  error: [ForbiddenEnvelope]
+}) {}
+
+/** The text rules of path, query and body (DECISIONS §1), the body's media type and size. */
+export class CheckedInput extends HttpApiMiddleware.Service<CheckedInput>()("Auth/CheckedInput", {
+  error: [BadRequestEnvelope, UnsupportedMediaTypeEnvelope, PayloadTooLargeEnvelope]
+}) {}
+
+/** A POST's Idempotency-Key (DECISIONS §11): 503 when the database that keeps answers is gone. */
+export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: Caller }>()("Auth/Idempotent", {
+  error: [BadRequestEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, ServiceUnavailableEnvelope]
 }) {}
 
 export const SIGNING_HEADERS = {

@@ -1,118 +1,179 @@
 // Shared pieces of the contract: the success envelope, list pages, query-string scalars and
-// the permission annotation every signed endpoint carries.
+// the annotations every endpoint carries (its permission, its itemwise batch field).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 /**
  * How the `data` of a success is shown to the caller of the request being answered: as it is,
  * unless the server provides the Masker's policy for a masking client (DECISIONS §3). It applies to
  * the typed value the handler returned, before the success schema encodes it.
  */
-export class ResponseMask extends Context.Reference<ResponseMask>()("Contract/ResponseMask", {
-  defaultValue: (): (data: unknown) => unknown => (data) => data
-}) {}
+export const ResponseMask = Context.Reference<(data: unknown) => unknown>("Contract/ResponseMask", {
+  defaultValue: () => (data) => data
+})
+export type ResponseMask = typeof ResponseMask
 
 /**
- * The typed side of a success: the value the handler returned, taken as it is. Encoding checks the
- * value once, through the data schema; decoding has checked it through the same schema. A second
- * `typeSchema` pass on either side would walk every field again (twice per encode), for nothing.
+ * A value taken as it is: the typed side of a success, and of the optional keys of an answer.
+ * Encoding checks the value once, through the wire schema; decoding has checked it through the
+ * same schema. A second pass over the typed side would walk every field again, for nothing.
  */
-const trusted = <A>(): Schema.Schema<A> => Schema.declare((_: unknown): _ is A => true)
-
-/** A data schema whose encoding passes through the caller's ResponseMask. */
-const masked = <A, I, R>(data: Schema.Schema<A, I, R>): Schema.Schema<A, I, R> =>
-  Schema.transformOrFail(data, trusted<A>(), {
-    strict: true,
-    decode: ParseResult.succeed,
-    encode: (value) => Effect.map(ResponseMask, (mask) => mask(value) as typeof value)
+export const trusted = <A>(): Schema.declare<A> =>
+  Schema.declare((_: unknown): _ is A => true, {
+    // Already in its wire form: the JSON and string-tree codecs (the document's) leave it as is.
+    toCodecJson: () => undefined,
+    toCodecStringTree: () => undefined
   })
 
-/** `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. */
-export const Envelope = <A, I, R>(
-  data: Schema.Schema<A, I, R>,
+/**
+ * `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. The
+ * caller's ResponseMask applies to the value before `data` encodes it (one walk of the value).
+ */
+export const Envelope = <A, I>(
+  data: Schema.Codec<A, I>,
   identifier: string
-): Schema.Schema<A, { readonly code: 200; readonly message: string; readonly data: I }, R> =>
-  Schema.transform(
-    Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data: masked(data) }),
-    trusted<A>(),
-    {
-      strict: true,
-      decode: (envelope) => envelope.data,
-      encode: (value) => ({ code: 200 as const, message: "ok", data: value })
-    }
-  ).annotations({ identifier })
+): Schema.Codec<A, { readonly code: 200; readonly message: string; readonly data: I }> =>
+  Schema.Struct({ code: Schema.Literal(200), message: Schema.String, data }).annotate({ identifier }).pipe(
+    Schema.decodeTo(trusted<A>(), {
+      decode: SchemaGetter.transform((envelope) => envelope.data),
+      encode: SchemaGetter.transformEffect((value: A) =>
+        Effect.map(Effect.service(ResponseMask), (mask) => ({ code: 200 as const, message: "ok", data: mask(value) as A }))
+      )
+    })
+  ).annotate({ identifier })
 
 /** A success whose `data` is null. */
 export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)
 
-export const ListOf = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
+/**
+ * A key of an answer that may be absent: the handler may leave it out or set it to `undefined`,
+ * and either way the wire leaves it out (the document shows an optional key, never null).
+ */
+export const optionalOut = <S extends Schema.Top>(schema: S) =>
+  Schema.optionalKey(schema).pipe(
+    Schema.decodeTo(Schema.optional(trusted<S["Type"]>()), {
+      decode: SchemaGetter.passthrough(),
+      encode: SchemaGetter.transformOptional(Option.filter(Predicate.isNotUndefined))
+    })
+  )
+
+export const ListOf = <S extends Schema.Top>(item: S) => Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
 
 export const IdOnly = Schema.Struct({ id: Schema.Int })
 
 /** Largest id: ids are PostgreSQL `integer` (int4). */
 export const MAX_ID = 2_147_483_647
 
+/**
+ * An integer in a JSON body. Its integer check stops the checks that follow (ranges), so a
+ * fraction reports one issue, as a refinement chain did.
+ */
+export const Int = Schema.Number.check(Schema.isInt().abort())
+
 /** An id in a JSON body: a positive int4. */
-export const Id = Schema.Int.pipe(
-  Schema.between(1, MAX_ID, { message: () => `must be an id (an integer from 1 to ${MAX_ID})` })
+export const Id = Int.check(
+  Schema.isBetween({ minimum: 1, maximum: MAX_ID }, { message: `must be an id (an integer from 1 to ${MAX_ID})` })
 )
+
+/**
+ * A schema documented as `json` instead of what its wire form compiles to: the schema itself
+ * decodes and encodes (with its own messages); the document shows `json` (a query integer is an
+ * integer to the caller, though it travels as text).
+ */
+export const documentedAs = <S extends Schema.Top>(schema: S, json: JsonSchema.JsonSchema) =>
+  trusted<S["Encoded"]>().check(Schema.makeFilter(() => true, { toJsonSchema: () => json })).pipe(
+    Schema.decodeTo(schema, SchemaTransformation.passthrough())
+  )
+
+const INT_TEXT = /^-?\d{1,15}$/u
 
 /** Integers in path and query strings: digits only, so `1.5`, `1e3` and ` 7` are refused. */
-export const IntFromString = Schema.String.pipe(
-  Schema.pattern(/^-?\d{1,15}$/, { message: () => "must be an integer" }),
-  Schema.compose(Schema.NumberFromString),
-  Schema.int(),
-  Schema.annotations({ jsonSchema: { type: "integer", maximum: 2147483647, description: "an integer" } })
+const intText = Schema.String.check(Schema.isPattern(INT_TEXT, { message: "must be an integer" }).abort()).pipe(
+  Schema.decodeTo(Schema.Int, SchemaTransformation.numberFromString)
 )
-export const PositiveIntFromString = IntFromString.pipe(
-  Schema.between(1, 2_147_483_647, { message: () => "must be an integer from 1 to 2147483647" }),
-  Schema.annotations({ jsonSchema: { type: "integer", minimum: 1, maximum: 2147483647, description: "an integer >= 1" } })
+const positiveIntText = intText.check(
+  Schema.isBetween({ minimum: 1, maximum: MAX_ID }, { message: `must be an integer from 1 to ${MAX_ID}` })
 )
+
+export const IntFromString = documentedAs(intText, { type: "integer", maximum: MAX_ID, description: "an integer" })
+
+/** A positive int4 in a path or query string, documented with `description`. */
+export const positiveIntParam = (description: string) =>
+  documentedAs(positiveIntText, { type: "integer", minimum: 1, maximum: MAX_ID, description })
+
+export const PositiveIntFromString = positiveIntParam("an integer >= 1")
 export const IdPath = Schema.Struct({ id: PositiveIntFromString })
 
-/** Query booleans accept `true/false/1/0` (DECISIONS §1). */
-export const BooleanFromQuery = Schema.transform(
-  Schema.Literal("true", "false", "1", "0"),
-  Schema.Boolean,
-  { strict: true, decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") }
-).annotations({
-  identifier: "QueryBoolean",
-  // Generated clients send a boolean, which serialises as true/false; 1/0 are accepted too.
-  jsonSchema: { type: "boolean", description: "true or false (1 and 0 are accepted too)" }
-})
+const QUERY_BOOLEANS: ReadonlyArray<string> = ["true", "false", "1", "0"]
 
-/** Array query parameters accept repeated keys and comma-separated values. */
-export const CsvStrings = Schema.transform(
-  Schema.Union(Schema.String, Schema.Array(Schema.String)),
-  Schema.Array(Schema.String),
-  {
-    strict: true,
-    decode: (v) => (typeof v === "string" ? [v] : v).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0),
-    encode: (a) => a.join(",")
-  }
+/** Query booleans accept `true/false/1/0` (DECISIONS §1). */
+export const BooleanFromQuery = documentedAs(
+  Schema.String.check(
+    Schema.makeFilter((s: string) => QUERY_BOOLEANS.includes(s) || `Expected "true" | "false" | "1" | "0", actual ${JSON.stringify(s)}`)
+  ).pipe(
+    Schema.decodeTo(
+      Schema.Boolean,
+      SchemaTransformation.transform({ decode: (s) => s === "true" || s === "1", encode: (b) => (b ? "true" : "false") })
+    )
+  ),
+  // Generated clients send a boolean, which serialises as true/false; 1/0 are accepted too.
+  { type: "boolean", description: "true or false (1 and 0 are accepted too)" }
 )
+
+/**
+ * Array query parameters accept repeated keys and comma-separated values. `item` checks each value
+ * after the split (the strings as they are by default).
+ */
+export const csvOf = <S extends Schema.Top & { readonly Encoded: string }>(item: S) =>
+  Schema.Union([Schema.String, Schema.Array(Schema.String)]).pipe(
+    Schema.decodeTo(
+      Schema.Array(item),
+      SchemaTransformation.transform({
+        decode: (v: string | ReadonlyArray<string>): ReadonlyArray<S["Encoded"]> =>
+          (typeof v === "string" ? [v] : v).flatMap((s) => s.split(",")).map((s) => s.trim()).filter((s) => s.length > 0),
+        encode: (a: ReadonlyArray<S["Encoded"]>): string | ReadonlyArray<string> => a.join(",")
+      })
+    )
+  )
+
+export const CsvStrings = csvOf(Schema.String)
 
 export interface PageLimits {
   readonly default: number
   readonly max: number
 }
 
+/** A page size: a positive integer, clamped to the endpoint's maximum. */
+export const pageSizeParam = (limits: PageLimits) =>
+  documentedAs(
+    positiveIntText.pipe(
+      Schema.decodeTo(
+        Schema.Int,
+        SchemaTransformation.transform({ decode: (n: number) => Math.min(n, limits.max), encode: (n: number) => n })
+      )
+    ),
+    {
+      type: "integer",
+      minimum: 1,
+      maximum: MAX_ID,
+      description: `default ${limits.default}, at most ${limits.max} (larger values are clamped)`
+    }
+  )
+
 /** `page` (default 1) and `page_size` (endpoint default; values above the maximum are clamped). */
 export const Paging = (limits: PageLimits) => ({
-  page: Schema.optional(PositiveIntFromString.annotations({ description: "default 1" })),
-  page_size: Schema.optional(
-    Schema.transform(PositiveIntFromString, Schema.Int, {
-      strict: true,
-      decode: (n) => Math.min(n, limits.max),
-      encode: (n) => n
-    }).annotations({ description: `default ${limits.default}, at most ${limits.max} (larger values are clamped)` })
-  )
+  page: Schema.optional(PositiveIntFromString),
+  page_size: Schema.optional(pageSizeParam(limits))
 })
 
 /** Query of a list endpoint with paging only. */
-export const PageParams = (limits: PageLimits) => Schema.Struct({ ...Paging(limits) }).annotations({ parseOptions: { errors: "all" } })
+export const PageParams = (limits: PageLimits) => Schema.Struct({ ...Paging(limits) })
 export type PageParams = { readonly page?: number | undefined; readonly page_size?: number | undefined }
 
 export interface Page {
@@ -133,29 +194,29 @@ export const pageOf = (
 
 /** Bounded string with the length limits of SPEC §8 (counted in characters, not bytes). */
 export const Text = (max: number, min = 0) =>
-  Schema.String.pipe(
-    Schema.filter((s) => {
-      const n = [...s].length
-      return n >= min && n <= max ? undefined : min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`
-    }),
-    Schema.annotations({ jsonSchema: { type: "string", minLength: min, maxLength: max } })
+  Schema.String.check(
+    Schema.makeFilter(
+      (s: string) => {
+        const n = [...s].length
+        return n >= min && n <= max ? undefined : min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`
+      },
+      { toJsonSchema: () => ({ minLength: min, maxLength: max }) }
+    ).abort()
   )
 
 /** Exactly 11 digits (DECISIONS §1). */
-export const Phone = Schema.String.pipe(
-  Schema.pattern(/^\d{11}$/, { message: () => "must be exactly 11 digits" })
-)
+export const Phone = Schema.String.check(Schema.isPattern(/^\d{11}$/u, { message: "must be exactly 11 digits" }))
 
 /** A company's contact phone may be a landline: 5 to 20 of digits, spaces and `+ - ( )` (DECISIONS §1). */
-export const ContactPhone = Schema.String.pipe(
-  Schema.pattern(/^[0-9 +\-()]{5,20}$/, { message: () => "must be 5 to 20 characters of digits, spaces and + - ( )" }),
-  Schema.filter((s) => /\d/.test(s) || "must contain digits")
+export const ContactPhone = Schema.String.check(
+  Schema.isPattern(/^[0-9 +\-()]{5,20}$/u, { message: "must be 5 to 20 characters of digits, spaces and + - ( )" }).abort(),
+  Schema.makeFilter((s: string) => /\d/.test(s) || "must contain digits")
 )
 
 /** `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
-export const Timestamp = Schema.String.annotations({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
+export const Timestamp = Schema.String.annotate({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
 
-export const Permission = Schema.Literal(
+export const Permission = Schema.Literals([
   "open:matchmaker:read",
   "open:matchmaker:manage",
   "open:guest:read",
@@ -176,21 +237,24 @@ export const Permission = Schema.Literal(
   "open:match:write",
   "open:membership:read",
   "open:membership:write"
-)
+])
 export type Permission = typeof Permission.Type
 export const ALL_PERMISSIONS: ReadonlyArray<Permission> = Permission.literals
 
-/** The permission an endpoint needs; read by the signature middleware through `HttpApi.reflect`. */
-export class RequiredPermission extends Context.Tag("schema/RequiredPermission")<RequiredPermission, Permission>() {}
+/**
+ * The permission an endpoint needs: an endpoint annotation (`.annotate(RequiredPermission, "...")`),
+ * read by the signature middleware from the endpoint's merged annotations.
+ */
+export class RequiredPermission extends Context.Service<RequiredPermission, Permission>()("schema/RequiredPermission") {}
 
 /**
  * Marks an endpoint that needs no permission string of its own because it filters each record by
  * the read permission of that record's resource (the events feed, DECISIONS §9).
  */
-export class PerRecordPermission extends Context.Tag("schema/PerRecordPermission")<PerRecordPermission, true>() {}
+export class PerRecordPermission extends Context.Service<PerRecordPermission, true>()("schema/PerRecordPermission") {}
 
 /**
- * Annotation of a body whose named top-level array holds items that succeed or fail one by one
- * (batches): the edge leaves their text checks to the item decoder, so a bad item fails alone.
+ * An endpoint annotation naming the top-level array of a batch body whose items succeed or fail
+ * one by one: the edge leaves their text checks to the item decoder, so a bad item fails alone.
  */
-export const ItemwiseField: unique symbol = Symbol.for("schema/ItemwiseField")
+export class ItemwiseField extends Context.Service<ItemwiseField, string>()("schema/ItemwiseField") {}

@@ -1,22 +1,20 @@
 // Companies (SPEC §2.8, §4.7): records, create/update bodies, list filters and endpoints.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"
 
-export const CompanyType = Schema.Literal("normal", "franchisee")
-export const CompanyStatus = Schema.Literal("frozen", "active", "pending", "rejected")
+export const CompanyType = Schema.Literals(["normal", "franchisee"])
+export const CompanyStatus = Schema.Literals(["frozen", "active", "pending", "rejected"])
 export type CompanyStatus = typeof CompanyStatus.Type
 
 /** Unified social credit code: 18 characters of the GB 32100 alphabet (no I, O, S, V, Z). */
-export const CreditCode = Schema.String.pipe(
-  Schema.pattern(/^[0-9A-HJ-NPQRTUWXY]{18}$/, {
-    message: () => "must be an 18-character unified social credit code"
-  })
+export const CreditCode = Schema.String.check(
+  Schema.isPattern(/^[0-9A-HJ-NPQRTUWXY]{18}$/u, { message: "must be an 18-character unified social credit code" })
 )
 
 const companyFields = {
@@ -36,11 +34,11 @@ const companyFields = {
   created_at: Timestamp
 }
 
-export const CompanyListItem = Schema.Struct(companyFields).annotations({ identifier: "CompanyListItem" })
-export const Company = Schema.Struct({ ...companyFields, updated_at: Timestamp }).annotations({ identifier: "Company" })
+export const CompanyListItem = Schema.Struct(companyFields).annotate({ identifier: "CompanyListItem" })
+export const Company = Schema.Struct({ ...companyFields, updated_at: Timestamp }).annotate({ identifier: "Company" })
 export type Company = typeof Company.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 const companyWritable = {
   contact_name: nullable(Text(50)),
@@ -51,25 +49,24 @@ const companyWritable = {
   address: nullable(Text(255)),
   credit_code: nullable(CreditCode),
   logo_url: nullable(Text(255)),
-  company_type: Schema.optionalWith(CompanyType, { exact: true })
+  company_type: Schema.optionalKey(CompanyType)
 }
 
 export const CompanyCreate = Schema.Struct({ name: Text(100, 2), ...companyWritable })
-  .annotations({ identifier: "CompanyCreate", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "CompanyCreate" })
 export type CompanyCreate = typeof CompanyCreate.Type
 
 export const CompanyUpdate = Schema.Struct({
-  name: Schema.optionalWith(Text(100, 2), { exact: true }),
+  name: Schema.optionalKey(Text(100, 2)),
   ...companyWritable
-}).annotations({ identifier: "CompanyUpdate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "CompanyUpdate" })
 export type CompanyUpdate = typeof CompanyUpdate.Type
 
 /** PUT answer: id, name, every sent field with its stored value, updated_at. */
-export const CompanyUpdated = Schema.Struct({
-  id: Schema.Int,
-  name: Schema.String,
-  updated_at: Timestamp
-}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ identifier: "CompanyUpdated" })
+export const CompanyUpdated = Schema.StructWithRest(
+  Schema.Struct({ id: Schema.Int, name: Schema.String, updated_at: Timestamp }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({ identifier: "CompanyUpdated" })
 
 export const COMPANY_PAGE = { default: 20, max: 100 } as const
 
@@ -78,39 +75,47 @@ export const CompanyListParams = Schema.Struct({
   keyword: Schema.optional(Schema.String),
   status: Schema.optional(CompanyStatus),
   city: Schema.optional(Schema.String)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type CompanyListParams = typeof CompanyListParams.Type
 
 export class CompaniesApi extends HttpApiGroup.make("companies")
   .add(
-    HttpApiEndpoint.get("list", "/companies")
-      .setUrlParams(CompanyListParams)
-      .addSuccess(Envelope(ListOf(CompanyListItem), "CompanyListEnvelope"))
+    HttpApiEndpoint.get("list", "/companies", {
+      disableCodecs: true,
+      query: CompanyListParams.fields,
+      success: Envelope(ListOf(CompanyListItem), "CompanyListEnvelope")
+    })
       .annotate(RequiredPermission, "open:company:read")
       .annotate(OpenApi.Summary, "List companies")
   )
   .add(
-    HttpApiEndpoint.get("get", "/companies/:id")
-      .setPath(IdPath)
-      .addSuccess(Envelope(Company, "CompanyEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.get("get", "/companies/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      success: Envelope(Company, "CompanyEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:company:read")
       .annotate(OpenApi.Summary, "Get a company")
   )
   .add(
-    HttpApiEndpoint.post("create", "/companies")
-      .setPayload(CompanyCreate)
-      .addSuccess(Envelope(Company, "CompanyCreatedEnvelope"))
+    HttpApiEndpoint.post("create", "/companies", {
+      disableCodecs: true,
+      payload: CompanyCreate,
+      success: Envelope(Company, "CompanyCreatedEnvelope")
+    })
       .annotate(RequiredPermission, "open:company:manage")
       .annotate(OpenApi.Summary, "Create a company")
       .annotate(OpenApi.Description, "A new company is active; its status and cert_level are set by the platform's operators.")
   )
   .add(
-    HttpApiEndpoint.put("update", "/companies/:id")
-      .setPath(IdPath)
-      .setPayload(CompanyUpdate)
-      .addSuccess(Envelope(CompanyUpdated, "CompanyUpdatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.put("update", "/companies/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: CompanyUpdate,
+      success: Envelope(CompanyUpdated, "CompanyUpdatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:company:manage")
       .annotate(OpenApi.Summary, "Update a company")
       .annotate(OpenApi.Description, "Partial update: the answer lists the sent fields with their stored values.")

@@ -1,12 +1,15 @@
 // Typed errors of the contract (DECISIONS.md §1): one class per HTTP status, each carrying the
 // stable `error` reason, served inside the `{code, message, data: {error, ...}}` envelope.
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+
+import { optionalOut } from "./Common.js"
 
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type Issue = typeof Issue.Type
 
-export const BadRequestReason = Schema.Literal(
+export const BadRequestReason = Schema.Literals([
   "invalid_parameter",
   "duplicate_wechat_number",
   "duplicate_phone",
@@ -25,37 +28,37 @@ export const BadRequestReason = Schema.Literal(
   "image_blacklisted",
   "unsupported_image",
   "batch_too_large"
-)
+])
 export type BadRequestReason = typeof BadRequestReason.Type
 
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
   error: BadRequestReason,
   message: Schema.String,
-  issues: Schema.optional(Schema.Array(Issue))
+  issues: optionalOut(Schema.Array(Issue))
 }) {
   static invalid(issues: ReadonlyArray<Issue>, message = "invalid parameters"): BadRequest {
     return new BadRequest({ error: "invalid_parameter", message, issues })
   }
 }
 
-export const UnauthorizedReason = Schema.Literal(
+export const UnauthorizedReason = Schema.Literals([
   "missing_credentials",
   "unknown_app_key",
   "app_key_disabled",
   "timestamp_out_of_window",
   "nonce_replayed",
   "invalid_signature"
-)
+])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   error: UnauthorizedReason,
   message: Schema.String,
-  server_time: Schema.optional(Schema.Number),
-  string_to_sign: Schema.optional(Schema.String),
-  hint: Schema.optional(Schema.String),
+  server_time: optionalOut(Schema.Finite),
+  string_to_sign: optionalOut(Schema.String),
+  hint: optionalOut(Schema.String),
   /** The signing header that is present but malformed (DECISIONS §2). */
-  header: Schema.optional(Schema.String)
+  header: optionalOut(Schema.String)
 }) {}
 
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
@@ -64,7 +67,7 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   required: Schema.String
 }) {}
 
-export const ResourceName = Schema.Literal(
+export const ResourceName = Schema.Literals([
   "guest",
   "matchmaker",
   "company",
@@ -79,14 +82,14 @@ export const ResourceName = Schema.Literal(
   "plan",
   "card_task",
   "route"
-)
+])
 export type ResourceName = typeof ResourceName.Type
 
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   error: Schema.Literal("not_found"),
   message: Schema.String,
   resource: ResourceName,
-  missing_ids: Schema.optional(Schema.Array(Schema.Number))
+  missing_ids: optionalOut(Schema.Array(Schema.Finite))
 }) {
   static of(resource: ResourceName, id?: number | string): NotFound {
     return new NotFound({
@@ -106,11 +109,11 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
 }
 
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
-  error: Schema.Literal("task_locked", "idempotency_key_in_progress"),
+  error: Schema.Literals(["task_locked", "idempotency_key_in_progress"]),
   message: Schema.String,
-  dispatched_to: Schema.optional(Schema.String),
+  dispatched_to: optionalOut(Schema.String),
   /** idempotency_key_in_progress: seconds until a retry may find the first attempt's answer. */
-  retry_after: Schema.optional(Schema.Number)
+  retry_after: optionalOut(Schema.Finite)
 }) {}
 
 /** The same Idempotency-Key sent with a different request (DECISIONS §11). */
@@ -122,7 +125,7 @@ export class UnprocessableEntity extends Schema.TaggedError<UnprocessableEntity>
 export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>()("PayloadTooLarge", {
   error: Schema.Literal("payload_too_large"),
   message: Schema.String,
-  limit: Schema.Number
+  limit: Schema.Finite
 }) {}
 
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {
@@ -134,7 +137,7 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   error: Schema.Literal("rate_limited"),
   message: Schema.String,
-  retry_after: Schema.Number
+  retry_after: Schema.Finite
 }) {}
 
 export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", {
@@ -144,9 +147,9 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 }) {}
 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
-  error: Schema.Literal("parser_unavailable", "service_unavailable"),
+  error: Schema.Literals(["parser_unavailable", "service_unavailable"]),
   message: Schema.String,
-  retry_after: Schema.optional(Schema.Number)
+  retry_after: optionalOut(Schema.Finite)
 }) {}
 
 export type ApiError =
@@ -164,10 +167,6 @@ export type ApiError =
 
 // The wire form of an error: `{code, message, data: {error, ...details}}`, with the HTTP status
 // equal to `code`. Decoding it gives back the tagged error, so the typed client fails with it.
-type ErrorClass = Schema.Schema.AnyNoContext & {
-  readonly fields: Schema.Struct.Fields
-  readonly _tag: string
-}
 
 /** The wire form's type: a client sees `data` as the error's fields (besides `message`). */
 export interface ErrorWire {
@@ -176,26 +175,39 @@ export interface ErrorWire {
   readonly data: { readonly [field: string]: unknown }
 }
 
-const errorEnvelope = <C extends ErrorClass>(cls: C, status: number): Schema.Schema<Schema.Schema.Type<C>, ErrorWire> => {
+type ErrorClass<E> = Schema.Codec<E, { readonly _tag: string; readonly message: string }> & {
+  readonly fields: Schema.Struct.Fields
+  new(...args: ReadonlyArray<never>): E
+}
+
+/**
+ * An error class's envelope, annotated with its status: the class's fields but `_tag` and
+ * `message` under `data`, in the class's field order.
+ */
+const errorEnvelope = <E extends { readonly _tag: string; readonly message: string }>(
+  cls: ErrorClass<E>,
+  tag: E["_tag"],
+  status: number
+): Schema.Codec<E, ErrorWire> => {
   const { message: _message, _tag: _t, ...dataFields } = cls.fields
-  return Schema.transform(
-    Schema.Struct({
-      code: Schema.Literal(status),
-      message: Schema.String,
-      data: Schema.Struct(dataFields)
+  const wire = Schema.Struct({
+    code: Schema.Literal(status),
+    message: Schema.String,
+    data: Schema.Struct(dataFields)
+  }).annotate({ identifier: `${tag}Response` })
+  return wire.pipe(
+    Schema.decodeTo(cls, {
+      decode: SchemaGetter.transform(({ data, message }) => ({ ...data, message, _tag: tag })),
+      encode: SchemaGetter.transform(({ _tag, message, ...data }: { readonly _tag: string; readonly message: string }) => ({
+        code: status,
+        message,
+        data
+      }))
     }),
-    cls,
-    {
-      strict: false,
-      decode: ({ data, message }) => ({ ...data, message, _tag: cls._tag }),
-      encode: ({ _tag, message, ...data }) => ({ code: status, message, data })
-    }
-  ).annotations({ identifier: `${cls._tag}Response`, ...HttpApiSchema.annotations({ status }) }) as unknown as Schema.Schema<
-    Schema.Schema.Type<C>,
-    ErrorWire
-  >
-  // (The cast: an error class's fields need no context, but the generic `Struct.Fields` of the
-  // rest-spread above cannot say so, and the wire type is the documented ErrorWire shape.)
+    HttpApiSchema.status(status)
+  ) as unknown as Schema.Codec<E, ErrorWire>
+  // (The cast: an error class's fields need no services, but the rest-spread of the generic
+  // `Struct.Fields` above cannot say so, and the wire type is the documented ErrorWire shape.)
 }
 
 export const ErrorStatus = {
@@ -212,20 +224,20 @@ export const ErrorStatus = {
   ServiceUnavailable: 503
 } as const satisfies Record<ApiError["_tag"], number>
 
-export const BadRequestEnvelope = errorEnvelope(BadRequest, 400)
-export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, 401)
-export const ForbiddenEnvelope = errorEnvelope(Forbidden, 403)
-export const NotFoundEnvelope = errorEnvelope(NotFound, 404)
-export const ConflictEnvelope = errorEnvelope(Conflict, 409)
-export const UnprocessableEntityEnvelope = errorEnvelope(UnprocessableEntity, 422)
-export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, 413)
-export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, 415)
-export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, 429)
-export const InternalErrorEnvelope = errorEnvelope(InternalError, 500)
-export const ServiceUnavailableEnvelope = errorEnvelope(ServiceUnavailable, 503)
+export const BadRequestEnvelope = errorEnvelope(BadRequest, "BadRequest", 400)
+export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, "Unauthorized", 401)
+export const ForbiddenEnvelope = errorEnvelope(Forbidden, "Forbidden", 403)
+export const NotFoundEnvelope = errorEnvelope(NotFound, "NotFound", 404)
+export const ConflictEnvelope = errorEnvelope(Conflict, "Conflict", 409)
+export const UnprocessableEntityEnvelope = errorEnvelope(UnprocessableEntity, "UnprocessableEntity", 422)
+export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, "PayloadTooLarge", 413)
+export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, "UnsupportedMediaType", 415)
+export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, "TooManyRequests", 429)
+export const InternalErrorEnvelope = errorEnvelope(InternalError, "InternalError", 500)
+export const ServiceUnavailableEnvelope = errorEnvelope(ServiceUnavailable, "ServiceUnavailable", 503)
 
 /** Every error envelope; the edge encodes any ApiError with this union. */
-export const AnyErrorEnvelope = Schema.Union(
+export const AnyErrorEnvelope = Schema.Union([
   BadRequestEnvelope,
   UnauthorizedEnvelope,
   ForbiddenEnvelope,
@@ -237,7 +249,7 @@ export const AnyErrorEnvelope = Schema.Union(
   TooManyRequestsEnvelope,
   InternalErrorEnvelope,
   ServiceUnavailableEnvelope
-)
+])
 
 export const isApiError = (u: unknown): u is ApiError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in ErrorStatus

@@ -1,14 +1,14 @@
 // The events feed (DECISIONS §9, our addition): the webhook payloads a client may read, oldest
 // first, cursor-paged by event id, so a receiver that was down catches up without an operator.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
-import { CsvStrings, Envelope, PerRecordPermission, PositiveIntFromString } from "./Common.js"
+import { csvOf, documentedAs, Envelope, pageSizeParam, PerRecordPermission } from "./Common.js"
 
 /** Every event type of DECISIONS §9 (what the outbox records and webhooks may subscribe to). */
-export const EventType = Schema.Literal(
+export const EventType = Schema.Literals([
   "guest.card_created",
   "guest.created",
   "guest.updated",
@@ -16,61 +16,57 @@ export const EventType = Schema.Literal(
   "match.status_changed",
   "follow_up.task_completed",
   "membership.expired"
-)
+])
 export type EventType = typeof EventType.Type
 
-export const EventId = Schema.String.pipe(
-  Schema.pattern(/^evt_[0-9a-f]{24}$/, { message: () => "must be an event id (evt_ and 24 hex digits)" })
+export const EventId = Schema.String.check(
+  Schema.isPattern(/^evt_[0-9a-f]{24}$/u, { message: "must be an event id (evt_ and 24 hex digits)" })
 )
 
 /** A webhook payload; the feed lists the same objects. */
 export const Event = Schema.Struct({
   id: Schema.String,
   type: EventType,
-  created_at: Schema.String.annotations({ description: "YYYY-MM-DDTHH:MM:SS (platform time zone)" }),
-  data: Schema.Record({ key: Schema.String, value: Schema.Unknown })
-}).annotations({ identifier: "Event" })
+  created_at: Schema.String.annotate({ description: "YYYY-MM-DDTHH:MM:SS (platform time zone)" }),
+  data: Schema.Record(Schema.String, Schema.Unknown)
+}).annotate({ identifier: "Event" })
 export type Event = typeof Event.Type
 
 export const EVENTS_PAGE = { default: 100, max: 1000 } as const
 
 /** `types` as a comma list (or repeated keys) of event types. */
-const EventTypes = Schema.compose(CsvStrings, Schema.Array(EventType)).annotations({
-  jsonSchema: { type: "string", description: `comma-separated event types: ${EventType.literals.join(", ")}` }
+const EventTypes = documentedAs(csvOf(EventType), {
+  type: "string",
+  description: `comma-separated event types: ${EventType.literals.join(", ")}`
 })
 
 export const EventsParams = Schema.Struct({
-  after: Schema.optional(EventId.annotations({ description: "continue after this event id (exclusive); omit to start at the oldest" })),
+  after: Schema.optional(
+    EventId.annotate({ description: "continue after this event id (exclusive); omit to start at the oldest" })
+  ),
   types: Schema.optional(EventTypes),
-  page_size: Schema.optional(
-    Schema.transform(PositiveIntFromString, Schema.Int, {
-      strict: true,
-      decode: (n) => Math.min(n, EVENTS_PAGE.max),
-      encode: (n) => n
-    }).annotations({ description: `default ${EVENTS_PAGE.default}, at most ${EVENTS_PAGE.max} (larger values are clamped)` })
-  )
-}).annotations({ parseOptions: { errors: "all" } })
+  page_size: Schema.optional(pageSizeParam(EVENTS_PAGE))
+})
 export type EventsParams = typeof EventsParams.Type
 
 export const EventsPage = Schema.Struct({
   list: Schema.Array(Event),
   /** The id to pass as `after` next: the last listed, or the `after` sent when nothing is new. */
   next_after: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "EventsPage" })
+}).annotate({ identifier: "EventsPage" })
 export type EventsPage = typeof EventsPage.Type
 
 export class EventsApi extends HttpApiGroup.make("events")
   .add(
-    HttpApiEndpoint.get("list", "/events")
-      .setUrlParams(EventsParams)
-      .addSuccess(Envelope(EventsPage, "EventsPageEnvelope"))
+    HttpApiEndpoint.get("list", "/events", {
+      disableCodecs: true,
+      query: EventsParams.fields,
+      success: Envelope(EventsPage, "EventsPageEnvelope")
+    })
       // No permission string of its own: each event is shown only to clients holding its
-      // resource's read permission, so the operation never answers 403.
+      // resource's read permission, so the group goes without the Permitted middleware and the
+      // operation never answers 403 (Api.ts).
       .annotate(PerRecordPermission, true)
-      .annotate(OpenApi.Transform, (op) => {
-        const { 403: _forbidden, ...responses } = op.responses as Record<string, unknown>
-        return { ...op, responses }
-      })
       .annotate(OpenApi.Summary, "List events (the webhook payloads), oldest first")
       .annotate(
         OpenApi.Description,

@@ -1,35 +1,37 @@
 // Follow-up tasks (SPEC §2.6, §3.1, §4.5; DECISIONS §4, §5, §7): the daily work queue external
 // matching systems list, lock (dispatch), read in full and report on (complete, fail, skip).
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
-import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
+import { documentedAs, Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
 import { ConflictEnvelope, NotFoundEnvelope } from "./Errors.js"
 import { Education, Gender, IncomeLevel, RequirementTags } from "./Guests.js"
 
 export const FOLLOW_UP_PAGE = { default: 50, max: 1000 } as const
 
-export const TaskStatus = Schema.Literal("pending", "dispatched", "completed", "failed", "skipped")
+export const TaskStatus = Schema.Literals(["pending", "dispatched", "completed", "failed", "skipped"])
 export type TaskStatus = typeof TaskStatus.Type
-export const TaskType = Schema.Literal("recommend", "revisit", "reactivate").annotations({
+export const TaskType = Schema.Literals(["recommend", "revisit", "reactivate"]).annotate({
   description: "recommend (find and report a partner), revisit (check on an earlier recommendation), reactivate (re-engage a quiet guest)"
 })
 export type TaskType = typeof TaskType.Type
 
 /** A calendar date `YYYY-MM-DD` that exists (2024-02-30 does not). */
-export const DateText = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
-  Schema.filter((s) => {
-    const t = Date.parse(`${s}T00:00:00Z`)
-    return (!Number.isNaN(t) && s >= "0001-01-01" && new Date(t).toISOString().startsWith(s)) || "must be a real date"
-  }),
-  Schema.annotations({ jsonSchema: { type: "string", format: "date" } })
+export const DateText = documentedAs(
+  Schema.String.check(
+    Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/u, { message: "must be a date YYYY-MM-DD" }).abort(),
+    Schema.makeFilter((s: string) => {
+      const t = Date.parse(`${s}T00:00:00Z`)
+      return (!Number.isNaN(t) && s >= "0001-01-01" && new Date(t).toISOString().startsWith(s)) || "must be a real date"
+    })
+  ),
+  { type: "string", format: "date" }
 )
 
-const IsoTime = Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
-const Null = <S extends Schema.Schema.Any>(s: S) => Schema.NullOr(s)
+const IsoTime = Schema.String.annotate({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
+const Null = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
 
 /** The brief of a list item's guest. `city` is the city of the guest's native place (a guest has no city field). */
 export const GuestBrief = Schema.Struct({
@@ -38,7 +40,7 @@ export const GuestBrief = Schema.Struct({
   city: Null(Schema.String),
   education: Null(Education),
   occupation: Null(Schema.String)
-}).annotations({ identifier: "FollowUpGuestBrief" })
+}).annotate({ identifier: "FollowUpGuestBrief" })
 
 export const MatchmakerBrief = Schema.Struct({
   id: Schema.Int,
@@ -46,7 +48,7 @@ export const MatchmakerBrief = Schema.Struct({
   company_name: Null(Schema.String),
   wechat: Null(Schema.String),
   wechat_id: Null(Schema.String)
-}).annotations({ identifier: "FollowUpMatchmakerBrief" })
+}).annotate({ identifier: "FollowUpMatchmakerBrief" })
 
 export const FollowUpTaskListItem = Schema.Struct({
   id: Schema.Int,
@@ -56,24 +58,24 @@ export const FollowUpTaskListItem = Schema.Struct({
   company_id: Schema.Int,
   task_type: TaskType,
   task_day: Schema.Int,
-  scheduled_date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
+  scheduled_date: Schema.String.annotate({ description: "YYYY-MM-DD" }),
   status: TaskStatus,
   guest_brief: GuestBrief,
   matchmaker_brief: Null(MatchmakerBrief)
-}).annotations({ identifier: "FollowUpTaskListItem" })
+}).annotate({ identifier: "FollowUpTaskListItem" })
 export type FollowUpTaskListItem = typeof FollowUpTaskListItem.Type
 
 /** What complete, fail and skip stored; every field null until then. */
 export const TaskResult = Schema.Struct({
   matched_guest_id: Null(Schema.Int),
-  match_score: Null(Schema.Number),
+  match_score: Null(Schema.Finite),
   share_link: Null(Schema.String),
   share_channel: Null(Schema.String),
-  extra: Null(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  extra: Null(Schema.Record(Schema.String, Schema.Unknown)),
   error_code: Null(Schema.String),
   error_msg: Null(Schema.String),
   reason: Null(Schema.String)
-}).annotations({ identifier: "FollowUpTaskResult" })
+}).annotate({ identifier: "FollowUpTaskResult" })
 export type TaskResult = typeof TaskResult.Type
 
 export const FollowUpTask = Schema.Struct({
@@ -83,26 +85,26 @@ export const FollowUpTask = Schema.Struct({
   company_id: Schema.Int,
   task_type: TaskType,
   task_day: Schema.Int,
-  scheduled_date: Schema.String.annotations({ description: "YYYY-MM-DD" }),
+  scheduled_date: Schema.String.annotate({ description: "YYYY-MM-DD" }),
   status: TaskStatus,
-  dispatched_to: Null(Schema.String).annotations({ description: "the app_key holding the lock (null while pending)" }),
+  dispatched_to: Null(Schema.String).annotate({ description: "the app_key holding the lock (null while pending)" }),
   dispatched_at: Null(IsoTime),
   finished_at: Null(IsoTime),
   result: Null(TaskResult)
-}).annotations({ identifier: "FollowUpTask" })
+}).annotate({ identifier: "FollowUpTask" })
 
-const YesNoCode = Null(Schema.Literal(0, 1)).annotations({ description: "1 yes, 0 no, null unknown" })
+const YesNoCode = Null(Schema.Literals([0, 1])).annotate({ description: "1 yes, 0 no, null unknown" })
 
 /** The guest as an external matcher needs it, with the numeric codes of DECISIONS §4. */
 export const FollowUpGuest = Schema.Struct({
   id: Schema.Int,
   name: Schema.String,
-  gender: Schema.Literal(1, 2).annotations({ description: "1 male, 2 female" }),
+  gender: Schema.Literals([1, 2]).annotate({ description: "1 male, 2 female" }),
   age: Null(Schema.Int),
   height: Null(Schema.Int),
   weight: Null(Schema.Int),
-  education_level: Null(Schema.Int).annotations({ description: "1 高中及以下, 2 大专, 3 本科, 4 硕士, 5 博士" }),
-  income_level: Null(Schema.Int).annotations({ description: "1 10万以下, 2 10-20万, 3 20-30万, 4 30-50万, 5 50-100万, 6 100万以上" }),
+  education_level: Null(Schema.Int).annotate({ description: "1 高中及以下, 2 大专, 3 本科, 4 硕士, 5 博士" }),
+  income_level: Null(Schema.Int).annotate({ description: "1 10万以下, 2 10-20万, 3 20-30万, 4 30-50万, 5 50-100万, 6 100万以上" }),
   income_amount: Null(Schema.Int),
   family_income_amount: Null(Schema.Int),
   family_income_level: Null(IncomeLevel),
@@ -110,7 +112,7 @@ export const FollowUpGuest = Schema.Struct({
   workplace: Null(Schema.String),
   native_place: Null(Schema.String),
   native_place_code: Null(Schema.String),
-  marriage_status: Null(Schema.Int).annotations({ description: "1 未婚, 2 离异, 3 丧偶" }),
+  marriage_status: Null(Schema.Int).annotate({ description: "1 未婚, 2 离异, 3 丧偶" }),
   has_children: YesNoCode,
   has_car: YesNoCode,
   has_house: YesNoCode,
@@ -133,7 +135,7 @@ export const FollowUpGuest = Schema.Struct({
   requirement: Null(Schema.String),
   requirement_tags: Null(RequirementTags),
   company_id: Schema.Int
-}).annotations({ identifier: "FollowUpGuest" })
+}).annotate({ identifier: "FollowUpGuest" })
 export type FollowUpGuest = typeof FollowUpGuest.Type
 
 export const FollowUpMatchmaker = Schema.Struct({
@@ -145,29 +147,29 @@ export const FollowUpMatchmaker = Schema.Struct({
   avatar: Null(Schema.String),
   company_id: Null(Schema.Int),
   company_name: Null(Schema.String),
-  certified: Schema.Boolean.annotations({ description: "cert_level is not none" }),
+  certified: Schema.Boolean.annotate({ description: "cert_level is not none" }),
   guest_count: Schema.Int,
   match_count: Schema.Int
-}).annotations({ identifier: "FollowUpMatchmaker" })
+}).annotate({ identifier: "FollowUpMatchmaker" })
 
 export const FollowUpTaskDetail = Schema.Struct({
   task: FollowUpTask,
   guest: FollowUpGuest,
   matchmaker: Null(FollowUpMatchmaker),
-  already_recommended_guest_ids: Schema.Array(Schema.Int).annotations({
+  already_recommended_guest_ids: Schema.Array(Schema.Int).annotate({
     description: "matched_guest_id of the plan's completed tasks, oldest first: do not recommend them again"
   }),
-  history_match_count: Schema.Int.annotations({ description: "matches the guest has been in, either side, any status" })
-}).annotations({ identifier: "FollowUpTaskDetail" })
+  history_match_count: Schema.Int.annotate({ description: "matches the guest has been in, either side, any status" })
+}).annotate({ identifier: "FollowUpTaskDetail" })
 export type FollowUpTaskDetail = typeof FollowUpTaskDetail.Type
 
 export const FollowUpTaskListParams = Schema.Struct({
   ...Paging(FOLLOW_UP_PAGE),
-  status: Schema.optional(TaskStatus.annotations({ description: "default pending" })),
+  status: Schema.optional(TaskStatus.annotate({ description: "default pending" })),
   task_type: Schema.optional(TaskType),
-  date: Schema.optional(DateText.annotations({ description: "scheduled date, YYYY-MM-DD; default today (platform time zone)" })),
+  date: Schema.optional(DateText.annotate({ description: "scheduled date, YYYY-MM-DD; default today (platform time zone)" })),
   company_id: Schema.optional(PositiveIntFromString)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type FollowUpTaskListParams = typeof FollowUpTaskListParams.Type
 
 export const TaskPath = Schema.Struct({ task_id: PositiveIntFromString })
@@ -176,38 +178,38 @@ export const Dispatched = Schema.Struct({
   id: Schema.Int,
   status: Schema.Literal("dispatched"),
   dispatched_at: IsoTime,
-  dispatched_to: Schema.String.annotations({ description: "the caller's app_key" }),
-  idempotent: Schema.Boolean.annotations({ description: "true when the caller already held this lock (the same lock is returned)" })
-}).annotations({ identifier: "FollowUpTaskDispatched" })
+  dispatched_to: Schema.String.annotate({ description: "the caller's app_key" }),
+  idempotent: Schema.Boolean.annotate({ description: "true when the caller already held this lock (the same lock is returned)" })
+}).annotate({ identifier: "FollowUpTaskDispatched" })
 export type Dispatched = typeof Dispatched.Type
 
-const opt = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const opt = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 export const CompleteBody = Schema.Struct({
   matched_guest_id: opt(Id),
-  match_score: opt(Schema.Number.pipe(Schema.finite(), Schema.between(0, 100, { message: () => "must be a number from 0 to 100" }))),
+  match_score: opt(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 100 }, { message: "must be a number from 0 to 100" }))),
   share_link: opt(Text(1000)),
   share_channel: opt(Text(50)),
-  extra: opt(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
-}).annotations({ identifier: "FollowUpTaskComplete", parseOptions: { errors: "all" } })
+  extra: opt(Schema.Record(Schema.String, Schema.Unknown))
+}).annotate({ identifier: "FollowUpTaskComplete" })
 export type CompleteBody = typeof CompleteBody.Type
 
 export const FailBody = Schema.Struct({
   error_code: opt(Text(100)),
   error_msg: opt(Text(1000))
-}).annotations({ identifier: "FollowUpTaskFail", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "FollowUpTaskFail" })
 export type FailBody = typeof FailBody.Type
 
 export const SkipBody = Schema.Struct({
   reason: opt(Text(500))
-}).annotations({ identifier: "FollowUpTaskSkip", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "FollowUpTaskSkip" })
 export type SkipBody = typeof SkipBody.Type
 
 export const TaskReported = Schema.Struct({
   task_id: Schema.Int,
   status: TaskStatus,
-  idempotent: Schema.Boolean.annotations({ description: "true when the task was already in this final state (nothing changed)" })
-}).annotations({ identifier: "FollowUpTaskReported" })
+  idempotent: Schema.Boolean.annotate({ description: "true when the task was already in this final state (nothing changed)" })
+}).annotate({ identifier: "FollowUpTaskReported" })
 export type TaskReported = typeof TaskReported.Type
 
 const read = "open:follow-up:read" as const
@@ -215,8 +217,11 @@ const write = "open:follow-up:write" as const
 
 export class FollowUpsApi extends HttpApiGroup.make("followUps")
   .add(
-    HttpApiEndpoint.get("list", "/follow-up/tasks").setUrlParams(FollowUpTaskListParams)
-      .addSuccess(Envelope(ListOf(FollowUpTaskListItem), "FollowUpTaskListEnvelope"))
+    HttpApiEndpoint.get("list", "/follow-up/tasks", {
+      disableCodecs: true,
+      query: FollowUpTaskListParams.fields,
+      success: Envelope(ListOf(FollowUpTaskListItem), "FollowUpTaskListEnvelope")
+    })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List follow-up tasks")
       .annotate(
@@ -226,9 +231,12 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/follow-up/tasks/:task_id").setPath(TaskPath)
-      .addSuccess(Envelope(FollowUpTaskDetail, "FollowUpTaskDetailEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.get("get", "/follow-up/tasks/:task_id", {
+      disableCodecs: true,
+      params: TaskPath,
+      success: Envelope(FollowUpTaskDetail, "FollowUpTaskDetailEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Get a follow-up task with its guest and matchmaker")
       .annotate(
@@ -238,10 +246,12 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       )
   )
   .add(
-    HttpApiEndpoint.post("dispatch", "/follow-up/tasks/:task_id/dispatch").setPath(TaskPath)
-      .addSuccess(Envelope(Dispatched, "FollowUpTaskDispatchedEnvelope"))
-      .addError(NotFoundEnvelope)
-      .addError(ConflictEnvelope)
+    HttpApiEndpoint.post("dispatch", "/follow-up/tasks/:task_id/dispatch", {
+      disableCodecs: true,
+      params: TaskPath,
+      success: Envelope(Dispatched, "FollowUpTaskDispatchedEnvelope"),
+      error: [NotFoundEnvelope, ConflictEnvelope]
+    })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Lock a follow-up task")
       .annotate(
@@ -252,10 +262,13 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       )
   )
   .add(
-    HttpApiEndpoint.post("complete", "/follow-up/tasks/:task_id/complete").setPath(TaskPath).setPayload(CompleteBody)
-      .addSuccess(Envelope(TaskReported, "FollowUpTaskCompletedEnvelope"))
-      .addError(NotFoundEnvelope)
-      .addError(ConflictEnvelope)
+    HttpApiEndpoint.post("complete", "/follow-up/tasks/:task_id/complete", {
+      disableCodecs: true,
+      params: TaskPath,
+      payload: CompleteBody,
+      success: Envelope(TaskReported, "FollowUpTaskCompletedEnvelope"),
+      error: [NotFoundEnvelope, ConflictEnvelope]
+    })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task's result")
       .annotate(
@@ -266,10 +279,13 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       )
   )
   .add(
-    HttpApiEndpoint.post("fail", "/follow-up/tasks/:task_id/fail").setPath(TaskPath).setPayload(FailBody)
-      .addSuccess(Envelope(TaskReported, "FollowUpTaskFailedEnvelope"))
-      .addError(NotFoundEnvelope)
-      .addError(ConflictEnvelope)
+    HttpApiEndpoint.post("fail", "/follow-up/tasks/:task_id/fail", {
+      disableCodecs: true,
+      params: TaskPath,
+      payload: FailBody,
+      success: Envelope(TaskReported, "FollowUpTaskFailedEnvelope"),
+      error: [NotFoundEnvelope, ConflictEnvelope]
+    })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task as failed")
       .annotate(
@@ -279,9 +295,13 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       )
   )
   .add(
-    HttpApiEndpoint.post("skip", "/follow-up/tasks/:task_id/skip").setPath(TaskPath).setPayload(SkipBody)
-      .addSuccess(Envelope(TaskReported, "FollowUpTaskSkippedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("skip", "/follow-up/tasks/:task_id/skip", {
+      disableCodecs: true,
+      params: TaskPath,
+      payload: SkipBody,
+      success: Envelope(TaskReported, "FollowUpTaskSkippedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Skip a follow-up task")
       .annotate(

@@ -1,19 +1,20 @@
 // Guests (SPEC §2.2, §2.3, §4.2): the record, the requirement_tags object, create/update bodies,
 // batch bodies and results, list filters and endpoints. Limits are SPEC §8 and DECISIONS §4.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as Multipart from "@effect/platform/Multipart"
-import * as OpenApi from "@effect/platform/OpenApi"
-import * as JSONSchema from "effect/JSONSchema"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import {
+  documentedAs,
   Envelope,
   Id,
   IdPath,
+  Int,
   ItemwiseField,
   ListOf,
+  optionalOut,
   Paging,
   Phone,
   PositiveIntFromString,
@@ -26,18 +27,18 @@ import { Issue, NotFoundEnvelope } from "./Errors.js"
 export const GUEST_PAGE = { default: 20, max: 100 } as const
 export const GUEST_BATCH_MAX = 50
 
-export const Gender = Schema.Literal("male", "female")
-export const Education = Schema.Literal("高中及以下", "大专", "本科", "硕士", "博士")
+export const Gender = Schema.Literals(["male", "female"])
+export const Education = Schema.Literals(["高中及以下", "大专", "本科", "硕士", "博士"])
 export type Education = typeof Education.Type
-export const IncomeLevel = Schema.Literal("10万以下", "10-20万", "20-30万", "30-50万", "50-100万", "100万以上")
-export const MaritalStatus = Schema.Literal("未婚", "离异", "丧偶")
+export const IncomeLevel = Schema.Literals(["10万以下", "10-20万", "20-30万", "30-50万", "50-100万", "100万以上"])
+export const MaritalStatus = Schema.Literals(["未婚", "离异", "丧偶"])
 export type MaritalStatus = typeof MaritalStatus.Type
-export const YesNo = Schema.Literal("yes", "no")
-export const GuestStatus = Schema.Literal("incomplete", "available", "matching", "matched", "archived")
+export const YesNo = Schema.Literals(["yes", "no"])
+export const GuestStatus = Schema.Literals(["incomplete", "available", "matching", "matched", "archived"])
 export type GuestStatus = typeof GuestStatus.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
-const tagInt = (min: number, max: number) => nullable(Schema.Int.pipe(Schema.between(min, max)))
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
+const tagInt = (minimum: number, maximum: number) => nullable(Int.check(Schema.isBetween({ minimum, maximum })))
 
 /** The structured partner requirement (SPEC §2.3); stored as sent. */
 export const RequirementTags = Schema.Struct({
@@ -50,40 +51,40 @@ export const RequirementTags = Schema.Struct({
   income_min: tagInt(1, 6),
   income_max: tagInt(1, 6),
   education_min: tagInt(1, 5),
-  marriage_status: nullable(Schema.Array(Schema.Int.pipe(Schema.between(1, 3)))),
-  has_children: nullable(Schema.Literal(0, 1)),
-  has_car: nullable(Schema.Literal(0, 1)),
-  has_house: nullable(Schema.Literal(0, 1)),
+  marriage_status: nullable(Schema.Array(Int.check(Schema.isBetween({ minimum: 1, maximum: 3 })))),
+  has_children: nullable(Schema.Literals([0, 1])),
+  has_car: nullable(Schema.Literals([0, 1])),
+  has_house: nullable(Schema.Literals([0, 1])),
   locations: nullable(Schema.Array(Text(50, 1))),
   health: nullable(Schema.Array(Text(50, 1))),
-  other: Schema.optionalWith(Text(500), { exact: true })
-}).annotations({ identifier: "RequirementTags" })
+  other: Schema.optionalKey(Text(500))
+}).annotate({ identifier: "RequirementTags" })
 export type RequirementTags = typeof RequirementTags.Type
 
 const PhotoUrl = Text(500, 1)
-const DateText = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
-  Schema.filter((s) =>
+const DateText = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/u, { message: "must be a date YYYY-MM-DD" }).abort(),
+  Schema.makeFilter((s: string) =>
     !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) || "must be a real date"
   )
 )
-const DateTimeText = Schema.String.pipe(
-  Schema.pattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, { message: () => "must be YYYY-MM-DD HH:MM:SS" })
+const DateTimeText = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/u, { message: "must be YYYY-MM-DD HH:MM:SS" })
 )
 
 /** Fields a client may write on create and update (derived and computed ones are not here). */
 export const guestWritableFields = {
-  age: nullable(Schema.Int.pipe(Schema.between(18, 80, { message: () => "must be an integer from 18 to 80" }))),
+  age: nullable(Int.check(Schema.isBetween({ minimum: 18, maximum: 80 }, { message: "must be an integer from 18 to 80" }))),
   phone: nullable(Phone),
   wechat: nullable(Text(100)),
   workplace: nullable(Text(100)),
-  height: nullable(Schema.Int.pipe(Schema.between(100, 250))),
-  weight: nullable(Schema.Int.pipe(Schema.between(30, 300))),
+  height: nullable(Int.check(Schema.isBetween({ minimum: 100, maximum: 250 }))),
+  weight: nullable(Int.check(Schema.isBetween({ minimum: 30, maximum: 300 }))),
   education: nullable(Education),
   occupation: nullable(Text(100)),
   income_level: nullable(IncomeLevel),
-  income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
-  family_income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
+  income_amount: nullable(Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000_000 }))),
+  family_income_amount: nullable(Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000_000 }))),
   family_income_level: nullable(IncomeLevel),
   marital_status: nullable(MaritalStatus),
   has_children: nullable(YesNo),
@@ -92,19 +93,19 @@ export const guestWritableFields = {
   self_intro: nullable(Text(500)),
   requirement: nullable(Text(500)),
   requirement_tags: nullable(RequirementTags),
-  req_age_min: nullable(Schema.Int.pipe(Schema.between(18, 100))),
-  req_age_max: nullable(Schema.Int.pipe(Schema.between(18, 100))),
-  req_height_min: nullable(Schema.Int.pipe(Schema.between(100, 250))),
-  req_education_min: nullable(Schema.Int.pipe(Schema.between(1, 5))),
-  req_weight_min: nullable(Schema.Int.pipe(Schema.between(30, 300))),
-  req_weight_max: nullable(Schema.Int.pipe(Schema.between(30, 300))),
-  req_income_amount: nullable(Schema.Int.pipe(Schema.between(0, 1_000_000_000))),
+  req_age_min: nullable(Int.check(Schema.isBetween({ minimum: 18, maximum: 100 }))),
+  req_age_max: nullable(Int.check(Schema.isBetween({ minimum: 18, maximum: 100 }))),
+  req_height_min: nullable(Int.check(Schema.isBetween({ minimum: 100, maximum: 250 }))),
+  req_education_min: nullable(Int.check(Schema.isBetween({ minimum: 1, maximum: 5 }))),
+  req_weight_min: nullable(Int.check(Schema.isBetween({ minimum: 30, maximum: 300 }))),
+  req_weight_max: nullable(Int.check(Schema.isBetween({ minimum: 30, maximum: 300 }))),
+  req_income_amount: nullable(Int.check(Schema.isBetween({ minimum: 0, maximum: 1_000_000_000 }))),
   req_income_text: nullable(Text(100)),
   req_location: nullable(Text(200)),
   req_housing: nullable(Text(100)),
   req_health: nullable(Text(200)),
   native_place: nullable(Text(100)),
-  photos: nullable(Schema.Array(PhotoUrl).pipe(Schema.maxItems(9, { message: () => "at most 9 photos" }))),
+  photos: nullable(Schema.Array(PhotoUrl).check(Schema.isMaxLength(9, { message: "at most 9 photos" }))),
   photo_time: nullable(DateTimeText),
   birth_date: nullable(DateText),
   personality: nullable(Text(200)),
@@ -129,30 +130,30 @@ export const GuestCreate = Schema.Struct({
   gender: Gender,
   company_id: Id,
   ...guestWritableFields
-}).annotations({ identifier: "GuestCreate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "GuestCreate" })
 export type GuestCreate = typeof GuestCreate.Type
 
 export const GuestUpdate = Schema.Struct({
-  name: Schema.optionalWith(Text(20, 1), { exact: true }),
-  gender: Schema.optionalWith(Gender, { exact: true }),
-  company_id: Schema.optionalWith(Id, { exact: true }),
+  name: Schema.optionalKey(Text(20, 1)),
+  gender: Schema.optionalKey(Gender),
+  company_id: Schema.optionalKey(Id),
   ...guestWritableFields,
   ...guestUpdateOnlyFields
-}).annotations({ identifier: "GuestUpdate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "GuestUpdate" })
 export type GuestUpdate = typeof GuestUpdate.Type
 
 /** One item of a batch update: an id, the single-update fields but the update-only ones, status. */
 export const GuestBatchUpdateItem = Schema.Struct({
   id: Id,
-  name: Schema.optionalWith(Text(20, 1), { exact: true }),
-  gender: Schema.optionalWith(Gender, { exact: true }),
-  company_id: Schema.optionalWith(Id, { exact: true }),
-  status: Schema.optionalWith(GuestStatus, { exact: true }),
+  name: Schema.optionalKey(Text(20, 1)),
+  gender: Schema.optionalKey(Gender),
+  company_id: Schema.optionalKey(Id),
+  status: Schema.optionalKey(GuestStatus),
   ...guestWritableFields
-}).annotations({ identifier: "GuestBatchUpdateItem", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "GuestBatchUpdateItem" })
 export type GuestBatchUpdateItem = typeof GuestBatchUpdateItem.Type
 
-const nullableOut = <S extends Schema.Schema.Any>(s: S) => Schema.NullOr(s)
+const nullableOut = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
 
 const listFields = {
   id: Schema.Int,
@@ -182,7 +183,7 @@ const listFields = {
   updated_at: Timestamp
 }
 
-export const GuestListItem = Schema.Struct(listFields).annotations({ identifier: "GuestListItem" })
+export const GuestListItem = Schema.Struct(listFields).annotate({ identifier: "GuestListItem" })
 export type GuestListItem = typeof GuestListItem.Type
 
 export const Guest = Schema.Struct({
@@ -215,8 +216,8 @@ export const Guest = Schema.Struct({
   health_status: nullableOut(Schema.String),
   dating_description: nullableOut(Schema.String),
   accept_flash_marriage: nullableOut(YesNo),
-  completeness: Schema.Number.annotations({ description: "share of the 20 profile fields filled, 0 to 1" })
-}).annotations({ identifier: "Guest" })
+  completeness: Schema.Finite.annotate({ description: "share of the 20 profile fields filled, 0 to 1" })
+}).annotate({ identifier: "Guest" })
 export type Guest = typeof Guest.Type
 
 export const GuestCreated = Schema.Struct({
@@ -228,53 +229,54 @@ export const GuestCreated = Schema.Struct({
   requirement_tags: nullableOut(RequirementTags),
   status: GuestStatus,
   created_at: Timestamp
-}).annotations({ identifier: "GuestCreated" })
+}).annotate({ identifier: "GuestCreated" })
 
 /** PUT answer: id, updated_at and every sent field with its stored value. */
-export const GuestUpdated = Schema.Struct(
-  { id: Schema.Int, updated_at: Timestamp },
-  Schema.Record({ key: Schema.String, value: Schema.Unknown })
-).annotations({ identifier: "GuestUpdated" })
+export const GuestUpdated = Schema.StructWithRest(
+  Schema.Struct({ id: Schema.Int, updated_at: Timestamp }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({ identifier: "GuestUpdated" })
 
-export const BatchResult = Schema.Union(
+export const BatchResult = Schema.Union([
   Schema.Struct({ index: Schema.Int, status: Schema.Literal("success"), id: Schema.Int }),
   Schema.Struct({
     index: Schema.Int,
     status: Schema.Literal("failure"),
-    id: Schema.optional(Schema.Int),
+    id: optionalOut(Schema.Int),
     error: Schema.String,
     reason: Schema.String,
-    issues: Schema.optional(Schema.Array(Issue))
+    issues: optionalOut(Schema.Array(Issue))
   })
-).annotations({ identifier: "GuestBatchResult" })
+]).annotate({ identifier: "GuestBatchResult" })
 export type BatchResult = typeof BatchResult.Type
 
 export const BatchOutcome = Schema.Struct({
   success_count: Schema.Int,
   failed_count: Schema.Int,
   results: Schema.Array(BatchResult)
-}).annotations({ identifier: "GuestBatchOutcome" })
+}).annotate({ identifier: "GuestBatchOutcome" })
 export type BatchOutcome = typeof BatchOutcome.Type
 
 /**
  * Batch bodies are validated item by item (a bad item fails only itself), so the items are
- * taken as JSON here and decoded one at a time; the documentation shows their real schema.
+ * taken as JSON here and decoded one at a time; the documentation shows their real schema, a
+ * component of the document (GuestBatchUpdateItem is registered by Api.ts, GuestCreate is the
+ * body of POST /guests).
  */
-const batchItems = <A, I>(item: Schema.Schema<A, I, never>) =>
-  Schema.Array(Schema.Unknown).annotations({
-    // The item's own definitions ($defs) are hoisted into components/schemas by finishSpec (Api.ts).
-    jsonSchema: { type: "array", maxItems: GUEST_BATCH_MAX, items: JSONSchema.make(item, { target: "openApi3.1" }) },
-    description: `at most ${GUEST_BATCH_MAX} items; each item succeeds or fails on its own`
+const batchItems = (itemIdentifier: string) =>
+  documentedAs(Schema.Array(Schema.Unknown), {
+    type: "array",
+    maxItems: GUEST_BATCH_MAX,
+    items: { $ref: `#/components/schemas/${itemIdentifier}` }
   })
 
-export const GuestBatchCreate = Schema.Struct({ guests: batchItems(GuestCreate) }).annotations({
-  identifier: "GuestBatchCreate",
-  [ItemwiseField]: "guests"
+export const GuestBatchCreate = Schema.Struct({ guests: batchItems("GuestCreate") }).annotate({ identifier: "GuestBatchCreate" })
+export const GuestBatchUpdate = Schema.Struct({ guests: batchItems("GuestBatchUpdateItem") }).annotate({
+  identifier: "GuestBatchUpdate"
 })
-export const GuestBatchUpdate = Schema.Struct({ guests: batchItems(GuestBatchUpdateItem) }).annotations({
-  identifier: "GuestBatchUpdate",
-  [ItemwiseField]: "guests"
-})
+
+/** Schemas the document shows only through a batch body's items (see batchItems). */
+export const GuestBatchItemSchemas = [GuestBatchUpdateItem] as const
 
 export const GuestListParams = Schema.Struct({
   ...Paging(GUEST_PAGE),
@@ -283,120 +285,132 @@ export const GuestListParams = Schema.Struct({
   workplace: Schema.optional(Schema.String),
   status: Schema.optional(GuestStatus),
   company_id: Schema.optional(PositiveIntFromString),
-  order_by: Schema.optional(Schema.Literal("created_at", "updated_at")),
-  order_dir: Schema.optional(Schema.Literal("desc", "asc"))
-}).annotations({ parseOptions: { errors: "all" } })
+  order_by: Schema.optional(Schema.Literals(["created_at", "updated_at"])),
+  order_dir: Schema.optional(Schema.Literals(["desc", "asc"]))
+})
 export type GuestListParams = typeof GuestListParams.Type
 
 /** The parsed keys of a card (SPEC §4.2; camelCase), null where nothing was recognised. */
 export const ParsedCard = Schema.Struct({
   name: Schema.NullOr(Schema.String),
   gender: Schema.NullOr(Gender),
-  age: Schema.NullOr(Schema.Number),
-  height: Schema.NullOr(Schema.Number),
+  age: Schema.NullOr(Schema.Finite),
+  height: Schema.NullOr(Schema.Finite),
   education: Schema.NullOr(Schema.String),
   occupation: Schema.NullOr(Schema.String),
-  incomeAmount: Schema.NullOr(Schema.Number),
-  reqIncomeAmount: Schema.NullOr(Schema.Number),
+  incomeAmount: Schema.NullOr(Schema.Finite),
+  reqIncomeAmount: Schema.NullOr(Schema.Finite),
   selfIntro: Schema.NullOr(Schema.String),
   requirement: Schema.NullOr(Schema.String),
-  requirementTags: Schema.NullOr(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  weight: Schema.optional(Schema.NullOr(Schema.Number)),
-  maritalStatus: Schema.optional(Schema.NullOr(Schema.String)),
-  nativePlace: Schema.optional(Schema.NullOr(Schema.String)),
-  phone: Schema.optional(Schema.NullOr(Schema.String)),
-  workplace: Schema.optional(Schema.NullOr(Schema.String))
-}).annotations({ identifier: "ParsedCard" })
+  requirementTags: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  weight: optionalOut(Schema.NullOr(Schema.Finite)),
+  maritalStatus: optionalOut(Schema.NullOr(Schema.String)),
+  nativePlace: optionalOut(Schema.NullOr(Schema.String)),
+  phone: optionalOut(Schema.NullOr(Schema.String)),
+  workplace: optionalOut(Schema.NullOr(Schema.String))
+}).annotate({ identifier: "ParsedCard" })
 
-export const ExistingGuest = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotations({ identifier: "ExistingGuest" })
+export const ExistingGuest = Schema.Struct({ id: Schema.Int, name: Schema.String }).annotate({ identifier: "ExistingGuest" })
 
 export const ParseCardResult = Schema.Struct({
   duplicate: Schema.Boolean,
   image_hash: Schema.String,
-  method: Schema.Literal("ai", "ocr"),
+  method: Schema.Literals(["ai", "ocr"]),
   parsed: ParsedCard,
-  confidence: Schema.Literal("high", "medium", "low"),
-  existing_guest: Schema.optional(ExistingGuest)
-}).annotations({ identifier: "ParseCardResult" })
+  confidence: Schema.Literals(["high", "medium", "low"]),
+  existing_guest: optionalOut(ExistingGuest)
+}).annotate({ identifier: "ParseCardResult" })
 export type ParseCardResult = typeof ParseCardResult.Type
 
-export const CreateFromCardResult = Schema.Union(
+export const CreateFromCardResult = Schema.Union([
   Schema.Struct({
     task_id: Schema.String,
-    status: Schema.Literal("pending", "processing"),
+    status: Schema.Literals(["pending", "processing"]),
     async: Schema.Literal(true),
     message: Schema.String
   }),
   Schema.Struct({ duplicate: Schema.Literal(true), existing_guest: ExistingGuest, message: Schema.String })
-).annotations({ identifier: "CreateFromCardResult" })
+]).annotate({ identifier: "CreateFromCardResult" })
 export type CreateFromCardResult = typeof CreateFromCardResult.Type
 
 export const CardTask = Schema.Struct({
   task_id: Schema.String,
-  status: Schema.Literal("pending", "processing", "done", "failed"),
-  created_at: Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS" }),
+  status: Schema.Literals(["pending", "processing", "done", "failed"]),
+  created_at: Schema.String.annotate({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS" }),
   completed_at: Schema.NullOr(Schema.String),
-  result: Schema.optional(Schema.Struct({
-    method: Schema.Literal("ai", "ocr"),
+  result: optionalOut(Schema.Struct({
+    method: Schema.Literals(["ai", "ocr"]),
     summary: Schema.String,
-    completeness: Schema.Number,
+    completeness: Schema.Finite,
     saved: Schema.Boolean,
-    guest_id: Schema.optional(Schema.Int)
+    guest_id: optionalOut(Schema.Int)
   })),
-  error: Schema.optional(Schema.String)
-}).annotations({ identifier: "CardTask" })
+  error: optionalOut(Schema.String)
+}).annotate({ identifier: "CardTask" })
 export type CardTask = typeof CardTask.Type
 
 /**
  * The guest fields a card upload's `overrides` may set, replacing or adding to the parsed ones;
- * the matchmaker and company come from the form's own fields. Unknown keys are ignored.
+ * the matchmaker and company come from the form's own fields. Unknown keys are ignored (the
+ * default of Schema's `onExcessProperty`); decode it with `{ errors: "all" }`.
  */
 const { matchmaker_id: _matchmakerId, ...overridableFields } = guestWritableFields
 export const CardOverrides = Schema.Struct({
-  name: Schema.optionalWith(Text(20, 1), { exact: true }),
-  gender: Schema.optionalWith(Gender, { exact: true }),
+  name: Schema.optionalKey(Text(20, 1)),
+  gender: Schema.optionalKey(Gender),
   ...overridableFields
-}).annotations({ parseOptions: { errors: "all", onExcessProperty: "ignore" } })
+})
 export type CardOverrides = typeof CardOverrides.Type
+
+/**
+ * One file part. The service reads the form itself, so this only documents it (as a binary part:
+ * the document's own rendering of a persisted file would drop the description).
+ */
+const CardFile = documentedAs(Schema.Unknown, {
+  type: "string",
+  format: "binary",
+  description: "JPEG or PNG, at most 10 MiB"
+})
 
 /**
  * Card uploads are multipart/form-data. The form is read from the exact bytes that were signed,
  * so the contract declares it as a stream (documented fields, decoded by the service).
  */
-export const ParseCardForm = HttpApiSchema.MultipartStream(
-  Schema.Struct({
-    file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
-    matchmaker_id: Schema.optional(Schema.String.annotations({ description: "int; enables the duplicate check" }))
-  }).annotations({ identifier: "ParseCardForm" })
-)
+export const ParseCardForm = Schema.Struct({
+  file: CardFile,
+  matchmaker_id: Schema.optionalKey(Schema.String.annotate({ description: "int; enables the duplicate check" }))
+}).annotate({ identifier: "ParseCardForm" }).pipe(HttpApiSchema.asMultipartStream())
 
-export const CreateFromCardForm = HttpApiSchema.MultipartStream(
-  Schema.Struct({
-    file: Multipart.SingleFileSchema.annotations({ description: "JPEG or PNG, at most 10 MiB" }),
-    matchmaker_id: Schema.String.annotations({ description: "int, required" }),
-    company_id: Schema.optional(Schema.String.annotations({ description: "int; the matchmaker's company when absent" })),
-    overrides: Schema.optional(
-      Schema.String.annotations({
-        description: "a JSON object of guest fields replacing or adding to the parsed ones; may include photo_time"
-      })
-    )
-  }).annotations({ identifier: "CreateFromCardForm" })
-)
+export const CreateFromCardForm = Schema.Struct({
+  file: CardFile,
+  matchmaker_id: Schema.String.annotate({ description: "int, required" }),
+  company_id: Schema.optionalKey(Schema.String.annotate({ description: "int; the matchmaker's company when absent" })),
+  overrides: Schema.optionalKey(
+    Schema.String.annotate({
+      description: "a JSON object of guest fields replacing or adding to the parsed ones; may include photo_time"
+    })
+  )
+}).annotate({ identifier: "CreateFromCardForm" }).pipe(HttpApiSchema.asMultipartStream())
 
 export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
-    HttpApiEndpoint.get("list", "/guests")
-      .setUrlParams(GuestListParams)
-      .addSuccess(Envelope(ListOf(GuestListItem), "GuestListEnvelope"))
+    HttpApiEndpoint.get("list", "/guests", {
+      disableCodecs: true,
+      query: GuestListParams.fields,
+      success: Envelope(ListOf(GuestListItem), "GuestListEnvelope")
+    })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "List guests")
       .annotate(OpenApi.Description, "Newest first unless order_by is given (id breaks ties). keyword matches name or phone.")
   )
   .add(
-    HttpApiEndpoint.post("batchCreate", "/guests/batch")
-      .setPayload(GuestBatchCreate)
-      .addSuccess(Envelope(BatchOutcome, "GuestBatchCreateEnvelope"))
+    HttpApiEndpoint.post("batchCreate", "/guests/batch", {
+      disableCodecs: true,
+      payload: GuestBatchCreate,
+      success: Envelope(BatchOutcome, "GuestBatchCreateEnvelope")
+    })
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(ItemwiseField, "guests")
       .annotate(OpenApi.Summary, "Create guests in a batch")
       .annotate(
         OpenApi.Description,
@@ -404,10 +418,13 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       )
   )
   .add(
-    HttpApiEndpoint.put("batchUpdate", "/guests/batch")
-      .setPayload(GuestBatchUpdate)
-      .addSuccess(Envelope(BatchOutcome, "GuestBatchUpdateEnvelope"))
+    HttpApiEndpoint.put("batchUpdate", "/guests/batch", {
+      disableCodecs: true,
+      payload: GuestBatchUpdate,
+      success: Envelope(BatchOutcome, "GuestBatchUpdateEnvelope")
+    })
       .annotate(RequiredPermission, "open:guest:write")
+      .annotate(ItemwiseField, "guests")
       .annotate(OpenApi.Summary, "Update guests in a batch")
       .annotate(
         OpenApi.Description,
@@ -415,10 +432,12 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       )
   )
   .add(
-    HttpApiEndpoint.post("parseCard", "/guests/parse-card")
-      .setPayload(ParseCardForm)
-      .addSuccess(Envelope(ParseCardResult, "ParseCardEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("parseCard", "/guests/parse-card", {
+      disableCodecs: true,
+      payload: ParseCardForm,
+      success: Envelope(ParseCardResult, "ParseCardEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Parse a guest card image")
       .annotate(
@@ -427,10 +446,12 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       )
   )
   .add(
-    HttpApiEndpoint.post("createFromCard", "/guests/create-from-card")
-      .setPayload(CreateFromCardForm)
-      .addSuccess(Envelope(CreateFromCardResult, "CreateFromCardEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("createFromCard", "/guests/create-from-card", {
+      disableCodecs: true,
+      payload: CreateFromCardForm,
+      success: Envelope(CreateFromCardResult, "CreateFromCardEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest from a card image")
       .annotate(
@@ -439,26 +460,32 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       )
   )
   .add(
-    HttpApiEndpoint.get("cardTask", "/guests/card-task/:task_id")
-      .setPath(Schema.Struct({ task_id: Schema.String.pipe(Schema.pattern(/^ct_[0-9a-f]{24}$/, { message: () => "not a card task id" })) }))
-      .addSuccess(Envelope(CardTask, "CardTaskEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.get("cardTask", "/guests/card-task/:task_id", {
+      disableCodecs: true,
+      params: Schema.Struct({ task_id: Schema.String.check(Schema.isPattern(/^ct_[0-9a-f]{24}$/u, { message: "not a card task id" })) }),
+      success: Envelope(CardTask, "CardTaskEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Get a card import task")
   )
   .add(
-    HttpApiEndpoint.get("get", "/guests/:id")
-      .setPath(IdPath)
-      .addSuccess(Envelope(Guest, "GuestEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.get("get", "/guests/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      success: Envelope(Guest, "GuestEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Get a guest")
   )
   .add(
-    HttpApiEndpoint.post("create", "/guests")
-      .setPayload(GuestCreate)
-      .addSuccess(Envelope(GuestCreated, "GuestCreatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("create", "/guests", {
+      disableCodecs: true,
+      payload: GuestCreate,
+      success: Envelope(GuestCreated, "GuestCreatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest")
       .annotate(
@@ -467,11 +494,13 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       )
   )
   .add(
-    HttpApiEndpoint.put("update", "/guests/:id")
-      .setPath(IdPath)
-      .setPayload(GuestUpdate)
-      .addSuccess(Envelope(GuestUpdated, "GuestUpdatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.put("update", "/guests/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: GuestUpdate,
+      success: Envelope(GuestUpdated, "GuestUpdatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Update a guest")
       .annotate(

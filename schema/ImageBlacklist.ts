@@ -1,20 +1,20 @@
 // Image blacklist (SPEC §2.7, §4.6; DECISIONS §4, §8): MD5 records for synchronisation and upload
 // checks.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
-import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
+import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
 export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
 export const BLACKLIST_ADD_MAX = 1000
 export const BLACKLIST_CHECK_MAX = 500
 
-export const BlacklistSource = Schema.Literal("external", "upload", "manual", "sync")
+export const BlacklistSource = Schema.Literals(["external", "upload", "manual", "sync"])
 export type BlacklistSource = typeof BlacklistSource.Type
-export const BlacklistStatus = Schema.Literal("active", "disabled")
+export const BlacklistStatus = Schema.Literals(["active", "disabled"])
 
 export const BlacklistRecord = Schema.Struct({
   id: Schema.Int,
@@ -22,53 +22,64 @@ export const BlacklistRecord = Schema.Struct({
   source: BlacklistSource,
   status: BlacklistStatus,
   hit_count: Schema.Int,
-  created_at: Schema.String.annotations({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
-}).annotations({ identifier: "ImageBlacklistRecord" })
+  created_at: Schema.String.annotate({ description: "ISO 8601, YYYY-MM-DDTHH:MM:SS (platform time zone)" })
+}).annotate({ identifier: "ImageBlacklistRecord" })
 export type BlacklistRecord = typeof BlacklistRecord.Type
 
 export const BlacklistListParams = Schema.Struct({
   ...Paging(BLACKLIST_PAGE),
   status: Schema.optional(BlacklistStatus),
   source: Schema.optional(BlacklistSource)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type BlacklistListParams = typeof BlacklistListParams.Type
 
 /** Items are checked one by one (a bad item is reported in `errors`), so they arrive as JSON. */
 export const BlacklistAdd = Schema.Struct({
-  items: Schema.Array(Schema.Unknown).annotations({
+  items: Schema.Array(Schema.Unknown).annotate({
     description:
       `at most ${BLACKLIST_ADD_MAX} items of {md5 (32 hex), source (external|upload|manual|sync, default external), reject_reason}`
   })
-}).annotations({ identifier: "ImageBlacklistAdd", parseOptions: { errors: "all" }, [ItemwiseField]: "items" })
+}).annotate({ identifier: "ImageBlacklistAdd" })
 
 export const BlacklistAddOutcome = Schema.Struct({
   added: Schema.Int,
   skipped: Schema.Int,
   restored: Schema.Int,
   errors: Schema.Array(Schema.Struct({ index: Schema.Int, md5: Schema.NullOr(Schema.String), reason: Schema.String }))
-}).annotations({ identifier: "ImageBlacklistAddOutcome" })
+}).annotate({ identifier: "ImageBlacklistAddOutcome" })
 export type BlacklistAddOutcome = typeof BlacklistAddOutcome.Type
 
 export const BlacklistCheck = Schema.Struct({
-  md5_list: Schema.Array(Schema.String).annotations({ description: `at most ${BLACKLIST_CHECK_MAX} md5 values` })
-}).annotations({ identifier: "ImageBlacklistCheck", parseOptions: { errors: "all" } })
+  md5_list: Schema.Array(Schema.String).annotate({ description: `at most ${BLACKLIST_CHECK_MAX} md5 values` })
+}).annotate({ identifier: "ImageBlacklistCheck" })
 
 export const BlacklistCheckOutcome = Schema.Struct({
   blocked: Schema.Array(Schema.String),
   allowed: Schema.Array(Schema.String),
-  invalid: Schema.optional(Schema.Array(Schema.String))
-}).annotations({ identifier: "ImageBlacklistCheckOutcome" })
+  invalid: optionalOut(Schema.Array(Schema.String))
+}).annotate({ identifier: "ImageBlacklistCheckOutcome" })
 export type BlacklistCheckOutcome = typeof BlacklistCheckOutcome.Type
+
+const read = "open:image_blacklist:read" as const
+const write = "open:image_blacklist:write" as const
 
 export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(
-    HttpApiEndpoint.get("list", "/image-blacklist").setUrlParams(BlacklistListParams)
-      .addSuccess(Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+    HttpApiEndpoint.get("list", "/image-blacklist", {
+      disableCodecs: true,
+      query: BlacklistListParams.fields,
+      success: Envelope(ListOf(BlacklistRecord), "ImageBlacklistListEnvelope")
+    })
+      .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List image blacklist records")
   )
   .add(
-    HttpApiEndpoint.post("check", "/image-blacklist/check").setPayload(BlacklistCheck)
-      .addSuccess(Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")).annotate(RequiredPermission, "open:image_blacklist:read")
+    HttpApiEndpoint.post("check", "/image-blacklist/check", {
+      disableCodecs: true,
+      payload: BlacklistCheck,
+      success: Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")
+    })
+      .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Check image MD5s against the blacklist")
       .annotate(
         OpenApi.Description,
@@ -76,8 +87,13 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
       )
   )
   .add(
-    HttpApiEndpoint.post("add", "/image-blacklist").setPayload(BlacklistAdd)
-      .addSuccess(Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")).annotate(RequiredPermission, "open:image_blacklist:write")
+    HttpApiEndpoint.post("add", "/image-blacklist", {
+      disableCodecs: true,
+      payload: BlacklistAdd,
+      success: Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")
+    })
+      .annotate(RequiredPermission, write)
+      .annotate(ItemwiseField, "items")
       .annotate(OpenApi.Summary, "Add image MD5s to the blacklist")
       .annotate(
         OpenApi.Description,
@@ -85,11 +101,13 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
       )
   )
   .add(
-    HttpApiEndpoint.del("remove", "/image-blacklist/:record_id").setPath(Schema.Struct({ record_id: PositiveIntFromString }))
-      .addSuccess(EmptyEnvelope("ImageBlacklistDeletedEnvelope")).addError(NotFoundEnvelope).annotate(
-        RequiredPermission,
-        "open:image_blacklist:write"
-      )
+    HttpApiEndpoint.delete("remove", "/image-blacklist/:record_id", {
+      disableCodecs: true,
+      params: Schema.Struct({ record_id: PositiveIntFromString }),
+      success: EmptyEnvelope("ImageBlacklistDeletedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete an image blacklist record")
       .annotate(OpenApi.Description, "Permanent removal.")
   )

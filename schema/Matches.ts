@@ -1,29 +1,28 @@
 // Matches between two guests (SPEC §2.10, §4.9; DECISIONS §5, §6): the record, the create and
 // status bodies, list filters and endpoints.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
-export const MatchStatus = Schema.Literal("pending", "pending_date", "dating", "completed", "rejected", "closed")
+export const MatchStatus = Schema.Literals(["pending", "pending_date", "dating", "completed", "rejected", "closed"])
 export type MatchStatus = typeof MatchStatus.Type
 /** The states a client may set (a match is created pending). */
-export const MatchTargetStatus = Schema.Literal("pending_date", "dating", "completed", "rejected", "closed")
+export const MatchTargetStatus = Schema.Literals(["pending_date", "dating", "completed", "rejected", "closed"])
 
 export const MATCH_PAGE = { default: 20, max: 100 } as const
 
 /** `YYYY-MM-DD`, a real date (years 1000-9999, which PostgreSQL and JavaScript both read alike). */
-export const CalendarDate = Schema.String.pipe(
-  Schema.pattern(/^[1-9]\d{3}-\d{2}-\d{2}$/, { message: () => "must be a date YYYY-MM-DD" }),
-  Schema.filter((s) => {
+export const CalendarDate = Schema.String.check(
+  Schema.isPattern(/^[1-9]\d{3}-\d{2}-\d{2}$/u, { message: "must be a date YYYY-MM-DD" }).abort(),
+  Schema.makeFilter((s: string) => {
     const date = new Date(`${s}T00:00:00Z`)
     return !Number.isNaN(date.getTime()) && date.toISOString().startsWith(s) || "must be a real date"
-  }),
-  Schema.annotations({ description: "YYYY-MM-DD (platform time zone)" })
-)
+  })
+).annotate({ description: "YYYY-MM-DD (platform time zone)" })
 
 export const Match = Schema.Struct({
   id: Schema.Int,
@@ -31,31 +30,31 @@ export const Match = Schema.Struct({
   guest_b_id: Schema.Int,
   guest_a_matchmaker_id: Schema.NullOr(Schema.Int),
   guest_b_matchmaker_id: Schema.NullOr(Schema.Int),
-  match_score: Schema.Number,
+  match_score: Schema.Finite,
   status: MatchStatus,
   created_at: Timestamp,
   updated_at: Timestamp
-}).annotations({ identifier: "Match" })
+}).annotate({ identifier: "Match" })
 export type Match = typeof Match.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 export const MatchCreate = Schema.Struct({
   guest_a_id: Id,
   guest_b_id: Id,
   guest_a_matchmaker_id: nullable(Id),
   guest_b_matchmaker_id: nullable(Id)
-}).annotations({ identifier: "MatchCreate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "MatchCreate" })
 export type MatchCreate = typeof MatchCreate.Type
 
 export const MatchCreated = Schema.Struct({ id: Schema.Int, status: MatchStatus, created_at: Timestamp })
-  .annotations({ identifier: "MatchCreated" })
+  .annotate({ identifier: "MatchCreated" })
 
 export const MatchStatusChange = Schema.Struct({ status: MatchTargetStatus })
-  .annotations({ identifier: "MatchStatusChange", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "MatchStatusChange" })
 
 export const MatchStatusChanged = Schema.Struct({ id: Schema.Int, status: MatchStatus, updated_at: Timestamp })
-  .annotations({ identifier: "MatchStatusChanged" })
+  .annotate({ identifier: "MatchStatusChanged" })
 
 export const MatchListParams = Schema.Struct({
   ...Paging(MATCH_PAGE),
@@ -64,14 +63,16 @@ export const MatchListParams = Schema.Struct({
   company_id: Schema.optional(PositiveIntFromString),
   start_date: Schema.optional(CalendarDate),
   end_date: Schema.optional(CalendarDate)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type MatchListParams = typeof MatchListParams.Type
 
 export class MatchesApi extends HttpApiGroup.make("matches")
   .add(
-    HttpApiEndpoint.get("list", "/matches")
-      .setUrlParams(MatchListParams)
-      .addSuccess(Envelope(ListOf(Match), "MatchListEnvelope"))
+    HttpApiEndpoint.get("list", "/matches", {
+      disableCodecs: true,
+      query: MatchListParams.fields,
+      success: Envelope(ListOf(Match), "MatchListEnvelope")
+    })
       .annotate(RequiredPermission, "open:match:read")
       .annotate(OpenApi.Summary, "List matches")
       .annotate(
@@ -81,10 +82,12 @@ export class MatchesApi extends HttpApiGroup.make("matches")
       )
   )
   .add(
-    HttpApiEndpoint.post("create", "/matches")
-      .setPayload(MatchCreate)
-      .addSuccess(Envelope(MatchCreated, "MatchCreatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("create", "/matches", {
+      disableCodecs: true,
+      payload: MatchCreate,
+      success: Envelope(MatchCreated, "MatchCreatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:match:write")
       .annotate(OpenApi.Summary, "Create a match")
       .annotate(
@@ -94,11 +97,13 @@ export class MatchesApi extends HttpApiGroup.make("matches")
       )
   )
   .add(
-    HttpApiEndpoint.put("updateStatus", "/matches/:id/status")
-      .setPath(IdPath)
-      .setPayload(MatchStatusChange)
-      .addSuccess(Envelope(MatchStatusChanged, "MatchStatusChangedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.put("updateStatus", "/matches/:id/status", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: MatchStatusChange,
+      success: Envelope(MatchStatusChanged, "MatchStatusChangedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:match:write")
       .annotate(OpenApi.Summary, "Change a match's status")
       .annotate(

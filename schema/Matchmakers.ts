@@ -1,7 +1,7 @@
 // Matchmakers (SPEC §2.1, §4.1): records, create/update bodies, list filters and endpoints.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import {
@@ -10,6 +10,7 @@ import {
   Envelope,
   Id,
   IdPath,
+  Int,
   ListOf,
   Paging,
   Phone,
@@ -20,10 +21,10 @@ import {
 } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
-export const MatchmakerLevel = Schema.Literal("normal", "silver", "gold")
-export const CertLevel = Schema.Literal("none", "junior", "intermediate", "senior")
+export const MatchmakerLevel = Schema.Literals(["normal", "silver", "gold"])
+export const CertLevel = Schema.Literals(["none", "junior", "intermediate", "senior"])
 export type CertLevel = typeof CertLevel.Type
-export const MatchmakerStatus = Schema.Literal("active", "disabled")
+export const MatchmakerStatus = Schema.Literals(["active", "disabled"])
 
 export const Matchmaker = Schema.Struct({
   id: Schema.Int,
@@ -42,17 +43,17 @@ export const Matchmaker = Schema.Struct({
   intro: Schema.NullOr(Schema.String),
   guest_count: Schema.Int,
   match_count: Schema.Int,
-  success_rate: Schema.Number,
+  success_rate: Schema.Finite,
   credit_score: Schema.Int,
   level: MatchmakerLevel,
   cert_level: CertLevel,
   status: MatchmakerStatus,
   created_at: Timestamp,
   updated_at: Timestamp
-}).annotations({ identifier: "Matchmaker" })
+}).annotate({ identifier: "Matchmaker" })
 export type Matchmaker = typeof Matchmaker.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 /** Writable fields; null clears an optional one. */
 export const MatchmakerWritable = {
@@ -65,37 +66,40 @@ export const MatchmakerWritable = {
   province: nullable(Text(50)),
   city: nullable(Text(50)),
   avatar: nullable(Text(255)),
-  years_exp: nullable(Schema.Int.pipe(Schema.between(0, 80))),
+  years_exp: nullable(Int.check(Schema.isBetween({ minimum: 0, maximum: 80 }))),
   specialty: nullable(Text(200)),
   intro: nullable(Text(500)),
-  level: Schema.optionalWith(MatchmakerLevel, { exact: true })
+  level: Schema.optionalKey(MatchmakerLevel)
 }
 
 export const MatchmakerCreate = Schema.Struct({
   name: Text(50, 1),
   ...MatchmakerWritable
-}).annotations({ identifier: "MatchmakerCreate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "MatchmakerCreate" })
 export type MatchmakerCreate = typeof MatchmakerCreate.Type
 
 export const MatchmakerUpdate = Schema.Struct({
-  name: Schema.optionalWith(Text(50, 1), { exact: true }),
+  name: Schema.optionalKey(Text(50, 1)),
   ...MatchmakerWritable
-}).annotations({ identifier: "MatchmakerUpdate", parseOptions: { errors: "all" } })
+}).annotate({ identifier: "MatchmakerUpdate" })
 export type MatchmakerUpdate = typeof MatchmakerUpdate.Type
 
 /** PUT answer: id, company_id, name, every sent field with its stored value, updated_at. */
-export const MatchmakerUpdated = Schema.Struct({
-  id: Schema.Int,
-  company_id: Schema.NullOr(Schema.Int),
-  name: Schema.String,
-  updated_at: Timestamp
-}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({ identifier: "MatchmakerUpdated" })
+export const MatchmakerUpdated = Schema.StructWithRest(
+  Schema.Struct({
+    id: Schema.Int,
+    company_id: Schema.NullOr(Schema.Int),
+    name: Schema.String,
+    updated_at: Timestamp
+  }),
+  [Schema.Record(Schema.String, Schema.Unknown)]
+).annotate({ identifier: "MatchmakerUpdated" })
 
 export const MATCHMAKER_PAGE = { default: 20, max: 500 } as const
 export const MATCHMAKER_IDS_PAGE = { default: 10000, max: 10000 } as const
 
-export const WorkWechatScope = Schema.Literal("all", "direct", "group")
-export const WorkWechatFilter = Schema.Literal("empty", "has")
+export const WorkWechatScope = Schema.Literals(["all", "direct", "group"])
+export const WorkWechatFilter = Schema.Literals(["empty", "has"])
 
 export const MatchmakerListParams = Schema.Struct({
   ...Paging(MATCHMAKER_PAGE),
@@ -108,7 +112,7 @@ export const MatchmakerListParams = Schema.Struct({
   group_nos: Schema.optional(CsvStrings),
   work_wechat_scope: Schema.optional(WorkWechatScope),
   work_wechat_filter: Schema.optional(WorkWechatFilter)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type MatchmakerListParams = typeof MatchmakerListParams.Type
 
 export const MatchmakerIdsParams = Schema.Struct({
@@ -117,7 +121,7 @@ export const MatchmakerIdsParams = Schema.Struct({
   work_wechat_id: Schema.optional(PositiveIntFromString),
   group_nos: Schema.optional(CsvStrings),
   work_wechat_scope: Schema.optional(WorkWechatScope)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type MatchmakerIdsParams = typeof MatchmakerIdsParams.Type
 
 export const MatchmakerIdItem = Schema.Struct({
@@ -125,14 +129,16 @@ export const MatchmakerIdItem = Schema.Struct({
   wechat_id: Schema.String,
   group_nos: Schema.Array(Schema.String),
   work_wechat_ids: Schema.Array(Schema.Int)
-}).annotations({ identifier: "MatchmakerIdItem" })
+}).annotate({ identifier: "MatchmakerIdItem" })
 export type MatchmakerIdItem = typeof MatchmakerIdItem.Type
 
 export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
   .add(
-    HttpApiEndpoint.get("list", "/matchmakers")
-      .setUrlParams(MatchmakerListParams)
-      .addSuccess(Envelope(ListOf(Matchmaker), "MatchmakerListEnvelope"))
+    HttpApiEndpoint.get("list", "/matchmakers", {
+      disableCodecs: true,
+      query: MatchmakerListParams.fields,
+      success: Envelope(ListOf(Matchmaker), "MatchmakerListEnvelope")
+    })
       .annotate(RequiredPermission, "open:matchmaker:read")
       .annotate(OpenApi.Summary, "List matchmakers")
       .annotate(
@@ -141,9 +147,11 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       )
   )
   .add(
-    HttpApiEndpoint.get("ids", "/matchmakers/ids")
-      .setUrlParams(MatchmakerIdsParams)
-      .addSuccess(Envelope(ListOf(MatchmakerIdItem), "MatchmakerIdsEnvelope"))
+    HttpApiEndpoint.get("ids", "/matchmakers/ids", {
+      disableCodecs: true,
+      query: MatchmakerIdsParams.fields,
+      success: Envelope(ListOf(MatchmakerIdItem), "MatchmakerIdsEnvelope")
+    })
       .annotate(RequiredPermission, "open:matchmaker:read")
       .annotate(OpenApi.Summary, "List matchmaker WeChat ids with their groups and accounts")
       .annotate(
@@ -152,28 +160,34 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/matchmakers/:id")
-      .setPath(IdPath)
-      .addSuccess(Envelope(Matchmaker, "MatchmakerEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.get("get", "/matchmakers/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      success: Envelope(Matchmaker, "MatchmakerEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:matchmaker:read")
       .annotate(OpenApi.Summary, "Get a matchmaker")
   )
   .add(
-    HttpApiEndpoint.post("create", "/matchmakers")
-      .setPayload(MatchmakerCreate)
-      .addSuccess(Envelope(Matchmaker, "MatchmakerCreatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("create", "/matchmakers", {
+      disableCodecs: true,
+      payload: MatchmakerCreate,
+      success: Envelope(Matchmaker, "MatchmakerCreatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Create a matchmaker")
       .annotate(OpenApi.Description, "404 when company_id names no company.")
   )
   .add(
-    HttpApiEndpoint.put("update", "/matchmakers/:id")
-      .setPath(IdPath)
-      .setPayload(MatchmakerUpdate)
-      .addSuccess(Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.put("update", "/matchmakers/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: MatchmakerUpdate,
+      success: Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Update a matchmaker")
       .annotate(

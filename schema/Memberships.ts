@@ -1,14 +1,14 @@
 // Memberships (SPEC §2.11, §4.10; DECISIONS §3, §5): the record, the create-or-renew body, list
 // filters and endpoints; plans are the operator's.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { NotFoundEnvelope } from "./Errors.js"
 
-export const MembershipStatus = Schema.Literal("active", "expired", "cancelled")
+export const MembershipStatus = Schema.Literals(["active", "expired", "cancelled"])
 export type MembershipStatus = typeof MembershipStatus.Type
 
 export const MEMBERSHIP_PAGE = { default: 20, max: 100 } as const
@@ -23,14 +23,14 @@ export const Membership = Schema.Struct({
   started_at: Timestamp,
   expire_at: Timestamp,
   created_at: Timestamp
-}).annotations({ identifier: "Membership" })
+}).annotate({ identifier: "Membership" })
 export type Membership = typeof Membership.Type
 
 export const MembershipCreate = Schema.Struct({
   user_id: Id,
   plan_id: Id,
-  guest_id: Schema.optionalWith(Schema.NullOr(Id), { exact: true })
-}).annotations({ identifier: "MembershipCreate", parseOptions: { errors: "all" } })
+  guest_id: Schema.optionalKey(Schema.NullOr(Id))
+}).annotate({ identifier: "MembershipCreate" })
 export type MembershipCreate = typeof MembershipCreate.Type
 
 /** The create-or-renew answer of SPEC §4.10. */
@@ -38,30 +38,34 @@ export const MembershipSaved = Schema.Struct({
   id: Schema.Int,
   status: MembershipStatus,
   expire_at: Timestamp
-}).annotations({ identifier: "MembershipSaved" })
+}).annotate({ identifier: "MembershipSaved" })
 
 export const MembershipListParams = Schema.Struct({
   ...Paging(MEMBERSHIP_PAGE),
   user_id: Schema.optional(PositiveIntFromString),
   status: Schema.optional(MembershipStatus),
   company_id: Schema.optional(PositiveIntFromString)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type MembershipListParams = typeof MembershipListParams.Type
 
 export class MembershipsApi extends HttpApiGroup.make("memberships")
   .add(
-    HttpApiEndpoint.get("list", "/memberships")
-      .setUrlParams(MembershipListParams)
-      .addSuccess(Envelope(ListOf(Membership), "MembershipListEnvelope"))
+    HttpApiEndpoint.get("list", "/memberships", {
+      disableCodecs: true,
+      query: MembershipListParams.fields,
+      success: Envelope(ListOf(Membership), "MembershipListEnvelope")
+    })
       .annotate(RequiredPermission, "open:membership:read")
       .annotate(OpenApi.Summary, "List memberships")
       .annotate(OpenApi.Description, "Newest first; company_id is the company of the linked guest.")
   )
   .add(
-    HttpApiEndpoint.post("create", "/memberships")
-      .setPayload(MembershipCreate)
-      .addSuccess(Envelope(MembershipSaved, "MembershipSavedEnvelope"))
-      .addError(NotFoundEnvelope)
+    HttpApiEndpoint.post("create", "/memberships", {
+      disableCodecs: true,
+      payload: MembershipCreate,
+      success: Envelope(MembershipSaved, "MembershipSavedEnvelope"),
+      error: NotFoundEnvelope
+    })
       .annotate(RequiredPermission, "open:membership:write")
       .annotate(OpenApi.Summary, "Create or renew a membership")
       .annotate(

@@ -1,20 +1,25 @@
 // Unsigned helper endpoints: server time for clock correction (DECISIONS §2).
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Timestamp } from "./Common.js"
+import { InternalErrorEnvelope } from "./Errors.js"
 
 export const ServerTime = Schema.Struct({
-  timestamp: Schema.Int.annotations({ description: "Unix seconds" }),
+  timestamp: Schema.Int.annotate({ description: "Unix seconds" }),
   time: Timestamp
-}).annotations({ identifier: "ServerTime" })
+}).annotate({ identifier: "ServerTime" })
 
 export class SystemApi extends HttpApiGroup.make("system")
   .add(
-    HttpApiEndpoint.get("time", "/time")
-      .addSuccess(Envelope(ServerTime, "ServerTimeEnvelope"))
+    HttpApiEndpoint.get("time", "/time", {
+      disableCodecs: true,
+      success: Envelope(ServerTime, "ServerTimeEnvelope"),
+      // Signed operations declare their 500 through the Signed middleware.
+      error: InternalErrorEnvelope
+    })
       .annotate(OpenApi.Summary, "Server time")
       .annotate(
         OpenApi.Description,

@@ -1,7 +1,7 @@
 // WeChat groups (SPEC §2.5, §4.4): records, matchmaker and work-account members, operation logs.
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as OpenApi from "@effect/platform/OpenApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import {
@@ -38,36 +38,36 @@ export const WorkGroup = Schema.Struct({
   work_wechat_count: Schema.Int,
   created_at: Timestamp,
   updated_at: Timestamp
-}).annotations({ identifier: "WorkGroup" })
+}).annotate({ identifier: "WorkGroup" })
 export type WorkGroup = typeof WorkGroup.Type
 
-const nullable = <S extends Schema.Schema.Any>(s: S) => Schema.optionalWith(Schema.NullOr(s), { exact: true })
+const nullable = <S extends Schema.Top>(s: S) => Schema.optionalKey(Schema.NullOr(s))
 
 const groupFields = {
   group_no: nullable(Text(64)),
   qr_code: nullable(Text(255)),
-  status: Schema.optionalWith(AccountStatus, { exact: true }),
+  status: Schema.optionalKey(AccountStatus),
   remark: nullable(Text(500))
 }
 
 export const WorkGroupCreate = Schema.Struct({ name: Text(100, 1), ...groupFields })
-  .annotations({ identifier: "WorkGroupCreate", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "WorkGroupCreate" })
 export type WorkGroupCreate = typeof WorkGroupCreate.Type
 
-export const WorkGroupUpdate = Schema.Struct({ name: Schema.optionalWith(Text(100, 1), { exact: true }), ...groupFields })
-  .annotations({ identifier: "WorkGroupUpdate", parseOptions: { errors: "all" } })
+export const WorkGroupUpdate = Schema.Struct({ name: Schema.optionalKey(Text(100, 1)), ...groupFields })
+  .annotate({ identifier: "WorkGroupUpdate" })
 export type WorkGroupUpdate = typeof WorkGroupUpdate.Type
 
-const IdList = Schema.Array(Id).pipe(Schema.minItems(1), Schema.maxItems(1000))
+const IdList = Schema.Array(Id).check(Schema.isMinLength(1), Schema.isMaxLength(1000))
 
 export const AddMatchmaker = Schema.Struct({ matchmaker_id: Id, remark: nullable(Text(500)) })
-  .annotations({ identifier: "WorkGroupAddMatchmaker", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "WorkGroupAddMatchmaker" })
 export const AddMatchmakers = Schema.Struct({ matchmaker_ids: IdList, remark: nullable(Text(500)) })
-  .annotations({ identifier: "WorkGroupAddMatchmakers", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "WorkGroupAddMatchmakers" })
 export const AddWorkWechat = Schema.Struct({ work_wechat_id: Id, remark: nullable(Text(500)) })
-  .annotations({ identifier: "WorkGroupAddWorkWechat", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "WorkGroupAddWorkWechat" })
 export const AddWorkWechats = Schema.Struct({ work_wechat_ids: IdList, remark: nullable(Text(500)) })
-  .annotations({ identifier: "WorkGroupAddWorkWechats", parseOptions: { errors: "all" } })
+  .annotate({ identifier: "WorkGroupAddWorkWechats" })
 
 export const MatchmakerMember = Schema.Struct({
   id: Schema.Int,
@@ -78,7 +78,7 @@ export const MatchmakerMember = Schema.Struct({
   matchmaker_wechat_id: Schema.NullOr(Schema.String),
   remark: Schema.NullOr(Schema.String),
   joined_at: Timestamp
-}).annotations({ identifier: "WorkGroupMatchmakerMember" })
+}).annotate({ identifier: "WorkGroupMatchmakerMember" })
 export type MatchmakerMember = typeof MatchmakerMember.Type
 
 export const WorkWechatMember = Schema.Struct({
@@ -90,10 +90,10 @@ export const WorkWechatMember = Schema.Struct({
   phone: Schema.String,
   remark: Schema.NullOr(Schema.String),
   joined_at: Timestamp
-}).annotations({ identifier: "WorkGroupWorkWechatMember" })
+}).annotate({ identifier: "WorkGroupWorkWechatMember" })
 export type WorkWechatMember = typeof WorkWechatMember.Type
 
-export const WorkGroupLog = Schema.Struct({ ...WorkGroupLogFields, work_group_id: Schema.Int }).annotations({ identifier: "WorkGroupLog" })
+export const WorkGroupLog = Schema.Struct({ ...WorkGroupLogFields, work_group_id: Schema.Int }).annotate({ identifier: "WorkGroupLog" })
 export type WorkGroupLog = typeof WorkGroupLog.Type
 
 export const WorkGroupListParams = Schema.Struct({
@@ -104,7 +104,7 @@ export const WorkGroupListParams = Schema.Struct({
   has_work_wechat: Schema.optional(BooleanFromQuery),
   matchmaker_id: Schema.optional(PositiveIntFromString),
   work_wechat_id: Schema.optional(PositiveIntFromString)
-}).annotations({ parseOptions: { errors: "all" } })
+})
 export type WorkGroupListParams = typeof WorkGroupListParams.Type
 
 export const MemberPath = Schema.Struct({ id: PositiveIntFromString, matchmaker_id: PositiveIntFromString })
@@ -115,8 +115,12 @@ const write = "open:work_group:write" as const
 
 export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
   .add(
-    HttpApiEndpoint.get("list", "/work-groups").setUrlParams(WorkGroupListParams)
-      .addSuccess(Envelope(ListOf(WorkGroup), "WorkGroupListEnvelope")).annotate(RequiredPermission, read)
+    HttpApiEndpoint.get("list", "/work-groups", {
+      disableCodecs: true,
+      query: WorkGroupListParams.fields,
+      success: Envelope(ListOf(WorkGroup), "WorkGroupListEnvelope")
+    })
+      .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List WeChat groups")
       .annotate(
         OpenApi.Description,
@@ -124,36 +128,67 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       )
   )
   .add(
-    HttpApiEndpoint.get("get", "/work-groups/:id").setPath(IdPath)
-      .addSuccess(Envelope(WorkGroup, "WorkGroupEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+    HttpApiEndpoint.get("get", "/work-groups/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      success: Envelope(WorkGroup, "WorkGroupEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Get a WeChat group")
   )
   .add(
-    HttpApiEndpoint.post("create", "/work-groups").setPayload(WorkGroupCreate)
-      .addSuccess(Envelope(IdOnly, "WorkGroupCreatedEnvelope")).annotate(RequiredPermission, write)
+    HttpApiEndpoint.post("create", "/work-groups", {
+      disableCodecs: true,
+      payload: WorkGroupCreate,
+      success: Envelope(IdOnly, "WorkGroupCreatedEnvelope")
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Create a WeChat group")
       .annotate(OpenApi.Description, "400 duplicate_group_no when a non-empty group_no is taken.")
   )
   .add(
-    HttpApiEndpoint.put("update", "/work-groups/:id").setPath(IdPath).setPayload(WorkGroupUpdate)
-      .addSuccess(EmptyEnvelope("WorkGroupUpdatedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.put("update", "/work-groups/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: WorkGroupUpdate,
+      success: EmptyEnvelope("WorkGroupUpdatedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Update a WeChat group")
   )
   .add(
-    HttpApiEndpoint.put("setStatus", "/work-groups/:id/status").setPath(IdPath).setUrlParams(StatusParams)
-      .addSuccess(EmptyEnvelope("WorkGroupStatusEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.put("setStatus", "/work-groups/:id/status", {
+      disableCodecs: true,
+      params: IdPath,
+      query: StatusParams.fields,
+      success: EmptyEnvelope("WorkGroupStatusEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a WeChat group")
   )
   .add(
-    HttpApiEndpoint.del("remove", "/work-groups/:id").setPath(IdPath)
-      .addSuccess(EmptyEnvelope("WorkGroupDeletedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.delete("remove", "/work-groups/:id", {
+      disableCodecs: true,
+      params: IdPath,
+      success: EmptyEnvelope("WorkGroupDeletedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete a WeChat group")
       .annotate(OpenApi.Description, "Soft delete; 400 has_members while any member remains. Its logs stay readable.")
   )
   .add(
-    HttpApiEndpoint.post("addMatchmakersBatch", "/work-groups/:id/matchmakers/batch").setPath(IdPath).setPayload(AddMatchmakers)
-      .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"))
-      .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.post("addMatchmakersBatch", "/work-groups/:id/matchmakers/batch", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: AddMatchmakers,
+      success: Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add matchmakers to a group")
       .annotate(
         OpenApi.Description,
@@ -161,21 +196,37 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       )
   )
   .add(
-    HttpApiEndpoint.post("addMatchmaker", "/work-groups/:id/matchmakers").setPath(IdPath).setPayload(AddMatchmaker)
-      .addSuccess(EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.post("addMatchmaker", "/work-groups/:id/matchmakers", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: AddMatchmaker,
+      success: EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a matchmaker to a group")
       .annotate(OpenApi.Description, "400 already_member when it is a member.")
   )
   .add(
-    HttpApiEndpoint.del("removeMatchmaker", "/work-groups/:id/matchmakers/:matchmaker_id").setPath(MemberPath)
-      .addSuccess(EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.delete("removeMatchmaker", "/work-groups/:id/matchmakers/:matchmaker_id", {
+      disableCodecs: true,
+      params: MemberPath,
+      success: EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Remove a matchmaker from a group")
       .annotate(OpenApi.Description, "404 when the matchmaker is not a member.")
   )
   .add(
-    HttpApiEndpoint.post("addWorkWechatsBatch", "/work-groups/:id/work-wechats/batch").setPath(IdPath).setPayload(AddWorkWechats)
-      .addSuccess(Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"))
-      .addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.post("addWorkWechatsBatch", "/work-groups/:id/work-wechats/batch", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: AddWorkWechats,
+      success: Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add work WeChat accounts to a group")
       .annotate(
         OpenApi.Description,
@@ -183,36 +234,65 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       )
   )
   .add(
-    HttpApiEndpoint.post("addWorkWechat", "/work-groups/:id/work-wechats").setPath(IdPath).setPayload(AddWorkWechat)
-      .addSuccess(EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.post("addWorkWechat", "/work-groups/:id/work-wechats", {
+      disableCodecs: true,
+      params: IdPath,
+      payload: AddWorkWechat,
+      success: EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a work WeChat account to a group")
       .annotate(OpenApi.Description, "400 already_member when it is a member.")
   )
   .add(
-    HttpApiEndpoint.del("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id").setPath(AccountMemberPath)
-      .addSuccess(EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, write)
+    HttpApiEndpoint.delete("removeWorkWechat", "/work-groups/:id/work-wechats/:work_wechat_id", {
+      disableCodecs: true,
+      params: AccountMemberPath,
+      success: EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Remove a work WeChat account from a group")
       .annotate(OpenApi.Description, "404 when the account is not a member.")
   )
   .add(
-    HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers").setPath(IdPath).setUrlParams(PageParams(GROUP_MATCHMAKER_PAGE))
-      .addSuccess(Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope")).addError(NotFoundEnvelope).annotate(
+    HttpApiEndpoint.get("matchmakers", "/work-groups/:id/matchmakers", {
+      disableCodecs: true,
+      params: IdPath,
+      query: PageParams(GROUP_MATCHMAKER_PAGE).fields,
+      success: Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(
         RequiredPermission,
         read
       )
       .annotate(OpenApi.Summary, "List a group's matchmakers")
   )
   .add(
-    HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats").setPath(IdPath).setUrlParams(PageParams(GROUP_ACCOUNT_PAGE))
-      .addSuccess(Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope")).addError(NotFoundEnvelope).annotate(
+    HttpApiEndpoint.get("workWechats", "/work-groups/:id/work-wechats", {
+      disableCodecs: true,
+      params: IdPath,
+      query: PageParams(GROUP_ACCOUNT_PAGE).fields,
+      success: Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(
         RequiredPermission,
         read
       )
       .annotate(OpenApi.Summary, "List a group's work WeChat accounts")
   )
   .add(
-    HttpApiEndpoint.get("logs", "/work-groups/:id/logs").setPath(IdPath).setUrlParams(PageParams(GROUP_LOG_PAGE))
-      .addSuccess(Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope")).addError(NotFoundEnvelope).annotate(RequiredPermission, read)
+    HttpApiEndpoint.get("logs", "/work-groups/:id/logs", {
+      disableCodecs: true,
+      params: IdPath,
+      query: PageParams(GROUP_LOG_PAGE).fields,
+      success: Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope"),
+      error: NotFoundEnvelope
+    })
+      .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List a group's operation logs")
       .annotate(OpenApi.Description, "Readable after the group is deleted: the audit trail outlives the record.")
   )

@@ -5,8 +5,6 @@ import * as path from "node:path"
 import { createInterface } from "node:readline"
 import { fileURLToPath } from "node:url"
 
-import * as LogLevel from "effect/LogLevel"
-
 import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { errorMessage } from "../src/domain/text.js"
@@ -35,7 +33,7 @@ const relayStderr = (name: string, child: ChildProcess): void => {
         // not JSON after all: wrapped below
       }
     }
-    writeLog(LogLevel.Error, line, { source: name })
+    writeLog("Error", line, { source: name })
   })
 }
 
@@ -68,7 +66,7 @@ const launch = (name: string, entry: string): Managed => {
     child.on("close", (code, signal) => resolve({ code, signal }))
     // A child that cannot be spawned at all never emits "exit".
     child.on("error", (error) => {
-      log(`${name} could not be started: ${error.message}`, LogLevel.Error)
+      log(`${name} could not be started: ${error.message}`, "Error")
       resolve({ code: 1, signal: null })
     })
   })
@@ -98,7 +96,7 @@ for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
       signalRunning(signal === "SIGHUP" ? "SIGTERM" : signal)
     } else if (Date.now() - firstSignalAt > 1000) {
       // npm passes a terminal's Ctrl-C on as well, so only a later repeat means "stop now".
-      log(`${signal} received again, killing children`, LogLevel.Warning)
+      log(`${signal} received again, killing children`, "Warn")
       signalRunning("SIGKILL")
     }
   })
@@ -109,7 +107,7 @@ for (const { name, exited } of children) {
     if (shutdownRequested || failureCode !== undefined) return
     // One half of the service alone is not a working service, so the other half is stopped too.
     failureCode = code !== null && code !== 0 ? code : 1
-    log(`${name} exited on its own (${signal ?? `code ${code}`}); stopping the other process`, LogLevel.Error)
+    log(`${name} exited on its own (${signal ?? `code ${code}`}); stopping the other process`, "Error")
     signalRunning("SIGTERM")
   })
 }
@@ -120,7 +118,7 @@ if (embedded?.startedHere === true) {
   try {
     await embedded.stop()
   } catch (error) {
-    log(`stopping embedded PostgreSQL failed: ${errorMessage(error)}`, LogLevel.Error)
+    log(`stopping embedded PostgreSQL failed: ${errorMessage(error)}`, "Error")
     failureCode ??= 1
   }
 }

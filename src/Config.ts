@@ -1,14 +1,15 @@
 // Service configuration from the environment; every window, lease and limit has its documented
 // default here (README "Configuration" and .env.example list the same names).
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 
@@ -75,109 +76,158 @@ export interface AppConfigShape {
   readonly readinessTimeoutMs: number
 }
 
-export class AppConfig extends Context.Tag("App/Config")<AppConfig, AppConfigShape>() {}
+export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App/Config") {}
 
-// Nested under its name so that a bad value is reported as SECRET_KEY's; empty counts as unset,
-// as in the bootstrap, which generates a key in embedded mode.
-const secretKey: Config.Config<Redacted.Redacted<string>> = Config.nested(
-  Config.string().pipe(
-    Config.mapOrFail((raw) =>
-      raw === ""
-        ? Either.left(ConfigError.MissingData([], "SECRET_KEY is empty"))
-        : /^[0-9a-fA-F]{64}$/.test(raw)
-        ? Either.right(Redacted.make(raw))
-        : Either.left(ConfigError.InvalidData([], "expected 64 hexadecimal characters"))
+// ---------------------------------------------------------------------------------------------
+// Settings: read as text, checked here, and reported by name with what is wrong and the value.
+
+/** A setting whose value is present but wrong: named, with the reason (the value quoted in it). */
+export const invalidSetting = (name: string, message: string): Config.ConfigError =>
+  new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))))
+
+/** A required setting that is absent (or empty). */
+export const missingSetting = (name: string): Config.ConfigError =>
+  new Config.ConfigError(
+    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey({ message: `${name} is not set` })))
+  )
+
+/**
+ * A setting read as text and checked by `parse`. Unset (or empty) is absent, for `withDefault`; a
+ * value `parse` refuses is invalid, with its message.
+ */
+export const setting = <A>(name: string, parse: (raw: string) => Result.Result<A, string>): Config.Config<A> =>
+  Config.String(name).pipe(
+    Config.mapEffect((raw) =>
+      Result.match(parse(raw), {
+        onSuccess: (value) => Effect.succeed(value),
+        onFailure: (message) => Effect.fail(invalidSetting(name, message))
+      })
     )
-  ),
-  "SECRET_KEY"
+  )
+
+/** A setting without a default: absent is reported as missing (not invalid). */
+const required = <A>(name: string, config: Config.Config<A>): Config.Config<A> =>
+  config.pipe(
+    Config.map(Option.some),
+    Config.withDefault(Option.none<A>()),
+    Config.mapEffect(Option.match({ onNone: () => Effect.fail(missingSetting(name)), onSome: (value) => Effect.succeed(value) }))
+  )
+
+const quoted = (raw: string): string => JSON.stringify(raw)
+
+const integerIn = (min: number, max: number, expected: string) => (raw: string): Result.Result<number, string> => {
+  const text = raw.trim()
+  const n = /^[+-]?\d+$/.test(text) ? Number(text) : Number.NaN
+  return Number.isSafeInteger(n) && n >= min && n <= max ? Result.succeed(n) : Result.fail(`${expected}; got ${quoted(raw)}`)
+}
+
+const numberIn = (check: (n: number) => boolean, expected: string) => (raw: string): Result.Result<number, string> => {
+  const text = raw.trim()
+  const n = text === "" ? Number.NaN : Number(text)
+  return Number.isFinite(n) && check(n) ? Result.succeed(n) : Result.fail(`${expected}; got ${quoted(raw)}`)
+}
+
+const integer = (name: string) => setting(name, integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, "expected an integer"))
+const atLeastOne = (name: string) => setting(name, integerIn(1, Number.MAX_SAFE_INTEGER, "expected a whole number of at least 1"))
+const number = (name: string) => setting(name, numberIn(() => true, "expected a number"))
+const positiveSeconds = (name: string) => setting(name, numberIn((n) => n > 0, "expected a number of seconds above 0"))
+const port = (name: string) => setting(name, integerIn(1, 65535, "expected a port number (1-65535)"))
+
+/** A port number, or none when unset or empty. */
+export const optionalPort = (name: string): Config.Config<Option.Option<number>> =>
+  setting(name, (raw) => {
+    if (raw.trim() === "") return Result.succeed(Option.none<number>())
+    return Result.map(integerIn(1, 65535, "expected a port number (1-65535)")(raw), Option.some)
+  }).pipe(Config.withDefault(Option.none<number>()))
+
+/** The problem of a setting's value, or none: absent and empty are left to the caller. */
+const problemOf = <A>(config: Config.Config<A>): Config.Config<Config.ConfigError | undefined> =>
+  config.pipe(
+    Config.map((): Config.ConfigError | undefined => undefined),
+    Config.withDefault(undefined),
+    Config.orElse((error) => Config.succeed(error))
+  )
+
+/**
+ * Config.all of these settings, reporting every invalid or missing one at once (Config.all stops at
+ * the first): one ConfigError naming each of them.
+ */
+export const allReported = <const Fields extends Record<string, Config.Config<unknown>>>(fields: Fields) =>
+  Config.all(Object.values(fields).map(problemOf)).pipe(
+    Config.flatMap((errors) => {
+      const issues = errors.flatMap((e) => (e !== undefined && Schema.isSchemaError(e.cause) ? [e.cause.issue] : []))
+      const [first, ...rest] = errors.filter((e) => e !== undefined)
+      if (first === undefined) return Config.all(fields)
+      const [head, ...tail] = issues
+      return head === undefined || rest.length === 0
+        ? Config.fail(first.cause)
+        : Config.fail(new Schema.SchemaError(new SchemaIssue.Composite(Schema.Unknown.ast, [head, ...tail])))
+    })
+  )
+
+// Empty counts as unset, as in the bootstrap, which generates a key in embedded mode.
+const secretKey: Config.Config<Redacted.Redacted<string>> = required(
+  "SECRET_KEY",
+  setting(
+    "SECRET_KEY",
+    (raw) => /^[0-9a-fA-F]{64}$/.test(raw) ? Result.succeed(Redacted.make(raw)) : Result.fail("expected 64 hexadecimal characters")
+  )
 )
 
-const atLeastOne = Config.validate<number>({ message: "Expected a whole number of at least 1", validation: (n) => n >= 1 })
-
-export const appConfig: Config.Config<AppConfigShape> = Config.all({
-  port: Config.port("PORT").pipe(Config.withDefault(8080)),
-  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
-  timeZone: Config.string("TZ").pipe(Config.withDefault("Asia/Shanghai")),
+export const appConfig: Config.Config<AppConfigShape> = allReported({
+  port: port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
+  timeZone: Config.String("TZ").pipe(Config.withDefault("Asia/Shanghai")),
   secretKey,
-  signatureWindowSeconds: Config.integer("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
-  nonceRetentionSeconds: Config.integer("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),
-  secretOverlapSeconds: Config.integer("SECRET_OVERLAP_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
-  rateLimitRps: Config.number("RATE_LIMIT_RPS").pipe(Config.withDefault(50)),
-  rateLimitBurst: Config.integer("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
-  jsonBodyLimitBytes: Config.integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
-  cardFileLimitBytes: Config.integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
-  noncePruneIntervalSeconds: Config.integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60)),
-  rowCountCompactSeconds: Config.number("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
-  cardTaskLeaseSeconds: Config.number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
-  cardTaskConcurrency: Config.integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
-  cardTaskPollSeconds: Config.number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
-  cardTaskMaxAttempts: Config.integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
-  followUpLeaseSeconds: Config.number("FOLLOW_UP_LEASE_SECONDS").pipe(
-    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
-    Config.withDefault(7200)
-  ),
-  followUpGenerateIntervalSeconds: Config.number("FOLLOW_UP_GENERATE_INTERVAL_SECONDS").pipe(
-    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
-    Config.withDefault(30)
-  ),
-  webhookConcurrency: Config.integer("WEBHOOK_CONCURRENCY").pipe(atLeastOne, Config.withDefault(32)),
-  webhookClientConcurrency: Config.integer("WEBHOOK_CLIENT_CONCURRENCY").pipe(atLeastOne, Config.withDefault(4)),
-  webhookTimeoutMs: Config.integer("WEBHOOK_TIMEOUT_MS").pipe(atLeastOne, Config.withDefault(15_000)),
-  webhookRetrySchedule: Config.string("WEBHOOK_RETRY_SCHEDULE").pipe(
-    Config.mapOrFail((text) => {
-      const schedule = parseRetrySchedule(text)
-      return schedule === undefined
-        ? Either.left(ConfigError.InvalidData([], "Expected waits like 5s,5m,30m,2h (units ms, s, m, h, d)"))
-        : Either.right(schedule)
-    }),
-    Config.withDefault(parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!)
-  ),
-  webhookLeaseSeconds: Config.number("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
-  webhookPollSeconds: Config.number("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
-  webhookResponseLimitBytes: Config.integer("WEBHOOK_RESPONSE_LIMIT_BYTES").pipe(atLeastOne, Config.withDefault(64 * 1024)),
-  eventsRetentionDays: Config.number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
-  eventsPruneIntervalSeconds: Config.number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
-  timeMovesIntervalSeconds: Config.number("TIME_MOVES_INTERVAL_SECONDS").pipe(
-    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
-    Config.withDefault(30)
-  ),
-  idempotencyTtlSeconds: Config.integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
-  idempotencyLeaseSeconds: Config.integer("IDEMPOTENCY_LEASE_SECONDS").pipe(Config.withDefault(120)),
-  idempotencyPruneIntervalSeconds: Config.integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
-  shutdownGraceSeconds: Config.number("SHUTDOWN_GRACE_SECONDS").pipe(
-    Config.validate({ message: "Expected a number of seconds of at least 0", validation: (n) => n >= 0 }),
-    Config.withDefault(25)
-  ),
+  signatureWindowSeconds: integer("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
+  nonceRetentionSeconds: integer("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),
+  secretOverlapSeconds: integer("SECRET_OVERLAP_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
+  rateLimitRps: number("RATE_LIMIT_RPS").pipe(Config.withDefault(50)),
+  rateLimitBurst: integer("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
+  jsonBodyLimitBytes: integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  cardFileLimitBytes: integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
+  noncePruneIntervalSeconds: integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60)),
+  rowCountCompactSeconds: number("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
+  cardTaskLeaseSeconds: number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  cardTaskConcurrency: integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
+  cardTaskPollSeconds: number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
+  cardTaskMaxAttempts: integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
+  followUpLeaseSeconds: positiveSeconds("FOLLOW_UP_LEASE_SECONDS").pipe(Config.withDefault(7200)),
+  followUpGenerateIntervalSeconds: positiveSeconds("FOLLOW_UP_GENERATE_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
+  webhookConcurrency: atLeastOne("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(32)),
+  webhookClientConcurrency: atLeastOne("WEBHOOK_CLIENT_CONCURRENCY").pipe(Config.withDefault(4)),
+  webhookTimeoutMs: atLeastOne("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
+  webhookRetrySchedule: setting("WEBHOOK_RETRY_SCHEDULE", (text) => {
+    const schedule = parseRetrySchedule(text)
+    return schedule === undefined
+      ? Result.fail(`expected waits like 5s,5m,30m,2h (units ms, s, m, h, d); got ${quoted(text)}`)
+      : Result.succeed(schedule)
+  }).pipe(Config.withDefault(parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!)),
+  webhookLeaseSeconds: number("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  webhookPollSeconds: number("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
+  webhookResponseLimitBytes: atLeastOne("WEBHOOK_RESPONSE_LIMIT_BYTES").pipe(Config.withDefault(64 * 1024)),
+  eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
+  eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
+  timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
+  idempotencyTtlSeconds: integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
+  idempotencyLeaseSeconds: integer("IDEMPOTENCY_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  idempotencyPruneIntervalSeconds: integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
+  shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
+    .pipe(Config.withDefault(25)),
   // Unset or empty: the daemon serves no port (it needs none to work).
-  jobsPort: Config.nested(
-    Config.string().pipe(
-      Config.mapOrFail((raw) => {
-        if (raw.trim() === "") return Either.right(Option.none<number>())
-        const port = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : Number.NaN
-        return port >= 1 && port <= 65535
-          ? Either.right(Option.some(port))
-          : Either.left(ConfigError.InvalidData([], `expected a port number (1-65535); got ${JSON.stringify(raw)}`))
-      })
-    ),
-    "JOBS_PORT"
-  ).pipe(Config.withDefault(Option.none<number>())),
-  heartbeatIntervalSeconds: Config.number("DAEMON_HEARTBEAT_SECONDS").pipe(
-    Config.validate({ message: "Expected a number of seconds above 0", validation: (n) => n > 0 }),
-    Config.withDefault(5)
-  ),
-  readinessTimeoutMs: Config.integer("READINESS_TIMEOUT_MS").pipe(atLeastOne, Config.withDefault(1000))
+  jobsPort: optionalPort("JOBS_PORT"),
+  heartbeatIntervalSeconds: positiveSeconds("DAEMON_HEARTBEAT_SECONDS").pipe(Config.withDefault(5)),
+  readinessTimeoutMs: atLeastOne("READINESS_TIMEOUT_MS").pipe(Config.withDefault(1000))
 })
 
 /**
  * The platform time zone (DECISIONS §10) on its own, for the code that only formats instants (row
  * schemas): provided with AppConfig, a reference so that it asks nothing of that code's callers.
  */
-export class PlatformTimeZone extends Context.Reference<PlatformTimeZone>()("App/PlatformTimeZone", {
-  defaultValue: () => "Asia/Shanghai"
-}) {}
+export const PlatformTimeZone = Context.Reference<string>("App/PlatformTimeZone", { defaultValue: () => "Asia/Shanghai" })
 
 const provideConfig = <E>(config: Effect.Effect<AppConfigShape, E>): Layer.Layer<AppConfig, E> =>
-  Layer.unwrapEffect(
+  Layer.unwrap(
     Effect.map(config, (c) => Layer.merge(Layer.succeed(AppConfig, c), Layer.succeed(PlatformTimeZone, c.timeZone)))
   )
 
@@ -186,8 +236,7 @@ export const AppConfigLive = provideConfig(appConfig)
 /** Tests: the defaults (with a fixed test master key) and some values replaced. */
 export const appConfigWith = (overrides: Partial<AppConfigShape>): Layer.Layer<AppConfig> =>
   provideConfig(
-    appConfig.pipe(
-      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["SECRET_KEY", "ab".repeat(32)]]))),
+    appConfig.parse(ConfigProvider.fromEnv({ env: { SECRET_KEY: "ab".repeat(32) } })).pipe(
       Effect.orDie,
       Effect.map((c) => ({ ...c, ...overrides }))
     )

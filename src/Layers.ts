@@ -1,6 +1,6 @@
 // The layers both processes (API and job daemon) and the admin command line are built from;
 // only the top of each entry point differs. Each service declares its own dependencies
-// (`Effect.Service` with `dependencies`), so this file only lists what the processes use: one line
+// (its `layer` provides them), so this file only lists what the processes use: one line
 // per service. Layers are memoised by reference, so a repository shared by services is built once.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -51,56 +51,56 @@ import { SqlLive } from "./sql/Sql.js"
 
 /** The repositories, also offered to the jobs, the admin command line and tests directly. */
 export const ReposLive = Layer.mergeAll(
-  ClientsRepo.Default,
-  ReplayRepo.Default,
-  RowCountsRepo.Default,
-  CompaniesRepo.Default,
-  MatchmakersRepo.Default,
-  GuestsRepo.Default,
-  WorkWechatsRepo.Default,
-  WorkGroupsRepo.Default,
-  UsersRepo.Default,
-  ImageBlacklistRepo.Default,
-  CardTasksRepo.Default,
-  OutboxRepo.Default,
-  WebhooksRepo.Default,
-  EventsRepo.Default,
-  FollowUpsRepo.Default,
-  ActivitiesRepo.Default,
-  MatchesRepo.Default,
-  MembershipsRepo.Default,
-  Transaction.Default
+  ClientsRepo.layer,
+  ReplayRepo.layer,
+  RowCountsRepo.layer,
+  CompaniesRepo.layer,
+  MatchmakersRepo.layer,
+  GuestsRepo.layer,
+  WorkWechatsRepo.layer,
+  WorkGroupsRepo.layer,
+  UsersRepo.layer,
+  ImageBlacklistRepo.layer,
+  CardTasksRepo.layer,
+  OutboxRepo.layer,
+  WebhooksRepo.layer,
+  EventsRepo.layer,
+  FollowUpsRepo.layer,
+  ActivitiesRepo.layer,
+  MatchesRepo.layer,
+  MembershipsRepo.layer,
+  Transaction.layer
 )
 
 /** The service registry; needs AppConfig, a PgClient and a CardParser. */
 export const ServicesLive = Layer.mergeAll(
-  Signer.Default,
-  Masker.Default,
-  ClientCache.Default,
-  Authenticator.Default,
-  Clients.Default,
-  Companies.Default,
-  FollowUps.Default,
-  Matchmakers.Default,
-  Guests.Default,
-  CardImport.Default,
-  ImageBlacklist.Default,
-  WorkWechats.Default,
-  WorkGroups.Default,
-  Activities.Default,
-  Matches.Default,
-  Memberships.Default,
-  Users.Default,
-  Webhooks.Default,
-  Events.Default,
-  Idempotency.Default
+  Signer.layer,
+  Masker.layer,
+  ClientCache.layer,
+  Authenticator.layer,
+  Clients.layer,
+  Companies.layer,
+  FollowUps.layer,
+  Matchmakers.layer,
+  Guests.layer,
+  CardImport.layer,
+  ImageBlacklist.layer,
+  WorkWechats.layer,
+  WorkGroups.layer,
+  Activities.layer,
+  Matches.layer,
+  Memberships.layer,
+  Users.layer,
+  Webhooks.layer,
+  Events.layer,
+  Idempotency.layer
 ).pipe(
   Layer.provideMerge(ReposLive),
   Layer.provideMerge(SecretBoxLive)
 )
 
 /** The card parser configured from the environment (AI when ANTHROPIC_API_KEY is set, OCR). */
-export const CardParserFromEnv = Layer.unwrapEffect(Effect.map(cardParserConfig, CardParserLive)).pipe(Layer.orDie)
+export const CardParserFromEnv = Layer.unwrap(Effect.map(cardParserConfig, CardParserLive)).pipe(Layer.orDie)
 
 /** Everything over a migrated database, configured from the environment. */
 export const AppLive = ServicesLive.pipe(

@@ -7,11 +7,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { escapeIdentifier } from "pg"
 
+import { setting } from "./Config.js"
 import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"
 import { projectRoot } from "./root.js"
 import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
@@ -35,18 +36,13 @@ export { projectRoot }
 export const embeddedDataDir = (): string => path.join(projectRoot(), ".data", "pg")
 
 /** EMBEDDED_PG_PORT; unset or empty means 54329. */
-export const embeddedPortConfig: Config.Config<number> = Config.nested(
-  Config.string().pipe(
-    Config.mapOrFail((raw) => {
-      if (raw === "") return Either.right(DEFAULT_EMBEDDED_PORT)
-      const port = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
-      return port >= 1 && port <= 65535
-        ? Either.right(port)
-        : Either.left(ConfigError.InvalidData([], `expected a port number (1-65535); got ${JSON.stringify(raw)}`))
-    })
-  ),
-  "EMBEDDED_PG_PORT"
-).pipe(Config.withDefault(DEFAULT_EMBEDDED_PORT))
+export const embeddedPortConfig: Config.Config<number> = setting("EMBEDDED_PG_PORT", (raw) => {
+  if (raw === "") return Result.succeed(DEFAULT_EMBEDDED_PORT)
+  const port = /^\d+$/.test(raw) ? Number(raw) : Number.NaN
+  return port >= 1 && port <= 65535
+    ? Result.succeed(port)
+    : Result.fail(`expected a port number (1-65535); got ${JSON.stringify(raw)}`)
+}).pipe(Config.withDefault(DEFAULT_EMBEDDED_PORT))
 
 async function ensureDatabase(adminUrl: string, name: string, log: Log): Promise<void> {
   await withPgClient(adminUrl, async (client) => {
@@ -225,7 +221,8 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
 
   const databaseUrl = process.env["DATABASE_URL"]
   if (databaseUrl === undefined || databaseUrl === "") {
-    const port = Effect.runSync(embeddedPortConfig)
+    // Read from the environment as it is now (effect's default provider keeps a copy of it).
+    const port = Effect.runSync(embeddedPortConfig.parse(ConfigProvider.fromEnv()))
     await placeDataDir(log)
     const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, log: opts?.log })
     embedded = { startedHere: server.startedHere, stop: server.stop }
@@ -263,7 +260,7 @@ export async function bootstrapOrExit(
   } catch (error) {
     exitWithStartupError(source, error)
   }
-  exitOnInvalidSettings(source, Config.all([logLevelConfig, embeddedPortConfig, ...settings]))
+  exitOnInvalidSettings(source, [logLevelConfig, embeddedPortConfig, ...settings])
   try {
     return await bootstrapEnv()
   } catch (error) {

@@ -4,29 +4,36 @@ import fs from "node:fs"
 
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import type * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
+import { setting } from "./Config.js"
 import { errorMessage } from "./domain/text.js"
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
 // upper-case labels (WARN, not Warning), which is not what the README documents.
 const LEVELS: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
-  ["all", LogLevel.All],
-  ["trace", LogLevel.Trace],
-  ["debug", LogLevel.Debug],
-  ["info", LogLevel.Info],
-  ["warning", LogLevel.Warning],
-  ["warn", LogLevel.Warning],
-  ["error", LogLevel.Error],
-  ["err", LogLevel.Error],
-  ["fatal", LogLevel.Fatal],
-  ["none", LogLevel.None],
-  ["off", LogLevel.None]
+  ["all", "All"],
+  ["trace", "Trace"],
+  ["debug", "Debug"],
+  ["info", "Info"],
+  ["warning", "Warn"],
+  ["warn", "Warn"],
+  ["error", "Error"],
+  ["err", "Error"],
+  ["fatal", "Fatal"],
+  ["none", "None"],
+  ["off", "None"]
 ]
 
 /** What LOG_LEVEL accepts, for messages and the README. */
@@ -39,18 +46,13 @@ export const parseLogLevel = (raw: string): LogLevel.LogLevel | undefined => {
 }
 
 /** LOG_LEVEL; unset or empty means Info. */
-export const logLevelConfig: Config.Config<LogLevel.LogLevel> = Config.nested(
-  Config.string().pipe(
-    Config.mapOrFail((raw) => {
-      if (raw.trim() === "") return Either.right(LogLevel.Info)
-      const level = parseLogLevel(raw)
-      return level === undefined
-        ? Either.left(ConfigError.InvalidData([], `expected one of ${LOG_LEVEL_VALUES}; got ${JSON.stringify(raw)}`))
-        : Either.right(level)
-    })
-  ),
-  "LOG_LEVEL"
-).pipe(Config.withDefault(LogLevel.Info))
+export const logLevelConfig: Config.Config<LogLevel.LogLevel> = setting("LOG_LEVEL", (raw): Result.Result<LogLevel.LogLevel, string> => {
+  if (raw.trim() === "") return Result.succeed("Info")
+  const level = parseLogLevel(raw)
+  return level === undefined
+    ? Result.fail(`expected one of ${LOG_LEVEL_VALUES}; got ${JSON.stringify(raw)}`)
+    : Result.succeed(level)
+}).pipe(Config.withDefault<LogLevel.LogLevel>("Info"))
 
 // Lines are gathered for the rest of the event-loop turn and written with one asynchronous write,
 // so logging never blocks a request on a slow reader of stderr. Whatever is still waiting when the
@@ -101,40 +103,57 @@ process.on("exit", () => {
   pending.length = 0
 })
 
-const stderrJson = Logger.map(Logger.jsonLogger, writeStderrLine)
-/** Effect logs as JSON lines on stderr (stdout stays free for the admin command line's answer). */
-export const StderrJsonLive = Logger.replace(Logger.defaultLogger, stderrJson)
+/**
+ * One JSON line per log entry, in the shape the service has always written (Effect 3's JSON
+ * logger): `message`, `logLevel`, `timestamp`, `cause`, `annotations`, `spans`, `fiberId`.
+ */
+const jsonLine = Logger.map(Logger.formatStructured, (entry) =>
+  Formatter.formatJson({
+    message: entry.message,
+    logLevel: entry.level,
+    timestamp: entry.timestamp,
+    cause: entry.cause,
+    annotations: entry.annotations,
+    spans: entry.spans,
+    fiberId: entry.fiberId
+  }))
 
-export const LoggingLive = Layer.unwrapEffect(
-  Effect.map(logLevelConfig, (level) => Layer.merge(StderrJsonLive, Logger.minimumLogLevel(level)))
+const stderrJson = Logger.map(jsonLine, writeStderrLine)
+
+/** Effect logs as JSON lines on stderr (stdout stays free for the admin command line's answer). */
+export const StderrJsonLive = Logger.layer([stderrJson])
+
+export const LoggingLive = Layer.unwrap(
+  Effect.map(logLevelConfig, (level) => Layer.merge(StderrJsonLive, Layer.succeed(References.MinimumLogLevel)(level)))
 ).pipe(Layer.orDie)
 
 // An invalid LOG_LEVEL is reported by the start-up check (exitOnInvalidSettings); until then the
 // lines written outside Effect use the default rather than failing themselves.
-const levelFromEnv = (): LogLevel.LogLevel => parseLogLevel(process.env["LOG_LEVEL"] ?? "") ?? LogLevel.Info
+const levelFromEnv = (): LogLevel.LogLevel => parseLogLevel(process.env["LOG_LEVEL"] ?? "") ?? "Info"
+
+const onlyStderrJson = new Set([stderrJson])
 
 /**
- * Writes one JSON line on stderr, shaped like Effect's `Logger.jsonLogger` output
- * (`message`, `logLevel`, `timestamp`, `annotations`, …), when LOG_LEVEL lets `level` through.
+ * Writes one JSON line on stderr, shaped like the Effect logs (`message`, `logLevel`, `timestamp`,
+ * `annotations`, …), when LOG_LEVEL lets `level` through.
  */
 export const writeLog = (
-  level: LogLevel.LogLevel,
+  level: LogLevel.Severity,
   message: string,
   annotations: Readonly<Record<string, unknown>> = {},
   opts?: { readonly always?: boolean }
 ): void => {
   Effect.runSync(
-    Effect.logWithLevel(level, message).pipe(
+    Effect.logWithLevel(level)(message).pipe(
       Effect.annotateLogs(annotations),
-      Effect.provide(StderrJsonLive),
-      Logger.withMinimumLogLevel(opts?.always === true ? LogLevel.All : levelFromEnv())
+      Effect.provideService(Logger.CurrentLoggers, onlyStderrJson),
+      Effect.provideService(References.MinimumLogLevel, opts?.always === true ? "All" : levelFromEnv())
     )
   )
 }
 
 /** A log function for one source (`{"annotations":{"source":…}}`), at Info unless told otherwise. */
-export const logFor = (source: string) => (message: string, level: LogLevel.LogLevel = LogLevel.Info): void =>
-  writeLog(level, message, { source })
+export const logFor = (source: string) => (message: string, level: LogLevel.Severity = "Info"): void => writeLog(level, message, { source })
 
 /**
  * Reports why a process gives up as one JSON line on stderr (shown whatever LOG_LEVEL says: it is
@@ -145,7 +164,7 @@ export const exitWithError = (
   message: string,
   annotations: Readonly<Record<string, unknown>> = {}
 ): never => {
-  writeLog(LogLevel.Fatal, message, { source, ...annotations }, { always: true })
+  writeLog("Fatal", message, { source, ...annotations }, { always: true })
   process.exit(1)
 }
 
@@ -161,49 +180,73 @@ export const exitWithStartupError = (
  * its own error reporting off, which prints no message); an interruption is a normal stop.
  */
 export const logStopReason = (source: string) => <E>(cause: Cause.Cause<E>): Effect.Effect<void> =>
-  Cause.isInterruptedOnly(cause)
+  Cause.hasInterruptsOnly(cause)
     ? Effect.void
     : Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause).pipe(
       Effect.annotateLogs({ source })
     )
+
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+/** The message of one issue: the one a setting's check gave, else effect's own wording. */
+const issueMessage = (issue: SchemaIssue.Issue): string =>
+  (issue._tag === "InvalidValue" || issue._tag === "MissingKey") && typeof issue.annotations?.message === "string"
+    ? issue.annotations.message
+    : formatIssue(issue)
 
 /**
  * The settings named in a ConfigError with what is wrong with each, one entry per setting in order;
  * `missing` marks a setting that is absent rather than invalid.
  */
 export const configProblems = (
-  error: ConfigError.ConfigError
+  error: Config.ConfigError
 ): ReadonlyArray<{ readonly setting: string; readonly problem: string; readonly missing: boolean }> => {
   const found = new Map<string, { problem: string; missing: boolean }>()
-  const walk = (e: ConfigError.ConfigError): void => {
-    switch (e._op) {
-      case "And":
-      case "Or":
-        walk(e.left)
-        walk(e.right)
-        return
-      default: {
-        const setting = e.path.join(".")
-        const missing = e._op === "MissingData"
-        const seen = found.get(setting)
-        // An invalid value outweighs a "missing" from another branch of the same setting.
-        if (seen === undefined || (seen.missing && !missing)) found.set(setting, { problem: e.message, missing })
-      }
+  const add = (setting: string, problem: string, missing: boolean) => {
+    const seen = found.get(setting)
+    // An invalid value outweighs a "missing" from another branch of the same setting.
+    if (seen === undefined || (seen.missing && !missing)) found.set(setting, { problem, missing })
+  }
+  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
+    switch (issue._tag) {
+      case "Pointer":
+        return walk(issue.issue, [...path, ...issue.path])
+      case "Composite":
+      case "AnyOf":
+        return issue.issues.forEach((i) => walk(i, path))
+      default:
+        add(path.map(String).join("."), issueMessage(issue), issue._tag === "MissingKey")
     }
   }
-  walk(error)
+  if (Schema.isSchemaError(error.cause)) walk(error.cause.issue, [])
+  else add("configuration", error.cause.message, false)
   return [...found].map(([setting, { problem, missing }]) => ({ setting, problem, missing }))
+}
+
+/** The value a setting has in the environment, quoted, when its problem does not show it already. */
+const withValue = (setting: string, problem: string): string => {
+  const raw = process.env[setting]
+  return raw === undefined || problem.includes(JSON.stringify(raw)) ? problem : `${problem}; got ${JSON.stringify(raw)}`
 }
 
 /**
  * Checks `settings` against the environment before anything runs: a bad value is reported as one
  * JSON line naming every invalid variable, and the process exits with code 1. Missing values are
- * left to the bootstrap (SECRET_KEY is generated in embedded mode).
+ * left to the bootstrap (SECRET_KEY is generated in embedded mode). Each group of settings is read
+ * on its own (a group stops at its first problem), from the environment as it is now.
  */
-export const exitOnInvalidSettings = (source: string, settings: Config.Config<unknown>): void => {
-  const result = Effect.runSync(Effect.either(settings))
-  if (Either.isRight(result)) return
-  const invalid = configProblems(result.left).filter(({ missing }) => !missing)
+export const exitOnInvalidSettings = (source: string, settings: ReadonlyArray<Config.Config<unknown>>): void => {
+  const provider = ConfigProvider.fromEnv()
+  const invalid = settings.flatMap((config) => {
+    const exit = Effect.runSyncExit(config.parse(provider))
+    if (Exit.isSuccess(exit)) return []
+    const error = Cause.findErrorOption(exit.cause)
+    if (error._tag === "None") return [{ setting: "configuration", problem: Cause.pretty(exit.cause) }]
+    return configProblems(error.value).filter(({ missing }) => !missing).map(({ setting, problem }) => ({
+      setting,
+      problem: withValue(setting, problem)
+    }))
+  })
   if (invalid.length === 0) return
   exitWithStartupError(
     source,
@@ -211,3 +254,10 @@ export const exitOnInvalidSettings = (source: string, settings: Config.Config<un
     { settings: invalid.map(({ setting }) => setting) }
   )
 }
+
+/**
+ * How a long-running process exits (runMain's teardown): 0 when it stopped because it was told to
+ * (SIGTERM, SIGINT: an interruption is a normal stop), else as effect decides (1 for a failure).
+ */
+export const exitCodeOnStop: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)

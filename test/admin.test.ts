@@ -2,10 +2,10 @@
 // errors; and the real `npm run admin` process printing one JSON value with exit codes.
 import { execFile } from "node:child_process"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"
@@ -18,7 +18,7 @@ import { rawRequest } from "./support/raw.js"
 
 const run = (...argv: Array<string>) => runAdmin(argv)
 const fails = (...argv: Array<string>) =>
-  Effect.map(Effect.either(runAdmin(argv)), (e) => (Either.isLeft(e) ? (e.left as { message: string }).message : "succeeded"))
+  Effect.map(Effect.result(runAdmin(argv)), (r) => (Result.isFailure(r) ? (r.failure as { message: string }).message : "succeeded"))
 
 layer(testServerLayer())("admin command line", (it) => {
   it.effect("clients create prints credentials that sign requests; --permissions all grants every permission", () =>
@@ -124,25 +124,40 @@ layer(testServerLayer())("admin command line", (it) => {
 
   it.effect("bad commands fail with a clear message", () =>
     Effect.gen(function*() {
-      expect(yield* fails("clients", "explode")).toMatch(/unknown command: clients explode/)
-      expect(yield* fails("clients", "create", "--name", "x")).toMatch(/--permissions/)
+      expect(yield* fails("clients", "explode")).toMatch(/Unknown subcommand "explode" for "admin clients"/)
+      expect(yield* fails("clients")).toMatch(/admin clients: a command is required/)
+      expect(yield* fails("clients", "create", "--name", "x")).toMatch(/Missing required flag: --permissions/)
       expect(yield* fails("clients", "create", "--name", "x", "--permissions", "open:nothing")).toMatch(/unknown permission/)
       expect(yield* fails("clients", "disable", "ak_missing")).toMatch(/unknown app_key/)
       expect(yield* fails("clients", "rate-limit", "ak_x", "--rps", "0", "--burst", "1")).toMatch(/--rps/)
+      expect(yield* fails("companies", "status", "x1", "active")).toMatch(/<ID>/)
+      expect(yield* fails("follow-up", "plans", "create", "--guest", "1", "--days", "0", "--type", "recommend")).toMatch(
+        /days must be day numbers/
+      )
+      // A usage error ends with the help of the command concerned.
+      expect(yield* fails("clients", "masking", "ak_x", "maybe")).toMatch(/MODE[\s\S]*USAGE[\s\S]*admin clients masking/)
+    }))
+
+  it.effect("--help shows the commands; no answer is printed", () =>
+    Effect.gen(function*() {
+      const help = yield* run("--help")
+      expect(help).toMatch(/clients/)
+      expect(help).toMatch(/follow-up/)
     }))
 })
 
-const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    execFile(
-      "npm",
-      ["run", "-s", "admin", "--", ...args],
-      { env: { ...process.env, ...env }, cwd: process.cwd() },
-      (err, stdout, stderr) => {
-        resume(Effect.succeed({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }))
-      }
-    )
+const exec = (file: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
+    execFile(file, args, { env: { ...process.env, ...env }, cwd: process.cwd() }, (err, stdout, stderr) => {
+      resume(Effect.succeed({ code: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }))
+    })
   })
+
+/** `npm run -s admin -- ...`: builds the project, then runs the compiled command line. */
+const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) => exec("npm", ["run", "-s", "admin", "--", ...args], env)
+/** The compiled command line that npmAdmin built, without building again. */
+const builtAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  exec(process.execPath, ["dist/src/admin/main.js", ...args], env)
 
 layer(testServerLayer())("npm run admin", (it) => {
   it.effect(
@@ -155,11 +170,25 @@ layer(testServerLayer())("npm run admin", (it) => {
         const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
         expect(ok.code).toBe(0)
         expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
-        const bad = yield* npmAdmin(["clients", "nope"], env)
-        expect(bad.code).not.toBe(0)
+        const bad = yield* builtAdmin(["clients", "nope"], env)
+        expect(bad.code).toBe(2)
         expect(bad.stdout).toBe("")
-        expect(bad.stderr).toMatch(/unknown command/)
+        // Plain text for the operator, not a JSON log line.
+        expect(bad.stderr).toMatch(/^Unknown subcommand "nope" for "admin clients"/)
+        const help = yield* builtAdmin(["--help"], env)
+        expect(help.code).toBe(0)
+        expect(help.stdout).toBe("")
+        expect(help.stderr).toMatch(/membership-plans/)
+        // The admin never migrates: a database without the schema is refused with what to run.
+        const fresh = `admin_unmigrated_${process.pid}`
+        yield* sql.unsafe(`CREATE DATABASE ${fresh}`)
+        const refused = yield* builtAdmin(["clients", "list"], { ...env, DATABASE_URL: withDatabase(inject("databaseAdminUrl"), fresh) })
+        yield* sql.unsafe(`DROP DATABASE ${fresh}`)
+        expect(refused.code).toBe(1)
+        expect(refused.stdout).toBe("")
+        expect(refused.stderr).toMatch(/npm run migrate/)
       }),
-    { timeout: 60_000 }
+    // The first call builds the project (npm run admin runs the compiled code).
+    { timeout: 180_000 }
   )
 })

@@ -1,11 +1,12 @@
 // Signed requests end to end (DECISIONS §2): every authentication failure with its reason, replay
 // protection shared across API instances, secret rotation, permissions and rate limits.
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { Clients } from "../src/services/Clients.js"
 import { createCredentials, serverLayer, signedClient, testAppLayer, TestServer, testServerLayer } from "./support/harness.js"
@@ -100,7 +101,7 @@ layer(testServerLayer())("authentication", (it) => {
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
-      const now = Math.floor((yield* TestClock.currentTimeMillis) / 1000)
+      const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
       const stale = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: now - 301 })
       expect(stale.json.data.error).toBe("timestamp_out_of_window")
       expect(stale.json.data.server_time).toBe(now)
@@ -114,7 +115,7 @@ layer(testServerLayer())("authentication", (it) => {
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
-      const res = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: (yield* TestClock.currentTimeMillis) })
+      const res = yield* rawRequest(baseUrl, { path: PATH, credentials, timestamp: (yield* Clock.currentTimeMillis) })
       expect(res.json.data.error).toBe("timestamp_out_of_window")
       expect(res.json.data.hint).toMatch(/milliseconds/)
     }))
@@ -197,7 +198,7 @@ layer(testServerLayer())("authentication", (it) => {
       const { client } = yield* signedClient()
       const created = yield* client.companies.create({ payload: { name: "幸福婚介", city: "长沙" } })
       expect(created.status).toBe("active")
-      const page = yield* client.companies.list({ urlParams: { keyword: "幸福", city: "长沙", page: 1, page_size: 10 } })
+      const page = yield* client.companies.list({ query: { keyword: "幸福", city: "长沙", page: 1, page_size: 10 } })
       expect(page.list.map((c) => c.id)).toContain(created.id)
     }))
 })
@@ -246,7 +247,7 @@ layer(testServerLayer({ rateLimitRps: 1, rateLimitBurst: 3 }))("rate limiting", 
 
 // Two API instances over one database: the nonce record is shared.
 layer(testAppLayer().pipe(Layer.provideMerge(FetchHttpClient.layer)))("two API instances", (it) => {
-  it.scoped("a nonce used on one instance is refused by the other", () =>
+  it.effect("a nonce used on one instance is refused by the other", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)

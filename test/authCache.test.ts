@@ -2,13 +2,13 @@
 // leases rate tokens locally, yet a disabled key or a reset secret takes effect on every instance
 // within a second, a nonce is accepted once across instances, and the instances together stay
 // within the configured rate.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 
 import { ClientCache } from "../src/auth/ClientCache.js"
 import { SecretBox } from "../src/auth/SecretBox.js"
@@ -40,7 +40,7 @@ const errorOf = (baseUrl: string, credentials: { appKey: string; appSecret: stri
   Effect.map(rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", credentials }), (r) => (r.status === 200 ? "ok" : r.json.data.error))
 
 layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication across instances", (it) => {
-  it.scoped("a key disabled in the database is refused by both instances within a second", () =>
+  it.effect("a key disabled in the database is refused by both instances within a second", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const first = (yield* TestServer).baseUrl
@@ -64,7 +64,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       expect(took).toBeLessThan(1_000)
     }))
 
-  it.scoped("a reset secret takes effect on both instances within a second", () =>
+  it.effect("a reset secret takes effect on both instances within a second", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const box = yield* SecretBox
@@ -85,7 +85,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       )
     }))
 
-  it.scoped("while the cache's LISTEN connection is lost nothing is cached, and a change made meanwhile is seen", () =>
+  it.effect("while the cache's LISTEN connection is lost nothing is cached, and a change made meanwhile is seen", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const cache = yield* ClientCache
@@ -104,7 +104,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       yield* within(1_000, Effect.map(errorOf(baseUrl, credentials), (e) => e === "ok"))
     }))
 
-  it.scoped("a nonce used on one instance is refused on the other", () =>
+  it.effect("a nonce used on one instance is refused on the other", () =>
     Effect.gen(function*() {
       const first = (yield* TestServer).baseUrl
       const second = Context.get(yield* Layer.build(Layer.fresh(secondInstance)), TestServer).baseUrl
@@ -118,7 +118,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       expect(answers.filter((r) => r.json.data?.error === "nonce_replayed")).toHaveLength(3)
     }))
 
-  it.scoped("two instances together admit the burst within 10%, never more, and the refill after a second", () =>
+  it.effect("two instances together admit the burst within 10%, never more, and the refill after a second", () =>
     Effect.gen(function*() {
       const first = (yield* TestServer).baseUrl
       const second = Context.get(yield* Layer.build(Layer.fresh(secondInstance)), TestServer).baseUrl
@@ -149,7 +149,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       expect(refilled).toBeLessThanOrEqual(RATE.rateLimitRps * 1.1 + (RATE.rateLimitBurst - admitted))
     }))
 
-  it.scoped("after a crash empties the nonce record, a request seen before it cannot be replayed; fresh ones pass", () =>
+  it.effect("after a crash empties the nonce record, a request seen before it cannot be replayed; fresh ones pass", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { baseUrl } = yield* TestServer

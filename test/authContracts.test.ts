@@ -7,5 +7,5 @@ import { clientsRepoContract } from "./contracts/clientsRepo.contract.js"
 import { replayRepoContract } from "./contracts/replayRepo.contract.js"
 import { TestDatabaseLive } from "./support/harness.js"
 
-clientsRepoContract("PostgreSQL", ClientsRepo.Default.pipe(Layer.provide(TestDatabaseLive)))
-replayRepoContract("PostgreSQL", ReplayRepo.Default.pipe(Layer.provide(TestDatabaseLive)))
+clientsRepoContract("PostgreSQL", ClientsRepo.layer.pipe(Layer.provide(TestDatabaseLive)))
+replayRepoContract("PostgreSQL", ReplayRepo.layer.pipe(Layer.provide(TestDatabaseLive)))

@@ -36,13 +36,13 @@ const importCard = (photo: Uint8Array, fileName: string, names: { readonly compa
     const task = yield* Effect.scoped(Effect.gen(function*() {
       yield* Layer.build(CardTasksJob)
       for (;;) {
-        const t = yield* client.guests.cardTask({ path: { task_id: taskId } })
+        const t = yield* client.guests.cardTask({ params: { task_id: taskId } })
         if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
         yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
       }
     }))
     expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
-    const guest = yield* client.guests.get({ path: { id: task.result!.guest_id! } })
+    const guest = yield* client.guests.get({ params: { id: task.result!.guest_id! } })
     return { task, guest }
   })
 

@@ -3,12 +3,13 @@
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserTest } from "../src/card/CardParser.js"
@@ -113,7 +114,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
           "requirementTags"
         ])
       )
-      expect((yield* client.guests.list({ urlParams: { keyword: "李晓雯" } })).total).toBe(0)
+      expect((yield* client.guests.list({ query: { keyword: "李晓雯" } })).total).toBe(0)
     }))
 
   it.effect("the file must be a JPEG or PNG by content: 400 unsupported_image; a missing file is 400 invalid_parameter", () =>
@@ -158,7 +159,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       expect((yield* post("create-from-card", cardForm(image, { matchmaker_id: String(matchmaker.id) }))).json.data.error).toBe(
         "image_blacklisted"
       )
-      const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === md5(image))!
+      const rec = (yield* client.imageBlacklist.list({ query: {} })).list.find((r) => r.md5 === md5(image))!
       expect(rec.hit_count).toBe(2)
     }))
 
@@ -174,15 +175,15 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       })
       expect(accepted).toMatchObject({ status: "pending", async: true, task_id: expect.stringMatching(/^ct_/) })
       const taskId = (accepted as { task_id: string }).task_id
-      const pending = yield* client.guests.cardTask({ path: { task_id: taskId } })
+      const pending = yield* client.guests.cardTask({ params: { task_id: taskId } })
       expect(pending).toMatchObject({ task_id: taskId, status: "pending", completed_at: null })
       const done = yield* withRunner(
-        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done")
+        waitFor(client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done")
       )
       expect(done).toMatchObject({ status: "done", result: { method: "ai", summary: "李晓雯 女 29岁 硕士 中学教师", saved: true } })
       expect(done.completed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       const guestId = done.result!.guest_id!
-      const guest = yield* client.guests.get({ path: { id: guestId } })
+      const guest = yield* client.guests.get({ params: { id: guestId } })
       expect(guest).toMatchObject({
         name: "李晓雯",
         gender: "female",
@@ -217,7 +218,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       expect(again).toMatchObject({ duplicate: true, existing_guest: { id: guestId, name: "李晓雯" } })
       const parsed = yield* client.guests.parseCard({ payload: cardForm(image, { matchmaker_id: String(matchmaker.id) }) })
       expect(parsed).toMatchObject({ duplicate: true, existing_guest: { id: guestId } })
-      expect((yield* client.matchmakers.get({ path: { id: matchmaker.id } })).guest_count).toBe(1)
+      expect((yield* client.matchmakers.get({ params: { id: matchmaker.id } })).guest_count).toBe(1)
     }))
 
   it.effect("a second upload while the task is open returns the same task", () =>
@@ -236,7 +237,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const accepted = yield* client.guests.createFromCard({ payload: cardForm(nobody, { matchmaker_id: String(matchmaker.id) }) })
       const taskId = (accepted as { task_id: string }).task_id
       const failed = yield* withRunner(
-        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "failed")
+        waitFor(client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "failed")
       )
       expect(failed).toMatchObject({ status: "failed", error: expect.stringContaining("name or gender") })
       expect(failed).not.toHaveProperty("result")
@@ -269,7 +270,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
   it.effect("an unknown task id is 404 card_task", () =>
     Effect.gen(function*() {
       const { client } = yield* setup
-      expect(yield* Effect.flip(client.guests.cardTask({ path: { task_id: "ct_000000000000000000000000" } }))).toMatchObject({
+      expect(yield* Effect.flip(client.guests.cardTask({ params: { task_id: "ct_000000000000000000000000" } }))).toMatchObject({
         _tag: "NotFound",
         resource: "card_task"
       })
@@ -287,7 +288,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.build(Layer.fresh(CardTasksJob))
         yield* Layer.build(Layer.fresh(CardTasksJob))
-        yield* waitFor(Effect.forEach(ids, (id) => client.guests.cardTask({ path: { task_id: id } }).pipe(Effect.orDie)), (ts) =>
+        yield* waitFor(Effect.forEach(ids, (id) => client.guests.cardTask({ params: { task_id: id } }).pipe(Effect.orDie)), (ts) =>
           ts.every((t) => t.status === "done"), 20)
       }))
       const sql = yield* SqlClient.SqlClient
@@ -295,7 +296,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       expect(rows.every((r) =>
         r.status === "done" && r.attempts === 1
       )).toBe(true)
-      expect((yield* client.matchmakers.get({ path: { id: mm.id } })).guest_count).toBe(12)
+      expect((yield* client.matchmakers.get({ params: { id: mm.id } })).guest_count).toBe(12)
     }), { timeout: 60_000 })
 
   it.effect("a task held by a daemon that died is claimed again after its lease and completes", () =>
@@ -305,15 +306,15 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       const taskId = (r as { task_id: string }).task_id
       const repo = yield* CardTasksRepo
       // A daemon claims it and dies: nobody finishes or releases it.
-      const dead = yield* repo.claim("dead-daemon", yield* TestClock.currentTimeMillis, 1000)
+      const dead = yield* repo.claim("dead-daemon", yield* Clock.currentTimeMillis, 1000)
       expect(Option.map(dead, (t) => t.task_id)).toEqual(Option.some(taskId))
-      expect((yield* client.guests.cardTask({ path: { task_id: taskId } })).status).toBe("processing")
+      expect((yield* client.guests.cardTask({ params: { task_id: taskId } })).status).toBe("processing")
       // Before the lease ends nobody else takes it; after it, a runner does.
-      const early = yield* repo.claim("other-daemon", yield* TestClock.currentTimeMillis, 1000)
+      const early = yield* repo.claim("other-daemon", yield* Clock.currentTimeMillis, 1000)
       expect(Option.getOrUndefined(Option.map(early, (t) => t.task_id))).not.toBe(taskId)
       yield* TestClock.adjust("2 seconds")
       const done = yield* withRunner(
-        waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 15)
+        waitFor(client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 15)
       )
       expect(done.status).toBe("done")
       const sql = yield* SqlClient.SqlClient
@@ -363,7 +364,11 @@ layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, p
         const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
         const taskId = (accepted as { task_id: string }).task_id
         const started = Date.now()
-        const done = yield* waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done", 5)
+        const done = yield* waitFor(
+          client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie),
+          (t) => t.status === "done",
+          5
+        )
         expect(done.status).toBe("done")
         expect(Date.now() - started).toBeLessThan(1500)
       }))
@@ -382,7 +387,7 @@ layer(testServerLayer({ cardTaskPollSeconds: 0.2, rateLimitBurst: 1_000_000 }, C
         const accepted = yield* client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) })
         const taskId = (accepted as { task_id: string }).task_id
         yield* withRunner(
-          waitFor(client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "processing", 5)
+          waitFor(client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "processing", 5)
         )
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<

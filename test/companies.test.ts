@@ -32,7 +32,7 @@ layer(testServerLayer())("companies", (it) => {
         status: "active"
       })
       expect(c.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
-      const read = yield* client.companies.get({ path: { id: c.id } })
+      const read = yield* client.companies.get({ params: { id: c.id } })
       expect(read).toEqual(c)
     }))
 
@@ -66,10 +66,10 @@ layer(testServerLayer())("companies", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const c = yield* client.companies.create({ payload: { name: "老名字婚介", city: "北京", company_type: "franchisee" } })
-      const updated = yield* client.companies.update({ path: { id: c.id }, payload: { city: "上海", address: null } })
+      const updated = yield* client.companies.update({ params: { id: c.id }, payload: { city: "上海", address: null } })
       expect(Object.keys(updated).sort()).toEqual(["address", "city", "id", "name", "updated_at"])
       expect(updated).toMatchObject({ id: c.id, name: "老名字婚介", city: "上海", address: null })
-      const read = yield* client.companies.get({ path: { id: c.id } })
+      const read = yield* client.companies.get({ params: { id: c.id } })
       expect(read).toMatchObject({ city: "上海", company_type: "franchisee", name: "老名字婚介" })
     }))
 
@@ -78,17 +78,17 @@ layer(testServerLayer())("companies", (it) => {
       const { client } = yield* signedClient()
       const c = yield* client.companies.create({ payload: { name: "状态婚介" } })
       // Unknown keys are ignored (DECISIONS §1).
-      const updated = yield* client.companies.update({ path: { id: c.id }, payload: { status: "frozen" } as never })
+      const updated = yield* client.companies.update({ params: { id: c.id }, payload: { status: "frozen" } as never })
       expect(updated).not.toHaveProperty("status")
-      expect((yield* client.companies.get({ path: { id: c.id } })).status).toBe("active")
+      expect((yield* client.companies.get({ params: { id: c.id } })).status).toBe("active")
       yield* Effect.flatMap(Companies, (s) => s.setStatus(c.id, "frozen"))
-      expect((yield* client.companies.get({ path: { id: c.id } })).status).toBe("frozen")
+      expect((yield* client.companies.get({ params: { id: c.id } })).status).toBe("frozen")
     }))
 
   it.effect("update and read of an unknown company are 404 company", () =>
     Effect.gen(function*() {
       const { client } = yield* signedClient()
-      const err = yield* Effect.flip(client.companies.update({ path: { id: 987654 }, payload: { city: "x" } }))
+      const err = yield* Effect.flip(client.companies.update({ params: { id: 987654 }, payload: { city: "x" } }))
       expect(err).toMatchObject({ _tag: "NotFound", error: "not_found", resource: "company" })
     }))
 
@@ -100,27 +100,27 @@ layer(testServerLayer())("companies", (it) => {
       const b = yield* client.companies.create({ payload: { name: `${tag} beta 婚介`, city: "杭州" } })
       const c = yield* client.companies.create({ payload: { name: `${tag} gamma 婚介`, city: "宁波" } })
       yield* Effect.flatMap(Companies, (s) => s.setStatus(c.id, "pending"))
-      const byKeyword = yield* client.companies.list({ urlParams: { keyword: tag.toLowerCase() } })
+      const byKeyword = yield* client.companies.list({ query: { keyword: tag.toLowerCase() } })
       expect(byKeyword.list.map((x) => x.id)).toEqual([c.id, b.id, a.id])
       expect(byKeyword.total).toBe(3)
       expect(byKeyword.list[0]).not.toHaveProperty("updated_at")
-      const byCity = yield* client.companies.list({ urlParams: { keyword: tag, city: "杭州" } })
+      const byCity = yield* client.companies.list({ query: { keyword: tag, city: "杭州" } })
       expect(byCity.list.map((x) => x.id)).toEqual([b.id, a.id])
-      const byStatus = yield* client.companies.list({ urlParams: { keyword: tag, status: "pending" } })
+      const byStatus = yield* client.companies.list({ query: { keyword: tag, status: "pending" } })
       expect(byStatus.list.map((x) => x.id)).toEqual([c.id])
-      const paged = yield* client.companies.list({ urlParams: { keyword: tag, page: 2, page_size: 2 } })
+      const paged = yield* client.companies.list({ query: { keyword: tag, page: 2, page_size: 2 } })
       expect(paged).toMatchObject({ total: 3 })
       expect(paged.list.map((x) => x.id)).toEqual([a.id])
-      const pastEnd = yield* client.companies.list({ urlParams: { keyword: tag, page: 9 } })
+      const pastEnd = yield* client.companies.list({ query: { keyword: tag, page: 9 } })
       expect(pastEnd).toEqual({ list: [], total: 3 })
-      const percent = yield* client.companies.list({ urlParams: { keyword: "%" } })
+      const percent = yield* client.companies.list({ query: { keyword: "%" } })
       expect(percent.total).toBe(0)
     }))
 
   it.effect("page_size above the maximum of 100 is clamped", () =>
     Effect.gen(function*() {
       const { client } = yield* signedClient()
-      const page = yield* client.companies.list({ urlParams: { page_size: 5000 } })
+      const page = yield* client.companies.list({ query: { page_size: 5000 } })
       expect(page.list.length).toBeLessThanOrEqual(100)
     }))
 })
@@ -131,7 +131,7 @@ layer(testServerLayer({ timeZone: "UTC" }))("platform time zone", (it) => {
       const { client } = yield* signedClient()
       const before = Date.now()
       const company = yield* client.companies.create({ payload: { name: "时区公司" } })
-      const read = yield* client.companies.get({ path: { id: company.id } })
+      const read = yield* client.companies.get({ params: { id: company.id } })
       const utc = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace("T", " ")
       // Within the seconds the request took, in UTC (Asia/Shanghai would be 8 hours later).
       expect(read.created_at >= utc(before - 1000) && read.created_at <= utc(Date.now() + 1000)).toBe(true)

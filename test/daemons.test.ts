@@ -3,9 +3,9 @@
 // the real Anthropic SDK against a local fake server (nothing reaches the real API).
 import { readFileSync } from "node:fs"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { withDatabase } from "../src/sql/urls.js"
@@ -65,13 +65,13 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
         ctx.client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) }),
         (r) => (r as { task_id: string }).task_id
       )
-    const task = (taskId: string) => ctx.client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie)
+    const task = (taskId: string) => ctx.client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie)
     const attempts = (taskId: string) =>
       Effect.map(sql<{ attempts: number }>`SELECT attempts FROM card_tasks WHERE task_id = ${taskId}`, (r) => r[0]!.attempts)
     return { ...ctx, fake, env, upload, task, attempts, sql }
   })
 
-  it.scoped("a daemon killed with SIGKILL mid-task: another daemon completes the task after the lease", () =>
+  it.effect("a daemon killed with SIGKILL mid-task: another daemon completes the task after the lease", () =>
     Effect.gen(function*() {
       const { fake, env, upload, task, attempts } = yield* setup
       // The AI never answers the first daemon.
@@ -93,7 +93,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       expect(yield* attempts(taskId)).toBe(2)
     }), { timeout: 90_000 })
 
-  it.scoped("two daemons on one queue process every task exactly once", () =>
+  it.effect("two daemons on one queue process every task exactly once", () =>
     Effect.gen(function*() {
       const { fake, env, upload, task, sql } = yield* setup
       fake.reply(() => ({ status: 200, body: messageWithText(ANSWER), delayMs: 150 }))

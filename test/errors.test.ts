@@ -1,11 +1,11 @@
 // The envelope of every error class (DECISIONS §1): status equals code, data.error is stable,
 // and details ride along in data; X-Request-Id on every response.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as References from "effect/References"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -160,14 +160,13 @@ layer(testServerLayer())("defects", (it) => {
 })
 
 const logged: Array<Record<string, unknown>> = []
-const captureLogs = Logger.replace(
-  Logger.defaultLogger,
-  Logger.make(({ annotations, message }) => {
+const captureLogs = Logger.layer([
+  Logger.make(({ fiber, message }) => {
     const line: Record<string, unknown> = { message: Array.isArray(message) ? message.join(" ") : String(message) }
-    for (const [k, v] of HashMap.toEntries(annotations)) line[k] = v
+    for (const [k, v] of Object.entries(fiber.getRef(References.CurrentLogAnnotations))) line[k] = v
     logged.push(line)
   })
-)
+])
 
 layer(testServerLayer().pipe(Layer.provide(captureLogs)))("request log", (it) => {
   it.effect("a 401 is logged with the app_key the request sent and its data.error; a success with the caller's key", () =>

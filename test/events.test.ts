@@ -2,13 +2,13 @@
 // create and update, single and batch, card import), permission filtering per event, types,
 // cursor paging that skips nothing while events are being written, the 30 days, masking, and
 // the pruning of the outbox.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { pruneEventsOnce } from "../jobs/EventsPrune.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
@@ -24,7 +24,7 @@ import { cardForm } from "./support/forms.js"
 import { signedClient, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
-type Api = Effect.Effect.Success<ReturnType<typeof signedClient>>["client"]
+type Api = Effect.Success<ReturnType<typeof signedClient>>["client"]
 
 const emit = (data: Record<string, unknown>, type: EventType = "guest.created", permission: Permission = "open:guest:read") =>
   Effect.gen(function*() {
@@ -40,7 +40,7 @@ const readAll = (client: Api, after?: string, pageSize = 1000, types?: ReadonlyA
     let cursor = after
     for (;;) {
       const page = yield* client.events.list({
-        urlParams: { page_size: pageSize, ...(cursor === undefined ? {} : { after: cursor }), ...(types ? { types } : {}) }
+        query: { page_size: pageSize, ...(cursor === undefined ? {} : { after: cursor }), ...(types ? { types } : {}) }
       })
       out.push(...page.list)
       if (page.list.length === 0) return { events: out, next: page.next_after }
@@ -101,8 +101,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const a = yield* client.guests.create({ payload: { name: "孙三", gender: "male", company_id: company.id } })
       const b = yield* client.guests.create({ payload: { name: "李四", gender: "female", company_id: company.id } })
       const start = yield* mark(client)
-      yield* client.guests.update({ path: { id: a.id }, payload: { age: 30, occupation: "工程师" } })
-      yield* Effect.flip(client.guests.update({ path: { id: a.id }, payload: { company_id: 999_999 } }))
+      yield* client.guests.update({ params: { id: a.id }, payload: { age: 30, occupation: "工程师" } })
+      yield* Effect.flip(client.guests.update({ params: { id: a.id }, payload: { company_id: 999_999 } }))
       yield* client.guests.batchUpdate({
         payload: { guests: [{ id: a.id, status: "available" }, { id: 999_999, age: 31 }, { id: b.id, height: 165 }] }
       })
@@ -127,10 +127,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const taskId = (accepted as { task_id: string }).task_id
       const tasks = yield* CardTasksRepo
       const cards = yield* CardImport
-      const task = yield* Effect.orDie(tasks.claim("test-worker", yield* TestClock.currentTimeMillis, 60_000))
+      const task = yield* Effect.orDie(tasks.claim("test-worker", yield* Clock.currentTimeMillis, 60_000))
       expect(Option.isSome(task)).toBe(true)
       expect(yield* Effect.orDie(cards.processTask(Option.getOrThrow(task), "test-worker"))).toBe("done")
-      const done = yield* client.guests.cardTask({ path: { task_id: taskId } })
+      const done = yield* client.guests.cardTask({ params: { task_id: taskId } })
       const { events } = yield* readAll(client, start)
       expect(events.map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
       expect(events[1]!.data).toEqual({
@@ -153,7 +153,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const match = yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } })
       // Refused (an open match exists): nothing is emitted.
       yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))
-      yield* client.matches.updateStatus({ path: { id: match.id }, payload: { status: "pending_date" } })
+      yield* client.matches.updateStatus({ params: { id: match.id }, payload: { status: "pending_date" } })
       const { events } = yield* readAll(client, start, 1000, ["match.created", "match.status_changed"])
       expect(events.map((e) => [e.type, e.data.match_id])).toEqual([["match.created", match.id], ["match.status_changed", match.id]])
       expect(events[0]!.data).toMatchObject({ guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: matchmaker.id, status: "pending" })
@@ -171,11 +171,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const other = yield* client.guests.create({ payload: { name: "推荐对象", gender: "male", company_id: company.id } })
       yield* Effect.orDie(runAdmin(["follow-up", "plans", "create", "--guest", String(guest.id), "--days", "1", "--type", "recommend"]))
       yield* Effect.orDie(runAdmin(["follow-up", "generate"]))
-      const tasks = yield* client.followUps.list({ urlParams: { company_id: company.id } })
+      const tasks = yield* client.followUps.list({ query: { company_id: company.id } })
       const task = tasks.list.find((t) => t.guest_id === guest.id)!
       const start = yield* mark(client)
-      yield* client.followUps.dispatch({ path: { task_id: task.id } })
-      yield* client.followUps.complete({ path: { task_id: task.id }, payload: { matched_guest_id: other.id, match_score: 88 } })
+      yield* client.followUps.dispatch({ params: { task_id: task.id } })
+      yield* client.followUps.complete({ params: { task_id: task.id }, payload: { matched_guest_id: other.id, match_score: 88 } })
       const { events } = yield* readAll(client, start, 1000, ["follow_up.task_completed"])
       expect(events.map((e) => e.data)).toEqual([
         expect.objectContaining({ task_id: task.id, guest_id: guest.id, matched_guest_id: other.id })
@@ -220,14 +220,14 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const start = yield* mark(client)
       const ids: Array<string> = []
       for (let i = 0; i < 5; i++) ids.push(yield* emit({ n: i }))
-      const first = yield* client.events.list({ urlParams: { after: start!, page_size: 2 } })
+      const first = yield* client.events.list({ query: { after: start!, page_size: 2 } })
       expect(first.list.map((e) => e.id)).toEqual(ids.slice(0, 2))
       expect(first.next_after).toBe(ids[1])
-      const second = yield* client.events.list({ urlParams: { after: first.next_after!, page_size: 2 } })
+      const second = yield* client.events.list({ query: { after: first.next_after!, page_size: 2 } })
       expect(second.list.map((e) => e.id)).toEqual(ids.slice(2, 4))
-      const third = yield* client.events.list({ urlParams: { after: second.next_after!, page_size: 2 } })
+      const third = yield* client.events.list({ query: { after: second.next_after!, page_size: 2 } })
       expect(third.list.map((e) => e.id)).toEqual([ids[4]])
-      const empty = yield* client.events.list({ urlParams: { after: ids[4]!, page_size: 2 } })
+      const empty = yield* client.events.list({ query: { after: ids[4]!, page_size: 2 } })
       expect(empty).toEqual({ list: [], next_after: ids[4] })
       const { baseUrl } = yield* TestServer
       const { credentials } = yield* signedClient(["open:guest:read"])
@@ -283,7 +283,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const inserted = yield* Deferred.make<string>()
       const commit = yield* Deferred.make<void>()
       // A: takes its id first, commits last.
-      const slow = yield* Effect.fork(sql.withTransaction(Effect.gen(function*() {
+      const slow = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
         const id = yield* outbox.record("guest.created", "open:guest:read", { order: "first taken" })
         yield* Deferred.succeed(inserted, id)
         yield* Deferred.await(commit)
@@ -292,7 +292,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const first = yield* Deferred.await(inserted)
       const second = yield* emit({ order: "second taken, first committed" })
       // B has committed, but listing it now would move a reader's cursor past A.
-      const during = yield* client.events.list({ urlParams: { after: start! } })
+      const during = yield* client.events.list({ query: { after: start! } })
       expect(during.list).toEqual([])
       expect(during.next_after).toBe(start)
       yield* Deferred.succeed(commit, undefined)
@@ -313,11 +313,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
             if (i % 3 === w % 3) yield* sql`SELECT pg_sleep(0.01)`
             return id
           })))
-      const writers = yield* Effect.fork(Effect.all([0, 1, 2, 3].map(writer), { concurrency: "unbounded" }))
+      const writers = yield* Effect.forkChild(Effect.all([0, 1, 2, 3].map(writer), { concurrency: "unbounded" }))
       const seen: Array<string> = []
       let cursor = start!
-      while (Option.isNone(yield* Fiber.poll(writers))) {
-        const page = yield* client.events.list({ urlParams: { after: cursor, page_size: 7 } })
+      while (writers.pollUnsafe() === undefined) {
+        const page = yield* client.events.list({ query: { after: cursor, page_size: 7 } })
         seen.push(...page.list.map((e) => e.id))
         cursor = page.next_after!
       }

@@ -3,13 +3,13 @@
 // the same tasks at the same moment. Every task ends with exactly one holder, every loser gets 409
 // task_locked naming that holder, nothing answers 5xx, and no dispatch ever waits on a lock held by
 // a transaction between statements (only on another running statement: no row-lock queues).
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { formatDate } from "../src/domain/time.js"
 import { FollowUps } from "../src/services/FollowUps.js"
@@ -33,7 +33,7 @@ const shared = sharedTestDatabase(NO_LIMIT)
 const secondInstance = shared.anotherInstance
 
 layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch under contention", (it) => {
-  it.scoped(
+  it.effect(
     `${CLIENTS} clients on two API instances race over ${TASKS} tasks: one holder each, every loser 409, no 5xx`,
     () =>
       Effect.gen(function*() {
@@ -65,7 +65,7 @@ layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch unde
         // Watches the database while the race runs: every lock wait on a task row, and what holds it.
         let racing = true
         const blockers: Array<{ state: string; query: string }> = []
-        const watcher = yield* Effect.fork(Effect.gen(function*() {
+        const watcher = yield* Effect.forkChild(Effect.gen(function*() {
           while (racing) {
             const rows = yield* sql<{ state: string; query: string }>`SELECT b.state, b.query
               FROM pg_stat_activity w
@@ -144,7 +144,7 @@ layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch unde
     180_000
   )
 
-  it.scoped("a loser does not wait for the holder's later work: while the holder's transaction holds the row, 409 comes at once", () =>
+  it.effect("a loser does not wait for the holder's later work: while the holder's transaction holds the row, 409 comes at once", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { baseUrl } = yield* TestServer

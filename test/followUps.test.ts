@@ -1,12 +1,12 @@
 // Follow-up tasks end to end (SPEC §2.6, §3.1, §4.5; DECISIONS §3, §4, §5, §7): plans and their
 // exactly-once generation, the list and the detail, the typical sequence for two competing
 // clients through the typed client, the lease, the reports and their event, masking, permissions.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 
 import { FollowUpGenerateJob } from "../jobs/FollowUpGenerate.js"
 import { runAdmin } from "../src/admin/commands.js"
@@ -55,7 +55,7 @@ const seed = Effect.gen(function*() {
       req_location: "长沙"
     }
   })
-  yield* client.guests.update({ path: { id: guest.id }, payload: { hobbies: "读书、徒步" } })
+  yield* client.guests.update({ params: { id: guest.id }, payload: { hobbies: "读书、徒步" } })
   const other = yield* client.guests.create({ payload: { name: "王磊", gender: "male", company_id: company.id, age: 31 } })
   const third = yield* client.guests.create({ payload: { name: "陈晨", gender: "male", company_id: company.id, age: 33 } })
   return { company, matchmaker, guest, other, third }
@@ -94,32 +94,32 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const a = yield* signedClient(["open:follow-up:read", "open:follow-up:write"])
       const b = yield* signedClient(["open:follow-up:read", "open:follow-up:write"])
 
-      const page = yield* a.client.followUps.list({ urlParams: {} })
+      const page = yield* a.client.followUps.list({ query: {} })
       const item = page.list.find((t) => t.follow_up_id === planId)!
       expect(item).toMatchObject({ guest_id: guest.id, task_day: 1, status: "pending", scheduled_date: yield* today })
 
-      const lock = yield* a.client.followUps.dispatch({ path: { task_id: item.id } })
+      const lock = yield* a.client.followUps.dispatch({ params: { task_id: item.id } })
       expect(lock).toMatchObject({ id: item.id, status: "dispatched", dispatched_to: a.credentials.appKey, idempotent: false })
       expect(lock.dispatched_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
 
-      const lost = yield* Effect.flip(b.client.followUps.dispatch({ path: { task_id: item.id } }))
+      const lost = yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: item.id } }))
       expect(lost).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: a.credentials.appKey })
       const raw = yield* rawRequest(b.baseUrl, { method: "POST", path: `${TASKS}/${item.id}/dispatch`, credentials: b.credentials })
       expect(raw.status).toBe(409)
       expect(raw.json).toMatchObject({ code: 409, data: { error: "task_locked", dispatched_to: a.credentials.appKey } })
 
-      const again = yield* a.client.followUps.dispatch({ path: { task_id: item.id } })
+      const again = yield* a.client.followUps.dispatch({ params: { task_id: item.id } })
       expect(again).toEqual({ ...lock, idempotent: true })
 
-      const detail = yield* a.client.followUps.get({ path: { task_id: item.id } })
+      const detail = yield* a.client.followUps.get({ params: { task_id: item.id } })
       expect(detail.task).toMatchObject({ status: "dispatched", dispatched_to: a.credentials.appKey, result: null })
 
-      expect(yield* Effect.flip(b.client.followUps.complete({ path: { task_id: item.id }, payload: {} }))).toMatchObject({
+      expect(yield* Effect.flip(b.client.followUps.complete({ params: { task_id: item.id }, payload: {} }))).toMatchObject({
         error: "task_locked",
         dispatched_to: a.credentials.appKey
       })
       const done = yield* a.client.followUps.complete({
-        path: { task_id: item.id },
+        params: { task_id: item.id },
         payload: {
           matched_guest_id: other.id,
           match_score: 87.5,
@@ -129,17 +129,17 @@ layer(testServerLayer())("follow-up tasks", (it) => {
         }
       })
       expect(done).toEqual({ task_id: item.id, status: "completed", idempotent: false })
-      const repeat = yield* a.client.followUps.complete({ path: { task_id: item.id }, payload: {} })
+      const repeat = yield* a.client.followUps.complete({ params: { task_id: item.id }, payload: {} })
       expect(repeat).toEqual({ task_id: item.id, status: "completed", idempotent: true })
-      expect(yield* Effect.flip(b.client.followUps.complete({ path: { task_id: item.id }, payload: {} }))).toMatchObject({
+      expect(yield* Effect.flip(b.client.followUps.complete({ params: { task_id: item.id }, payload: {} }))).toMatchObject({
         error: "task_locked"
       })
-      expect(yield* Effect.flip(b.client.followUps.dispatch({ path: { task_id: item.id } }))).toMatchObject({
+      expect(yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: item.id } }))).toMatchObject({
         _tag: "BadRequest",
         error: "invalid_transition"
       })
 
-      const after = yield* a.client.followUps.get({ path: { task_id: item.id } })
+      const after = yield* a.client.followUps.get({ params: { task_id: item.id } })
       expect(after.task.status).toBe("completed")
       expect(after.task.finished_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       expect(after.task.result).toEqual({
@@ -154,9 +154,9 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       })
       expect(after.already_recommended_guest_ids).toEqual([other.id])
       // A completed task leaves the pending list.
-      const pendingNow = yield* a.client.followUps.list({ urlParams: {} })
+      const pendingNow = yield* a.client.followUps.list({ query: {} })
       expect(pendingNow.list.map((t) => t.id)).not.toContain(item.id)
-      const completedNow = yield* a.client.followUps.list({ urlParams: { status: "completed" } })
+      const completedNow = yield* a.client.followUps.list({ query: { status: "completed" } })
       expect(completedNow.list.map((t) => t.id)).toContain(item.id)
     }))
 
@@ -166,9 +166,9 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const { id: planId } = yield* plan(guest.id, "1")
       const taskId = yield* taskOf(planId, 1)
       const { client, credentials } = yield* signedClient()
-      yield* client.followUps.dispatch({ path: { task_id: taskId } })
-      yield* client.followUps.complete({ path: { task_id: taskId }, payload: { matched_guest_id: other.id, match_score: 60 } })
-      yield* client.followUps.complete({ path: { task_id: taskId }, payload: {} })
+      yield* client.followUps.dispatch({ params: { task_id: taskId } })
+      yield* client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: other.id, match_score: 60 } })
+      yield* client.followUps.complete({ params: { task_id: taskId }, payload: {} })
       const events = (yield* Effect.flatMap(OutboxRepo, (o) => o.after(0, 10_000)))
         .filter((e) => e.type === "follow_up.task_completed" && (e.data as { task_id: number }).task_id === taskId)
       expect(events).toHaveLength(1)
@@ -193,15 +193,15 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       // Two earlier days completed with recommendations; the guest has two matches, one on each side.
       for (const [day, matched] of [[1, other.id], [2, third.id]] as const) {
         const id = yield* taskOf(planId, day)
-        yield* client.followUps.dispatch({ path: { task_id: id } })
-        yield* client.followUps.complete({ path: { task_id: id }, payload: { matched_guest_id: matched } })
+        yield* client.followUps.dispatch({ params: { task_id: id } })
+        yield* client.followUps.complete({ params: { task_id: id }, payload: { matched_guest_id: matched } })
       }
       const sql = yield* SqlClient.SqlClient
       yield* sql`INSERT INTO matches (guest_a_id, guest_b_id) VALUES (${guest.id}, ${other.id}), (${third.id}, ${guest.id})`
       yield* sql`INSERT INTO matches (guest_a_id, guest_b_id) VALUES (${other.id}, ${third.id})`
 
       const taskId = yield* taskOf(planId, 3)
-      const detail = yield* client.followUps.get({ path: { task_id: taskId } })
+      const detail = yield* client.followUps.get({ params: { task_id: taskId } })
       expect(detail.task).toEqual({
         id: taskId,
         follow_up_id: planId,
@@ -270,7 +270,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const { client } = yield* signedClient()
       const mine = (list: ReadonlyArray<{ follow_up_id: number }>) => list.filter((t) => [p1.id, p2.id, p3.id].includes(t.follow_up_id))
 
-      const page = yield* client.followUps.list({ urlParams: { company_id: company.id } })
+      const page = yield* client.followUps.list({ query: { company_id: company.id } })
       expect(page.total).toBe(3)
       expect(page.list.map((t) => t.id)).toEqual([...page.list.map((t) => t.id)].sort((x, y) => x - y))
       const first = page.list.find((t) => t.follow_up_id === p1.id)!
@@ -286,17 +286,17 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       })
       expect(page.list.find((t) => t.follow_up_id === p2.id)!.matchmaker_brief).toBeNull()
 
-      const yesterday = yield* client.followUps.list({ urlParams: { company_id: company.id, date: start } })
+      const yesterday = yield* client.followUps.list({ query: { company_id: company.id, date: start } })
       expect(yesterday.list.map((t) => [t.follow_up_id, t.task_day])).toEqual([[p1.id, 1]])
-      const revisits = yield* client.followUps.list({ urlParams: { company_id: company.id, task_type: "revisit" } })
+      const revisits = yield* client.followUps.list({ query: { company_id: company.id, task_type: "revisit" } })
       expect(mine(revisits.list).map((t) => t.follow_up_id)).toEqual([p2.id])
-      expect((yield* client.followUps.list({ urlParams: { company_id: 2147483647 } })).list).toEqual([])
-      expect((yield* client.followUps.list({ urlParams: { company_id: company.id, status: "skipped" } })).total).toBe(0)
+      expect((yield* client.followUps.list({ query: { company_id: 2147483647 } })).list).toEqual([])
+      expect((yield* client.followUps.list({ query: { company_id: company.id, status: "skipped" } })).total).toBe(0)
 
-      const paged = yield* client.followUps.list({ urlParams: { company_id: company.id, page: 2, page_size: 2 } })
+      const paged = yield* client.followUps.list({ query: { company_id: company.id, page: 2, page_size: 2 } })
       expect(paged.total).toBe(3)
       expect(paged.list.map((t) => t.id)).toEqual(page.list.slice(2).map((t) => t.id))
-      const past = yield* client.followUps.list({ urlParams: { company_id: company.id, page: 9 } })
+      const past = yield* client.followUps.list({ query: { company_id: company.id, page: 9 } })
       expect(past).toEqual({ list: [], total: 3 })
     }))
 
@@ -313,8 +313,8 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM follow_up_tasks WHERE company_id = ${company.id}`
       expect(n).toBe(60)
       const { baseUrl, client, credentials } = yield* signedClient()
-      expect((yield* client.followUps.list({ urlParams: { company_id: company.id } })).list).toHaveLength(50)
-      expect((yield* client.followUps.list({ urlParams: { company_id: company.id, page_size: 5000 } })).list).toHaveLength(60)
+      expect((yield* client.followUps.list({ query: { company_id: company.id } })).list).toHaveLength(50)
+      expect((yield* client.followUps.list({ query: { company_id: company.id, page_size: 5000 } })).list).toHaveLength(60)
       for (const query of ["date=2024-02-30", "date=yesterday", "status=open", "task_type=call", "page_size=0", "company_id=x"]) {
         const res = yield* rawRequest(baseUrl, { path: TASKS, query, credentials })
         expect(res.status, query).toBe(400)
@@ -332,34 +332,34 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const invalid = { _tag: "BadRequest", error: "invalid_transition" }
 
       // fail: only on a dispatched task, by its holder.
-      expect(yield* Effect.flip(a.client.followUps.fail({ path: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
-      yield* a.client.followUps.dispatch({ path: { task_id: t1 } })
-      expect(yield* Effect.flip(b.client.followUps.fail({ path: { task_id: t1 }, payload: {} }))).toMatchObject({ error: "task_locked" })
+      expect(yield* Effect.flip(a.client.followUps.fail({ params: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
+      yield* a.client.followUps.dispatch({ params: { task_id: t1 } })
+      expect(yield* Effect.flip(b.client.followUps.fail({ params: { task_id: t1 }, payload: {} }))).toMatchObject({ error: "task_locked" })
       const failed = yield* a.client.followUps.fail({
-        path: { task_id: t1 },
+        params: { task_id: t1 },
         payload: { error_code: "E_NO_CANDIDATE", error_msg: "无合适人选" }
       })
       expect(failed).toEqual({ task_id: t1, status: "failed", idempotent: false })
-      expect(yield* a.client.followUps.fail({ path: { task_id: t1 }, payload: {} })).toMatchObject({ idempotent: true })
-      expect(yield* Effect.flip(a.client.followUps.complete({ path: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
-      expect(yield* Effect.flip(a.client.followUps.skip({ path: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
-      expect((yield* a.client.followUps.get({ path: { task_id: t1 } })).task.result).toMatchObject({
+      expect(yield* a.client.followUps.fail({ params: { task_id: t1 }, payload: {} })).toMatchObject({ idempotent: true })
+      expect(yield* Effect.flip(a.client.followUps.complete({ params: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
+      expect(yield* Effect.flip(a.client.followUps.skip({ params: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
+      expect((yield* a.client.followUps.get({ params: { task_id: t1 } })).task.result).toMatchObject({
         error_code: "E_NO_CANDIDATE",
         error_msg: "无合适人选"
       })
 
       // skip: from pending by anyone, from dispatched by anyone; again is idempotent.
-      expect(yield* b.client.followUps.skip({ path: { task_id: t2 }, payload: { reason: "客户暂停" } })).toEqual({
+      expect(yield* b.client.followUps.skip({ params: { task_id: t2 }, payload: { reason: "客户暂停" } })).toEqual({
         task_id: t2,
         status: "skipped",
         idempotent: false
       })
-      expect(yield* a.client.followUps.skip({ path: { task_id: t2 }, payload: {} })).toMatchObject({ idempotent: true })
-      expect(yield* Effect.flip(a.client.followUps.dispatch({ path: { task_id: t2 } }))).toMatchObject(invalid)
-      expect(yield* Effect.flip(a.client.followUps.complete({ path: { task_id: t2 }, payload: {} }))).toMatchObject(invalid)
-      yield* a.client.followUps.dispatch({ path: { task_id: t3 } })
-      expect(yield* b.client.followUps.skip({ path: { task_id: t3 }, payload: {} })).toMatchObject({ status: "skipped" })
-      expect((yield* a.client.followUps.get({ path: { task_id: t2 } })).task.result).toMatchObject({ reason: "客户暂停" })
+      expect(yield* a.client.followUps.skip({ params: { task_id: t2 }, payload: {} })).toMatchObject({ idempotent: true })
+      expect(yield* Effect.flip(a.client.followUps.dispatch({ params: { task_id: t2 } }))).toMatchObject(invalid)
+      expect(yield* Effect.flip(a.client.followUps.complete({ params: { task_id: t2 }, payload: {} }))).toMatchObject(invalid)
+      yield* a.client.followUps.dispatch({ params: { task_id: t3 } })
+      expect(yield* b.client.followUps.skip({ params: { task_id: t3 }, payload: {} })).toMatchObject({ status: "skipped" })
+      expect((yield* a.client.followUps.get({ params: { task_id: t2 } })).task.result).toMatchObject({ reason: "客户暂停" })
     }))
 
   it.effect("complete checks its body: an unknown matched guest is 404, the task's own guest and a score past 100 are 400", () =>
@@ -368,10 +368,10 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const { id: planId } = yield* plan(guest.id, "1")
       const taskId = yield* taskOf(planId, 1)
       const { baseUrl, client, credentials } = yield* signedClient()
-      yield* client.followUps.dispatch({ path: { task_id: taskId } })
-      expect(yield* Effect.flip(client.followUps.complete({ path: { task_id: taskId }, payload: { matched_guest_id: 2147483647 } })))
+      yield* client.followUps.dispatch({ params: { task_id: taskId } })
+      expect(yield* Effect.flip(client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: 2147483647 } })))
         .toMatchObject({ _tag: "NotFound", resource: "guest" })
-      expect(yield* Effect.flip(client.followUps.complete({ path: { task_id: taskId }, payload: { matched_guest_id: guest.id } })))
+      expect(yield* Effect.flip(client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: guest.id } })))
         .toMatchObject({ _tag: "BadRequest", error: "invalid_parameter" })
       const res = yield* rawRequest(baseUrl, {
         method: "POST",
@@ -382,7 +382,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       expect(res.status).toBe(400)
       expect(res.json.data.issues[0].path).toBe("match_score")
       // Nothing was stored by the refused attempts: the task is still the caller's to complete.
-      expect(yield* client.followUps.complete({ path: { task_id: taskId }, payload: { match_score: 100 } })).toMatchObject({
+      expect(yield* client.followUps.complete({ params: { task_id: taskId }, payload: { match_score: 100 } })).toMatchObject({
         idempotent: false
       })
     }))
@@ -393,25 +393,25 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const { id: planId } = yield* plan(guest.id, "1")
       const taskId = yield* taskOf(planId, 1)
       const reader = yield* signedClient(["open:follow-up:read"])
-      for (const call of [reader.client.followUps.get({ path: { task_id: 2147483647 } })]) {
+      for (const call of [reader.client.followUps.get({ params: { task_id: 2147483647 } })]) {
         expect(yield* Effect.flip(call)).toMatchObject({ _tag: "NotFound", resource: "follow_up_task" })
       }
       const writer = yield* signedClient(["open:follow-up:write"])
       for (
         const call of [
-          writer.client.followUps.dispatch({ path: { task_id: 2147483647 } }) as Effect.Effect<unknown, unknown>,
-          writer.client.followUps.complete({ path: { task_id: 2147483647 }, payload: {} }),
-          writer.client.followUps.fail({ path: { task_id: 2147483647 }, payload: {} }),
-          writer.client.followUps.skip({ path: { task_id: 2147483647 }, payload: {} })
+          writer.client.followUps.dispatch({ params: { task_id: 2147483647 } }) as Effect.Effect<unknown, unknown>,
+          writer.client.followUps.complete({ params: { task_id: 2147483647 }, payload: {} }),
+          writer.client.followUps.fail({ params: { task_id: 2147483647 }, payload: {} }),
+          writer.client.followUps.skip({ params: { task_id: 2147483647 }, payload: {} })
         ]
       ) {
         expect(yield* Effect.flip(call)).toMatchObject({ _tag: "NotFound", resource: "follow_up_task" })
       }
-      expect(yield* Effect.flip(reader.client.followUps.dispatch({ path: { task_id: taskId } }))).toMatchObject({
+      expect(yield* Effect.flip(reader.client.followUps.dispatch({ params: { task_id: taskId } }))).toMatchObject({
         _tag: "Forbidden",
         required: "open:follow-up:write"
       })
-      expect(yield* Effect.flip(writer.client.followUps.list({ urlParams: {} }))).toMatchObject({
+      expect(yield* Effect.flip(writer.client.followUps.list({ query: {} }))).toMatchObject({
         _tag: "Forbidden",
         required: "open:follow-up:read"
       })
@@ -423,9 +423,9 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const { id: planId } = yield* plan(guest.id, "1")
       const taskId = yield* taskOf(planId, 1)
       const { client } = yield* signedClient(["open:follow-up:read"], { masking: true })
-      const page = yield* client.followUps.list({ urlParams: { company_id: company.id } })
+      const page = yield* client.followUps.list({ query: { company_id: company.id } })
       expect(page.list[0]!.matchmaker_brief).toMatchObject({ name: "李红娘", wechat: "***", wechat_id: "***" })
-      const detail = yield* client.followUps.get({ path: { task_id: taskId } })
+      const detail = yield* client.followUps.get({ params: { task_id: taskId } })
       expect(detail.matchmaker).toMatchObject({ phone: "139****1111", wechat: "***", wechat_id: "***" })
       expect(detail.guest.workplace).toBe("***")
       expect(detail.guest.name).toBe("张晓雯")
@@ -441,21 +441,24 @@ layer(testServerLayer())("follow-up lease and generation", (it) => {
       const taskId = yield* taskOf(planId, 1)
       const a = yield* signedClient()
       const b = yield* signedClient()
-      yield* a.client.followUps.dispatch({ path: { task_id: taskId } })
+      yield* a.client.followUps.dispatch({ params: { task_id: taskId } })
       const date = yield* today
       yield* TestClock.adjust("7199 seconds")
-      expect(yield* Effect.flip(b.client.followUps.dispatch({ path: { task_id: taskId } }))).toMatchObject({ error: "task_locked" })
+      expect(yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: taskId } }))).toMatchObject({ error: "task_locked" })
       yield* TestClock.adjust("2 seconds")
-      const listed = yield* b.client.followUps.list({ urlParams: { date } })
+      const listed = yield* b.client.followUps.list({ query: { date } })
       expect(listed.list.find((t) => t.id === taskId)?.status).toBe("pending")
-      expect((yield* b.client.followUps.get({ path: { task_id: taskId } })).task).toMatchObject({ status: "pending", dispatched_to: null })
-      const taken = yield* b.client.followUps.dispatch({ path: { task_id: taskId } })
+      expect((yield* b.client.followUps.get({ params: { task_id: taskId } })).task).toMatchObject({
+        status: "pending",
+        dispatched_to: null
+      })
+      const taken = yield* b.client.followUps.dispatch({ params: { task_id: taskId } })
       expect(taken).toMatchObject({ dispatched_to: b.credentials.appKey, idempotent: false })
-      expect(yield* Effect.flip(a.client.followUps.complete({ path: { task_id: taskId }, payload: {} }))).toMatchObject({
+      expect(yield* Effect.flip(a.client.followUps.complete({ params: { task_id: taskId }, payload: {} }))).toMatchObject({
         error: "task_locked",
         dispatched_to: b.credentials.appKey
       })
-      expect(yield* b.client.followUps.complete({ path: { task_id: taskId }, payload: {} })).toMatchObject({ status: "completed" })
+      expect(yield* b.client.followUps.complete({ params: { task_id: taskId }, payload: {} })).toMatchObject({ status: "completed" })
     }))
 
   it.effect("each plan day becomes one task on its date, exactly once, however often and however many daemons generate", () =>
@@ -526,7 +529,7 @@ layer(testServerLayer())("follow-up lease and generation", (it) => {
       expect(yield* message("follow-up", "generate", "--date", "tomorrow")).toMatch(/--date/)
     }))
 
-  it.scoped("the daemon's job creates a due task within its interval (30 s), with no request touching it", () =>
+  it.effect("the daemon's job creates a due task within its interval (30 s), with no request touching it", () =>
     Effect.gen(function*() {
       const { guest } = yield* seed
       const sql = yield* SqlClient.SqlClient

@@ -325,7 +325,7 @@ layer(testServerLayer({ rateLimitRps: 1_000_000, rateLimitBurst: 1_000_000 }))("
                 ...(call.body !== undefined ? { body: call.body, contentType: call.contentType ?? "application/json" } : {}),
                 credentials
               }).pipe(
-                Effect.catchAllDefect((e) =>
+                Effect.catchDefect((e) =>
                   Effect.succeed({ status: 0, headers: new Headers(), json: { code: 0, message: String(e), data: null } })
                 )
               )

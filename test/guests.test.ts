@@ -47,7 +47,7 @@ layer(testServerLayer())("guests", (it) => {
         }
       })
       expect(created).toMatchObject({ name: "李明", gender: "male", age: 31, status: "incomplete" })
-      const g = yield* client.guests.get({ path: { id: created.id } })
+      const g = yield* client.guests.get({ params: { id: created.id } })
       expect(g).toMatchObject({
         req_age_min: 25,
         req_age_max: 30, // the explicit field wins over the tag
@@ -81,10 +81,10 @@ layer(testServerLayer())("guests", (it) => {
       const a = yield* client.guests.create({
         payload: { name: "王芳", gender: "female", company_id: company.id, requirement_tags: { income_min: 4, age_min: null } }
       })
-      expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({ req_income_amount: 300000, req_age_min: null })
-      yield* client.guests.update({ path: { id: a.id }, payload: { req_age_min: 28 } })
-      yield* client.guests.update({ path: { id: a.id }, payload: { requirement_tags: { height_min: 170 } } })
-      const after = yield* client.guests.get({ path: { id: a.id } })
+      expect(yield* client.guests.get({ params: { id: a.id } })).toMatchObject({ req_income_amount: 300000, req_age_min: null })
+      yield* client.guests.update({ params: { id: a.id }, payload: { req_age_min: 28 } })
+      yield* client.guests.update({ params: { id: a.id }, payload: { requirement_tags: { height_min: 170 } } })
+      const after = yield* client.guests.get({ params: { id: a.id } })
       // Keys absent from the new tags leave their fields; the tags object is replaced whole.
       expect(after).toMatchObject({
         req_age_min: 28,
@@ -98,7 +98,7 @@ layer(testServerLayer())("guests", (it) => {
     Effect.gen(function*() {
       const { client, company } = yield* setup
       const a = yield* client.guests.create({ payload: { name: "甲", gender: "male", company_id: company.id, income_level: "30-50万" } })
-      expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({
+      expect(yield* client.guests.get({ params: { id: a.id } })).toMatchObject({
         income_amount: 300000,
         income_level: "30-50万",
         family_income_amount: 300000,
@@ -107,17 +107,17 @@ layer(testServerLayer())("guests", (it) => {
       const b = yield* client.guests.create({
         payload: { name: "乙", gender: "male", company_id: company.id, income_level: "10万以下", income_amount: 100000 }
       })
-      expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({ income_amount: 100000, income_level: "10-20万" })
-      yield* client.guests.update({ path: { id: b.id }, payload: { family_income_amount: 800000 } })
-      yield* client.guests.update({ path: { id: b.id }, payload: { income_amount: 50000 } })
-      expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({
+      expect(yield* client.guests.get({ params: { id: b.id } })).toMatchObject({ income_amount: 100000, income_level: "10-20万" })
+      yield* client.guests.update({ params: { id: b.id }, payload: { family_income_amount: 800000 } })
+      yield* client.guests.update({ params: { id: b.id }, payload: { income_amount: 50000 } })
+      expect(yield* client.guests.get({ params: { id: b.id } })).toMatchObject({
         income_amount: 50000,
         income_level: "10万以下",
         family_income_amount: 800000,
         family_income_level: "50-100万"
       })
-      yield* client.guests.update({ path: { id: b.id }, payload: { family_income_amount: null } })
-      expect(yield* client.guests.get({ path: { id: b.id } })).toMatchObject({ family_income_amount: 50000 })
+      yield* client.guests.update({ params: { id: b.id }, payload: { family_income_amount: null } })
+      expect(yield* client.guests.get({ params: { id: b.id } })).toMatchObject({ family_income_amount: 50000 })
     }))
 
   it.effect("req_income_text is parsed when no amount is sent, and an explicit amount wins", () =>
@@ -131,12 +131,12 @@ layer(testServerLayer())("guests", (it) => {
         const g = yield* client.guests.create({
           payload: { name: "收入", gender: "female", company_id: company.id, req_income_text: text }
         })
-        expect((yield* client.guests.get({ path: { id: g.id } })).req_income_amount, text).toBe(amount)
+        expect((yield* client.guests.get({ params: { id: g.id } })).req_income_amount, text).toBe(amount)
       }
       const g = yield* client.guests.create({
         payload: { name: "显式", gender: "female", company_id: company.id, req_income_text: "20万以上", req_income_amount: 123000 }
       })
-      expect(yield* client.guests.get({ path: { id: g.id } })).toMatchObject({ req_income_amount: 123000, req_income_text: "20万以上" })
+      expect(yield* client.guests.get({ params: { id: g.id } })).toMatchObject({ req_income_amount: 123000, req_income_text: "20万以上" })
     }))
 
   it.effect("every invalid field is reported with its path", () =>
@@ -191,8 +191,8 @@ layer(testServerLayer())("guests", (it) => {
       expect(
         yield* Effect.flip(client.guests.create({ payload: { name: "无", gender: "male", company_id: company.id, matchmaker_id: 99999 } }))
       ).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
-      expect(yield* Effect.flip(client.guests.get({ path: { id: 99999 } }))).toMatchObject({ _tag: "NotFound", resource: "guest" })
-      expect(yield* Effect.flip(client.guests.update({ path: { id: 99999 }, payload: { age: 30 } }))).toMatchObject({
+      expect(yield* Effect.flip(client.guests.get({ params: { id: 99999 } }))).toMatchObject({ _tag: "NotFound", resource: "guest" })
+      expect(yield* Effect.flip(client.guests.update({ params: { id: 99999 }, payload: { age: 30 } }))).toMatchObject({
         _tag: "NotFound",
         resource: "guest"
       })
@@ -203,13 +203,13 @@ layer(testServerLayer())("guests", (it) => {
       const { client, company, put } = yield* setup
       const g = yield* client.guests.create({ payload: { name: "更新", gender: "female", company_id: company.id, native_place: "北京" } })
       const u = yield* client.guests.update({
-        path: { id: g.id },
+        params: { id: g.id },
         payload: { ethnicity: "汉族", hobbies: "读书", accept_flash_marriage: "no", native_place: "广东省深圳市南山区" }
       })
       expect(Object.keys(u).sort()).toEqual(["accept_flash_marriage", "ethnicity", "hobbies", "id", "native_place", "updated_at"])
       const res = yield* put(`${PATH}/${g.id}`, { status: "matched", native_place_code: "999999", completeness: 1 })
       expect(res.status).toBe(200)
-      const read = yield* client.guests.get({ path: { id: g.id } })
+      const read = yield* client.guests.get({ params: { id: g.id } })
       expect(read).toMatchObject({
         status: "incomplete",
         native_place_code: "440305",
@@ -296,12 +296,12 @@ layer(testServerLayer())("guests", (it) => {
       expect(r.results[2]).toMatchObject({ index: 2, status: "failure", error: "not_found" })
       expect(r.results[3]).toMatchObject({ index: 3, status: "failure", issues: [{ path: "age" }] })
       expect(r.results[4]).toMatchObject({ index: 4, status: "failure", issues: [{ path: "id" }] })
-      expect(yield* client.guests.get({ path: { id: a.id } })).toMatchObject({
+      expect(yield* client.guests.get({ params: { id: a.id } })).toMatchObject({
         status: "available",
         req_location_codes: ["430100", "110000"],
         native_place_code: "310115"
       })
-      expect((yield* client.guests.get({ path: { id: b.id } })).hobbies).toBeNull()
+      expect((yield* client.guests.get({ params: { id: b.id } })).hobbies).toBeNull()
     }))
 
   it.effect("list filters by keyword (two-character names, phone digits), gender, workplace, status and company", () =>
@@ -317,16 +317,16 @@ layer(testServerLayer())("guests", (it) => {
       })
       yield* client.guests.batchUpdate({ payload: { guests: [{ id: ls.id, status: "matching" }] } })
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((g) => g.id)
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "张三" } }))).toEqual([zsf.id, zs.id])
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "三丰" } }))).toEqual([zsf.id])
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "张三丰" } }))).toEqual([zsf.id])
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "0000" } }))).toEqual([ls.id, zs.id])
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "LISA" } }))).toEqual([ls.id])
-      expect(ids(yield* client.guests.list({ urlParams: { keyword: "li" } }))).toContain(ls.id)
-      expect(ids(yield* client.guests.list({ urlParams: { company_id: other.id } }))).toEqual([ls.id])
-      expect(ids(yield* client.guests.list({ urlParams: { company_id: company.id, gender: "male", workplace: "北京" } }))).toEqual([zs.id])
-      expect(ids(yield* client.guests.list({ urlParams: { company_id: other.id, status: "matching" } }))).toEqual([ls.id])
-      expect((yield* client.guests.list({ urlParams: { company_id: other.id, status: "available" } })).total).toBe(0)
+      expect(ids(yield* client.guests.list({ query: { keyword: "张三" } }))).toEqual([zsf.id, zs.id])
+      expect(ids(yield* client.guests.list({ query: { keyword: "三丰" } }))).toEqual([zsf.id])
+      expect(ids(yield* client.guests.list({ query: { keyword: "张三丰" } }))).toEqual([zsf.id])
+      expect(ids(yield* client.guests.list({ query: { keyword: "0000" } }))).toEqual([ls.id, zs.id])
+      expect(ids(yield* client.guests.list({ query: { keyword: "LISA" } }))).toEqual([ls.id])
+      expect(ids(yield* client.guests.list({ query: { keyword: "li" } }))).toContain(ls.id)
+      expect(ids(yield* client.guests.list({ query: { company_id: other.id } }))).toEqual([ls.id])
+      expect(ids(yield* client.guests.list({ query: { company_id: company.id, gender: "male", workplace: "北京" } }))).toEqual([zs.id])
+      expect(ids(yield* client.guests.list({ query: { company_id: other.id, status: "matching" } }))).toEqual([ls.id])
+      expect((yield* client.guests.list({ query: { company_id: other.id, status: "available" } })).total).toBe(0)
     }))
 
   it.effect("list orders by created_at or updated_at in either direction with id as the tie-break, and pages", () =>
@@ -337,13 +337,13 @@ layer(testServerLayer())("guests", (it) => {
       for (let i = 0; i < 5; i++) {
         made.push((yield* client.guests.create({ payload: { name: `排序${i}`, gender: "male", company_id: company.id } })).id)
       }
-      yield* client.guests.update({ path: { id: made[1]! }, payload: { age: 40 } })
+      yield* client.guests.update({ params: { id: made[1]! }, payload: { age: 40 } })
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((g) => g.id)
-      expect(ids(yield* client.guests.list({ urlParams: { company_id: company.id } }))).toEqual([...made].reverse())
-      expect(ids(yield* client.guests.list({ urlParams: { company_id: company.id, order_dir: "asc" } }))).toEqual(made)
-      const byUpdate = ids(yield* client.guests.list({ urlParams: { company_id: company.id, order_by: "updated_at" } }))
+      expect(ids(yield* client.guests.list({ query: { company_id: company.id } }))).toEqual([...made].reverse())
+      expect(ids(yield* client.guests.list({ query: { company_id: company.id, order_dir: "asc" } }))).toEqual(made)
+      const byUpdate = ids(yield* client.guests.list({ query: { company_id: company.id, order_by: "updated_at" } }))
       expect(byUpdate[0]).toBe(made[1])
-      const page2 = yield* client.guests.list({ urlParams: { company_id: company.id, order_dir: "asc", page: 2, page_size: 2 } })
+      const page2 = yield* client.guests.list({ query: { company_id: company.id, order_dir: "asc", page: 2, page_size: 2 } })
       expect(page2.total).toBe(5)
       expect(ids(page2)).toEqual([made[2], made[3]])
     }))
@@ -354,7 +354,7 @@ layer(testServerLayer())("guests", (it) => {
       const g = yield* client.guests.create({
         payload: { name: "字段", gender: "female", company_id: company.id, wechat: "wx_x", self_intro: "你好" }
       })
-      const listed = (yield* client.guests.list({ urlParams: { keyword: "字段" } })).list.find((x) => x.id === g.id)!
+      const listed = (yield* client.guests.list({ query: { keyword: "字段" } })).list.find((x) => x.id === g.id)!
       expect(Object.keys(listed).sort()).toEqual([
         "age",
         "company_id",
@@ -382,7 +382,7 @@ layer(testServerLayer())("guests", (it) => {
         "weight",
         "workplace"
       ])
-      const detail = yield* client.guests.get({ path: { id: g.id } })
+      const detail = yield* client.guests.get({ params: { id: g.id } })
       expect(detail).toMatchObject({ wechat: "wx_x", self_intro: "你好", photos: [], req_location_codes: [] })
       expect(detail.photo_time).toBe(detail.created_at)
     }))
@@ -404,7 +404,7 @@ layer(testServerLayer())("guests", (it) => {
           source: "card"
         }
       })
-      expect(yield* masked.client.guests.get({ path: { id: g.id } })).toMatchObject({
+      expect(yield* masked.client.guests.get({ params: { id: g.id } })).toMatchObject({
         phone: "138****5678",
         workplace: "***",
         birth_date: "***",
@@ -413,7 +413,7 @@ layer(testServerLayer())("guests", (it) => {
         source: "card",
         name: "遮蔽"
       })
-      const listed = (yield* masked.client.guests.list({ urlParams: { keyword: "遮蔽" } })).list[0]!
+      const listed = (yield* masked.client.guests.list({ query: { keyword: "遮蔽" } })).list[0]!
       expect(listed).toMatchObject({ phone: "138****5678", workplace: "***" })
     }))
 
@@ -426,14 +426,14 @@ layer(testServerLayer())("guests", (it) => {
       yield* client.guests.batchCreate({
         payload: { guests: [{ name: "计数2", gender: "male", company_id: company.id, matchmaker_id: m1.id }] }
       })
-      expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(2)
-      yield* client.guests.update({ path: { id: g.id }, payload: { matchmaker_id: m2.id } })
-      expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(1)
-      expect((yield* client.matchmakers.get({ path: { id: m2.id } })).guest_count).toBe(1)
-      const withGuests = yield* client.matchmakers.list({ urlParams: { company_id: company.id, has_guests: true } })
+      expect((yield* client.matchmakers.get({ params: { id: m1.id } })).guest_count).toBe(2)
+      yield* client.guests.update({ params: { id: g.id }, payload: { matchmaker_id: m2.id } })
+      expect((yield* client.matchmakers.get({ params: { id: m1.id } })).guest_count).toBe(1)
+      expect((yield* client.matchmakers.get({ params: { id: m2.id } })).guest_count).toBe(1)
+      const withGuests = yield* client.matchmakers.list({ query: { company_id: company.id, has_guests: true } })
       expect(withGuests.list.map((m) => m.id).sort()).toEqual([m1.id, m2.id].sort())
       yield* client.guests.batchUpdate({ payload: { guests: [{ id: g.id, matchmaker_id: null }] } })
-      const now = yield* client.matchmakers.list({ urlParams: { company_id: company.id, has_guests: false } })
+      const now = yield* client.matchmakers.list({ query: { company_id: company.id, has_guests: false } })
       expect(now.list.map((m) => m.id)).toEqual([m2.id])
     }))
 
@@ -452,8 +452,8 @@ layer(testServerLayer())("guests", (it) => {
           }
         })
       yield* Effect.all([batch(m1.id, m2.id), batch(m2.id, m1.id), batch(m1.id, m2.id), batch(m2.id, m1.id)], { concurrency: "unbounded" })
-      expect((yield* client.matchmakers.get({ path: { id: m1.id } })).guest_count).toBe(20)
-      expect((yield* client.matchmakers.get({ path: { id: m2.id } })).guest_count).toBe(20)
+      expect((yield* client.matchmakers.get({ params: { id: m1.id } })).guest_count).toBe(20)
+      expect((yield* client.matchmakers.get({ params: { id: m2.id } })).guest_count).toBe(20)
     }))
 
   it.effect("guest.created and guest.updated are recorded in the outbox", () =>
@@ -462,7 +462,7 @@ layer(testServerLayer())("guests", (it) => {
       const outbox = yield* OutboxRepo
       const before = (yield* outbox.after(0, 100000)).length
       const g = yield* client.guests.create({ payload: { name: "事件", gender: "male", company_id: company.id } })
-      yield* client.guests.update({ path: { id: g.id }, payload: { age: 33 } })
+      yield* client.guests.update({ params: { id: g.id }, payload: { age: 33 } })
       const events = (yield* outbox.after(0, 100000)).slice(before)
       expect(events.map((e) => [e.type, (e.data as { guest_id: number }).guest_id])).toEqual([["guest.created", g.id], [
         "guest.updated",

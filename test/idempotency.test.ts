@@ -5,12 +5,12 @@
 import { createServer } from "node:http"
 import * as net from "node:net"
 
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it as plainIt, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
 import { liveSigner, Signer } from "../src/auth/Signer.js"
@@ -55,7 +55,7 @@ const uniqueName = () => `幂等${Math.random().toString(36).slice(2, 10)}`
 const twoServers = testAppLayer({ idempotencyLeaseSeconds: 30 }).pipe(Layer.provideMerge(FetchHttpClient.layer))
 
 layer(twoServers)("Idempotency-Key", (it) => {
-  it.scoped("a repeat is answered from the kept response byte for byte, marked Idempotent-Replayed, on another instance too", () =>
+  it.effect("a repeat is answered from the kept response byte for byte, marked Idempotent-Replayed, on another instance too", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
@@ -76,7 +76,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(yield* companyCount(name)).toBe(3)
     }))
 
-  it.scoped("the same key with a different request is 422 idempotency_key_reused; keys are scoped to the client", () =>
+  it.effect("the same key with a different request is 422 idempotency_key_reused; keys are scoped to the client", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -102,7 +102,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(theirs.headers.get("idempotent-replayed")).toBeNull()
     }))
 
-  it.scoped("concurrent repeats under one key run once: the others get 409 idempotency_key_in_progress with Retry-After, or the replay", () =>
+  it.effect("concurrent repeats under one key run once: the others get 409 idempotency_key_in_progress with Retry-After, or the replay", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
@@ -130,7 +130,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       }
     }))
 
-  it.scoped("a 5xx is not kept: the retry under the same key runs for real", () =>
+  it.effect("a 5xx is not kept: the retry under the same key runs for real", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -148,7 +148,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(yield* companyCount(name)).toBe(1)
     }))
 
-  it.scoped("a 4xx answer is kept like any other", () =>
+  it.effect("a 4xx answer is kept like any other", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -160,7 +160,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(again.text).toBe(bad.text)
     }))
 
-  it.scoped("a key that is not 1 to 255 printable ASCII characters is 400 invalid_parameter", () =>
+  it.effect("a key that is not 1 to 255 printable ASCII characters is 400 invalid_parameter", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -177,7 +177,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(longest.status).toBe(200)
     }))
 
-  it.scoped("the connection is cut after a batch committed; the retry through the other instance finds 50 guests, not 100", () =>
+  it.effect("the connection is cut after a batch committed; the retry through the other instance finds 50 guests, not 100", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
@@ -233,7 +233,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(third.text).toBe(retry.text)
     }))
 
-  it.scoped("kept keys past their window are pruned by the daemon's job; a running attempt whose lease ran out is taken over", () =>
+  it.effect("kept keys past their window are pruned by the daemon's job; a running attempt whose lease ran out is taken over", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -311,7 +311,7 @@ plainIt.live(
       const address = server.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
       const client = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 3 }).pipe(
-        Effect.provide(Signer.Default)
+        Effect.provide(Signer.layer)
       )
       const created = yield* client.companies.create({ payload: { name: "重试公司" } })
       expect(created.id).toBe(7)

@@ -20,9 +20,9 @@ layer(testServerLayer())("image blacklist", (it) => {
         payload: { items: [{ md5: a.toUpperCase() }, { md5: b, source: "sync", reject_reason: "涉黄" }] }
       })
       expect(first).toEqual({ added: 2, skipped: 0, restored: 0, errors: [] })
-      const listed = (yield* client.imageBlacklist.list({ urlParams: { source: "sync" } })).list
+      const listed = (yield* client.imageBlacklist.list({ query: { source: "sync" } })).list
       expect(listed.map((r) => r.md5)).toContain(b)
-      const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === a)!
+      const rec = (yield* client.imageBlacklist.list({ query: {} })).list.find((r) => r.md5 === a)!
       expect(rec).toMatchObject({ source: "external", status: "active", hit_count: 0 })
       expect(rec.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       expect(Object.keys(rec).sort()).toEqual(["created_at", "hit_count", "id", "md5", "source", "status"])
@@ -40,7 +40,7 @@ layer(testServerLayer())("image blacklist", (it) => {
           { index: 6, md5: null, reason: expect.any(String) }
         ]
       })
-      expect((yield* client.imageBlacklist.list({ urlParams: { status: "active" } })).list.find((r) => r.md5 === a)).toBeDefined()
+      expect((yield* client.imageBlacklist.list({ query: { status: "active" } })).list.find((r) => r.md5 === a)).toBeDefined()
     }))
 
   it.effect("check lists blocked and allowed, invalid only when some are invalid, and counts hits", () =>
@@ -48,14 +48,14 @@ layer(testServerLayer())("image blacklist", (it) => {
       const { client } = yield* signedClient()
       const [x, y, z] = [md5("x2"), md5("y2"), md5("z2")]
       yield* client.imageBlacklist.add({ payload: { items: [{ md5: x }, { md5: z }] } })
-      const zRec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === z)!
+      const zRec = (yield* client.imageBlacklist.list({ query: {} })).list.find((r) => r.md5 === z)!
       yield* runAdmin(["blacklist", "disable", String(zRec.id)])
       const clean = yield* client.imageBlacklist.check({ payload: { md5_list: [x, y, z] } })
       expect(clean).toEqual({ blocked: [x], allowed: [y, z] })
       expect(clean).not.toHaveProperty("invalid")
       const withInvalid = yield* client.imageBlacklist.check({ payload: { md5_list: [x.toUpperCase(), "bad"] } })
       expect(withInvalid).toEqual({ blocked: [x], allowed: [], invalid: ["bad"] })
-      const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === x)!
+      const rec = (yield* client.imageBlacklist.list({ query: {} })).list.find((r) => r.md5 === x)!
       expect(rec.hit_count).toBe(2)
     }))
 
@@ -83,7 +83,7 @@ layer(testServerLayer())("image blacklist", (it) => {
       const { client } = yield* signedClient()
       const items = Array.from({ length: 1000 }, (_, i) => ({ md5: md5(`bulk${i}`) }))
       expect(yield* client.imageBlacklist.add({ payload: { items } })).toEqual({ added: 1000, skipped: 0, restored: 0, errors: [] })
-      expect((yield* client.imageBlacklist.list({ urlParams: { page_size: 20000 } })).list.length).toBeGreaterThanOrEqual(1000)
+      expect((yield* client.imageBlacklist.list({ query: { page_size: 20000 } })).list.length).toBeGreaterThanOrEqual(1000)
     }))
 
   it.effect("delete removes a record permanently; an unknown id is 404 image_blacklist", () =>
@@ -91,9 +91,9 @@ layer(testServerLayer())("image blacklist", (it) => {
       const { client } = yield* signedClient()
       const m = md5("del3")
       yield* client.imageBlacklist.add({ payload: { items: [{ md5: m }] } })
-      const rec = (yield* client.imageBlacklist.list({ urlParams: {} })).list.find((r) => r.md5 === m)!
-      yield* client.imageBlacklist.remove({ path: { record_id: rec.id } })
-      expect(yield* Effect.flip(client.imageBlacklist.remove({ path: { record_id: rec.id } }))).toMatchObject({
+      const rec = (yield* client.imageBlacklist.list({ query: {} })).list.find((r) => r.md5 === m)!
+      yield* client.imageBlacklist.remove({ params: { record_id: rec.id } })
+      expect(yield* Effect.flip(client.imageBlacklist.remove({ params: { record_id: rec.id } }))).toMatchObject({
         _tag: "NotFound",
         resource: "image_blacklist"
       })

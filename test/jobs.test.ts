@@ -1,10 +1,10 @@
 // The job daemon: nonce pruning by retention, and a clean stop on SIGTERM.
 import { spawn } from "node:child_process"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { pruneNoncesOnce } from "../jobs/NoncePrune.js"
@@ -16,7 +16,7 @@ layer(testAppLayer())("nonce pruning", (it) => {
   it.effect("removes nonces older than the retention window and keeps newer ones", () =>
     Effect.gen(function*() {
       const replay = yield* ReplayRepo
-      const now = yield* TestClock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
       expect(yield* replay.recordNonce("ak_p", "old-nonce-000000001", now - 16 * 60_000, 0)).toBe(true)
       expect(yield* replay.recordNonce("ak_p", "new-nonce-000000001", now - 14 * 60_000, 0)).toBe(true)
       expect(yield* pruneNoncesOnce).toBe(1)
@@ -28,7 +28,7 @@ layer(testAppLayer())("nonce pruning", (it) => {
   it.effect("a nonce seen longer ago than the retention may be used again", () =>
     Effect.gen(function*() {
       const replay = yield* ReplayRepo
-      const now = yield* TestClock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
       expect(yield* replay.recordNonce("ak_q", "reuse-nonce-0000001", now - 20 * 60_000, 0)).toBe(true)
       expect(yield* replay.recordNonce("ak_q", "reuse-nonce-0000001", now, now - 15 * 60_000)).toBe(true)
       expect(yield* replay.recordNonce("ak_q", "reuse-nonce-0000001", now + 1, now - 15 * 60_000)).toBe(false)

@@ -1,15 +1,15 @@
 // Matches end to end (SPEC §4.9; DECISIONS §5, §6, §9): create with defaults and score, one open
 // match per pair, status moves, list filters, events, and the matchmakers' match_count and
 // success_rate kept exact under concurrent writes.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import type { GuestCreate } from "../schema/Guests.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
-type Client = Effect.Effect.Success<ReturnType<typeof signedClient>>["client"]
+type Client = Effect.Success<ReturnType<typeof signedClient>>["client"]
 
 const setup = (client: Client) =>
   Effect.gen(function*() {
@@ -34,7 +34,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const created = yield* client.matches.create({ payload: { guest_a_id: he.id, guest_b_id: she.id } })
       expect(Object.keys(created).sort()).toEqual(["created_at", "id", "status"])
       expect(created.status).toBe("pending")
-      const page = yield* client.matches.list({ urlParams: { guest_id: he.id } })
+      const page = yield* client.matches.list({ query: { guest_id: he.id } })
       expect(page.list).toEqual([{
         id: created.id,
         guest_a_id: he.id,
@@ -52,7 +52,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const explicit = yield* client.matches.create({
         payload: { guest_a_id: he.id, guest_b_id: other.id, guest_b_matchmaker_id: m3.id }
       })
-      const [read] = (yield* client.matches.list({ urlParams: { guest_id: other.id } })).list
+      const [read] = (yield* client.matches.list({ query: { guest_id: other.id } })).list
       expect(read).toMatchObject({ id: explicit.id, guest_a_matchmaker_id: m1.id, guest_b_matchmaker_id: m3.id, match_score: 75 })
     }))
 
@@ -86,11 +86,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))).toMatchObject({
         error: "match_exists"
       })
-      yield* client.matches.updateStatus({ path: { id: first.id }, payload: { status: "pending_date" } })
+      yield* client.matches.updateStatus({ params: { id: first.id }, payload: { status: "pending_date" } })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))).toMatchObject({
         error: "match_exists"
       })
-      yield* client.matches.updateStatus({ path: { id: first.id }, payload: { status: "closed" } })
+      yield* client.matches.updateStatus({ params: { id: first.id }, payload: { status: "closed" } })
       const again = yield* client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } })
       expect(again.id).toBeGreaterThan(first.id)
     }))
@@ -125,7 +125,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
         payload: { guest_a_id: (yield* guest("male")).id, guest_b_id: (yield* guest("female")).id }
       })
       const set = (status: "pending_date" | "dating" | "completed" | "rejected" | "closed") =>
-        client.matches.updateStatus({ path: { id: m.id }, payload: { status } })
+        client.matches.updateStatus({ params: { id: m.id }, payload: { status } })
       expect(yield* Effect.flip(set("dating"))).toMatchObject({ _tag: "BadRequest", error: "invalid_transition" })
       const moved = yield* set("pending_date")
       expect(Object.keys(moved).sort()).toEqual(["id", "status", "updated_at"])
@@ -154,7 +154,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
         credentials
       })
       expect(pending.status).toBe(400)
-      expect(yield* Effect.flip(client.matches.updateStatus({ path: { id: 2_000_000 }, payload: { status: "closed" } }))).toMatchObject({
+      expect(yield* Effect.flip(client.matches.updateStatus({ params: { id: 2_000_000 }, payload: { status: "closed" } }))).toMatchObject({
         _tag: "NotFound",
         resource: "match"
       })
@@ -170,9 +170,9 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const c = yield* two.guest("female")
       const ab = yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } })
       const ca = yield* client.matches.create({ payload: { guest_a_id: c.id, guest_b_id: a.id } })
-      yield* client.matches.updateStatus({ path: { id: ca.id }, payload: { status: "rejected" } })
-      const ids = (params: Parameters<Client["matches"]["list"]>[0]["urlParams"]) =>
-        Effect.map(client.matches.list({ urlParams: params }), (p) => p.list.map((m) => m.id))
+      yield* client.matches.updateStatus({ params: { id: ca.id }, payload: { status: "rejected" } })
+      const ids = (params: Parameters<Client["matches"]["list"]>[0]["query"]) =>
+        Effect.map(client.matches.list({ query: params }), (p) => p.list.map((m) => m.id))
       expect(yield* ids({ guest_id: a.id })).toEqual([ca.id, ab.id])
       expect(yield* ids({ guest_id: b.id })).toEqual([ab.id])
       expect(yield* ids({ guest_id: a.id, status: "rejected" })).toEqual([ca.id])
@@ -187,7 +187,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       expect(yield* ids({ guest_id: a.id, start_date: "2030-03-02" })).toEqual([ca.id])
       expect(yield* ids({ guest_id: a.id, end_date: "2030-03-02" })).toEqual([ca.id, ab.id])
       expect(yield* ids({ guest_id: a.id, start_date: "2030-03-03" })).toEqual([])
-      const page = yield* client.matches.list({ urlParams: { guest_id: a.id, page: 2, page_size: 1 } })
+      const page = yield* client.matches.list({ query: { guest_id: a.id, page: 2, page_size: 1 } })
       expect(page).toMatchObject({ total: 2, list: [{ id: ab.id }] })
     }))
 
@@ -203,10 +203,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const ab = yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } })
       yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: c.id } })
       for (const status of ["pending_date", "dating", "completed"] as const) {
-        yield* client.matches.updateStatus({ path: { id: ab.id }, payload: { status } })
+        yield* client.matches.updateStatus({ params: { id: ab.id }, payload: { status } })
       }
-      const one = yield* client.matchmakers.get({ path: { id: m1.id } })
-      const two = yield* client.matchmakers.get({ path: { id: m2.id } })
+      const one = yield* client.matchmakers.get({ params: { id: m1.id } })
+      const two = yield* client.matchmakers.get({ params: { id: m2.id } })
       expect(one).toMatchObject({ match_count: 2, success_rate: 0.5 })
       expect(two).toMatchObject({ match_count: 1, success_rate: 1 })
     }))
@@ -232,11 +232,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
         pairs.map(([m, w], i) =>
           Effect.gen(function*() {
             const created = yield* client.matches.create({ payload: { guest_a_id: m.id, guest_b_id: w.id } })
-            const path = { id: created.id }
-            if (i % 3 === 0) return yield* client.matches.updateStatus({ path, payload: { status: "rejected" } })
-            yield* client.matches.updateStatus({ path, payload: { status: "pending_date" } })
-            yield* client.matches.updateStatus({ path, payload: { status: "dating" } })
-            return yield* client.matches.updateStatus({ path, payload: { status: "completed" } })
+            const params = { id: created.id }
+            if (i % 3 === 0) return yield* client.matches.updateStatus({ params, payload: { status: "rejected" } })
+            yield* client.matches.updateStatus({ params, payload: { status: "pending_date" } })
+            yield* client.matches.updateStatus({ params, payload: { status: "dating" } })
+            return yield* client.matches.updateStatus({ params, payload: { status: "completed" } })
           })
         ),
         { concurrency: "unbounded" }
@@ -246,7 +246,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
         const [expected] = yield* sql<{ total: number; completed: number }>`
           SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'completed')::int AS completed FROM matches
           WHERE guest_a_matchmaker_id = ${maker.id} OR guest_b_matchmaker_id = ${maker.id}`
-        const read = yield* client.matchmakers.get({ path: { id: maker.id } })
+        const read = yield* client.matchmakers.get({ params: { id: maker.id } })
         expect(expected!.total).toBeGreaterThan(0)
         expect(read.match_count).toBe(expected!.total)
         expect(read.success_rate).toBeCloseTo(expected!.completed / expected!.total, 4)
@@ -256,7 +256,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
   it.effect("reads need open:match:read, writes open:match:write", () =>
     Effect.gen(function*() {
       const { client } = yield* signedClient(["open:match:read"])
-      yield* client.matches.list({ urlParams: {} })
+      yield* client.matches.list({ query: {} })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: 1, guest_b_id: 2 } }))).toMatchObject({
         _tag: "Forbidden",
         required: "open:match:write"

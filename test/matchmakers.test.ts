@@ -24,7 +24,7 @@ layer(testServerLayer())("matchmakers", (it) => {
         cert_level: "none",
         status: "active"
       })
-      expect(yield* client.matchmakers.get({ path: { id: m.id } })).toEqual(m)
+      expect(yield* client.matchmakers.get({ params: { id: m.id } })).toEqual(m)
     }))
 
   it.effect("every writable field is stored and read back", () =>
@@ -57,7 +57,7 @@ layer(testServerLayer())("matchmakers", (it) => {
       const err = yield* Effect.flip(client.matchmakers.create({ payload: { name: "赵红娘", company_id: 424242 } }))
       expect(err).toMatchObject({ _tag: "NotFound", resource: "company" })
       const m = yield* client.matchmakers.create({ payload: { name: "赵红娘" } })
-      const err2 = yield* Effect.flip(client.matchmakers.update({ path: { id: m.id }, payload: { company_id: 424242 } }))
+      const err2 = yield* Effect.flip(client.matchmakers.update({ params: { id: m.id }, payload: { company_id: 424242 } }))
       expect(err2).toMatchObject({ _tag: "NotFound", resource: "company" })
     }))
 
@@ -76,10 +76,10 @@ layer(testServerLayer())("matchmakers", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const m = yield* client.matchmakers.create({ payload: { name: "钱红娘", city: "北京" } })
-      const u = yield* client.matchmakers.update({ path: { id: m.id }, payload: { city: "天津", level: "silver" } })
+      const u = yield* client.matchmakers.update({ params: { id: m.id }, payload: { city: "天津", level: "silver" } })
       expect(Object.keys(u).sort()).toEqual(["city", "company_id", "id", "level", "name", "updated_at"])
       expect(u).toMatchObject({ id: m.id, company_id: null, name: "钱红娘", city: "天津", level: "silver" })
-      const unknown = yield* Effect.flip(client.matchmakers.update({ path: { id: 999999 }, payload: { city: "x" } }))
+      const unknown = yield* Effect.flip(client.matchmakers.update({ params: { id: 999999 }, payload: { city: "x" } }))
       expect(unknown).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
     }))
 
@@ -95,14 +95,14 @@ layer(testServerLayer())("matchmakers", (it) => {
       yield* Effect.flatMap(Matchmakers, (s) => s.setStatus(c.id, "disabled"))
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((m) => m.id)
 
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id } }))).toEqual([c.id, b.id, a.id])
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, keyword: "00011" } }))).toEqual([a.id])
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, keyword: "findme" } }))).toEqual([b.id])
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, status: "disabled" } }))).toEqual([c.id])
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, level: "gold" } }))).toEqual([a.id])
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, has_guests: true } }))).toEqual([])
-      expect((yield* client.matchmakers.list({ urlParams: { company_id: company.id, has_guests: false } })).total).toBe(3)
-      expect((yield* client.matchmakers.list({ urlParams: { company_id: 999999 } })).total).toBe(0)
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id } }))).toEqual([c.id, b.id, a.id])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, keyword: "00011" } }))).toEqual([a.id])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, keyword: "findme" } }))).toEqual([b.id])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, status: "disabled" } }))).toEqual([c.id])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, level: "gold" } }))).toEqual([a.id])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, has_guests: true } }))).toEqual([])
+      expect((yield* client.matchmakers.list({ query: { company_id: company.id, has_guests: false } })).total).toBe(3)
+      expect((yield* client.matchmakers.list({ query: { company_id: 999999 } })).total).toBe(0)
     }))
 
   it.effect("/matchmakers/ids lists only matchmakers with a wechat_id", () =>
@@ -112,7 +112,7 @@ layer(testServerLayer())("matchmakers", (it) => {
       const withId = yield* client.matchmakers.create({ payload: { name: "有微信", company_id: company.id, wechat_id: "wxid_sync" } })
       yield* client.matchmakers.create({ payload: { name: "无微信", company_id: company.id } })
       yield* client.matchmakers.create({ payload: { name: "空微信", company_id: company.id, wechat_id: "" } })
-      const r = yield* client.matchmakers.ids({ urlParams: { company_id: company.id } })
+      const r = yield* client.matchmakers.ids({ query: { company_id: company.id } })
       expect(r).toEqual({ list: [{ id: withId.id, wechat_id: "wxid_sync", group_nos: [], work_wechat_ids: [] }], total: 1 })
     }))
 
@@ -124,14 +124,14 @@ layer(testServerLayer())("matchmakers", (it) => {
         payload: { name: "遮蔽红娘", phone: "13812345678", wechat: "mask_me", wechat_id: "wxid_mask" }
       })
       expect(m).toMatchObject({ phone: "13812345678", wechat: "mask_me", wechat_id: "wxid_mask" })
-      const seen = yield* masked.client.matchmakers.get({ path: { id: m.id } })
+      const seen = yield* masked.client.matchmakers.get({ params: { id: m.id } })
       expect(seen).toMatchObject({ name: "遮蔽红娘", phone: "138****5678", wechat: "***", wechat_id: "***" })
-      const listed = yield* masked.client.matchmakers.list({ urlParams: { keyword: "遮蔽红娘" } })
+      const listed = yield* masked.client.matchmakers.list({ query: { keyword: "遮蔽红娘" } })
       expect(listed.list[0]).toMatchObject({ phone: "138****5678", wechat: "***" })
       const company = yield* masked.client.companies.create({
         payload: { name: "遮蔽婚介", contact_phone: "13900001234", credit_code: "91430100MA4L1234X5" }
       })
       expect(company).toMatchObject({ contact_phone: "139****1234", credit_code: "***" })
-      expect(yield* plain.client.companies.get({ path: { id: company.id } })).toMatchObject({ contact_phone: "13900001234" })
+      expect(yield* plain.client.companies.get({ params: { id: company.id } })).toMatchObject({ contact_phone: "13900001234" })
     }))
 })

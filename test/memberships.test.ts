@@ -1,9 +1,9 @@
 // Memberships end to end (SPEC §4.10; DECISIONS §3, §5, §9): create-or-renew, 404s, list filters,
 // the operator's plans and cancel, and expiry by the daemon with its membership.expired events.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
 import { runAdmin } from "../src/admin/commands.js"
@@ -15,13 +15,13 @@ const DAY = 86_400_000
 
 const admin = (...argv: Array<string>) => runAdmin(argv)
 const adminFailure = (...argv: Array<string>) =>
-  Effect.map(Effect.either(runAdmin(argv)), (e) => (Either.isLeft(e) ? (e.left as { message: string }).message : "succeeded"))
+  Effect.map(Effect.result(runAdmin(argv)), (e) => (Result.isFailure(e) ? (e.failure as { message: string }).message : "succeeded"))
 
 const newUser = (name = "会员用户") => Effect.map(admin("users", "create", "--name", name), (u) => (u as { id: number }).id)
 
 const instant = (text: string) => parseTimestamp(text, TZ).getTime()
 
-type Client = Effect.Effect.Success<ReturnType<typeof signedClient>>["client"]
+type Client = Effect.Success<ReturnType<typeof signedClient>>["client"]
 
 const newGuest = (client: Client) =>
   Effect.gen(function*() {
@@ -43,7 +43,7 @@ layer(testServerLayer())("memberships", (it) => {
       const expires = instant(saved.expire_at)
       expect(expires).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 30 * DAY - 1000)
       expect(expires).toBeLessThanOrEqual(Date.now() + 30 * DAY)
-      const page = yield* client.memberships.list({ urlParams: { user_id: userId } })
+      const page = yield* client.memberships.list({ query: { user_id: userId } })
       expect(page.total).toBe(1)
       const record = page.list[0]!
       expect(record).toMatchObject({
@@ -70,7 +70,7 @@ layer(testServerLayer())("memberships", (it) => {
       // Another plan is another membership.
       const yearly = yield* client.memberships.create({ payload: { user_id: userId, plan_id: 3 } })
       expect(yearly.id).not.toBe(first.id)
-      expect((yield* client.memberships.list({ urlParams: { user_id: userId } })).total).toBe(2)
+      expect((yield* client.memberships.list({ query: { user_id: userId } })).total).toBe(2)
     }))
 
   it.effect("concurrent purchases of one plan by one user make one membership extended by each", () =>
@@ -82,7 +82,7 @@ layer(testServerLayer())("memberships", (it) => {
         { concurrency: "unbounded" }
       )
       expect(new Set(results.map((r) => r.id)).size).toBe(1)
-      const [record] = (yield* client.memberships.list({ urlParams: { user_id: userId } })).list
+      const [record] = (yield* client.memberships.list({ query: { user_id: userId } })).list
       expect(instant(record!.expire_at) - instant(record!.started_at)).toBe(6 * 30 * DAY)
     }))
 
@@ -112,7 +112,7 @@ layer(testServerLayer())("memberships", (it) => {
       expect(yield* adminFailure("memberships", "cancel", "2000000")).toMatch(/membership 2000000 not found/)
       const next = yield* client.memberships.create({ payload: { user_id: userId, plan_id: 1 } })
       expect(next.id).not.toBe(first.id)
-      const statuses = (yield* client.memberships.list({ urlParams: { user_id: userId } })).list.map((m) => [m.id, m.status])
+      const statuses = (yield* client.memberships.list({ query: { user_id: userId } })).list.map((m) => [m.id, m.status])
       expect(statuses).toEqual([[next.id, "active"], [first.id, "cancelled"]])
     }))
 
@@ -132,7 +132,7 @@ layer(testServerLayer())("memberships", (it) => {
       expect(yield* adminFailure("membership-plans", "create", "--days", "7")).toMatch(/--name/)
       const userId = yield* newUser()
       const saved = yield* client.memberships.create({ payload: { user_id: userId, plan_id: created.id } })
-      const [record] = (yield* client.memberships.list({ urlParams: { user_id: userId } })).list
+      const [record] = (yield* client.memberships.list({ query: { user_id: userId } })).list
       expect(record).toMatchObject({ id: saved.id, plan_name: "周卡" })
       expect(instant(record!.expire_at) - instant(record!.started_at)).toBe(7 * DAY)
     }))
@@ -147,8 +147,8 @@ layer(testServerLayer())("memberships", (it) => {
       const b = yield* client.memberships.create({ payload: { user_id: u2, plan_id: 2, guest_id: guest.id } })
       const c = yield* client.memberships.create({ payload: { user_id: u2, plan_id: 3 } })
       yield* admin("memberships", "cancel", String(b.id))
-      const ids = (params: Parameters<Client["memberships"]["list"]>[0]["urlParams"]) =>
-        Effect.map(client.memberships.list({ urlParams: params }), (p) => p.list.map((m) => m.id))
+      const ids = (params: Parameters<Client["memberships"]["list"]>[0]["query"]) =>
+        Effect.map(client.memberships.list({ query: params }), (p) => p.list.map((m) => m.id))
       expect(yield* ids({ company_id: company.id })).toEqual([b.id, a.id])
       expect(yield* ids({ user_id: u2 })).toEqual([c.id, b.id])
       expect(yield* ids({ user_id: u2, status: "cancelled" })).toEqual([b.id])
@@ -164,7 +164,7 @@ layer(testServerLayer())("memberships", (it) => {
       yield* sql`UPDATE memberships SET expire_at = now() - interval '1 second' WHERE id IN ${sql.in(due.slice(0, 2).map((m) => m.id))}`
       // Several daemons at once: each row moves once and gets one event.
       yield* Effect.all(Array.from({ length: 4 }, () => moveByTimeOnce), { concurrency: "unbounded" })
-      const statuses = (yield* client.memberships.list({ urlParams: { user_id: userId } })).list.map((m) => [m.id, m.status])
+      const statuses = (yield* client.memberships.list({ query: { user_id: userId } })).list.map((m) => [m.id, m.status])
       expect(statuses).toEqual([[due[2]!.id, "active"], [due[1]!.id, "expired"], [due[0]!.id, "expired"]])
       const events = yield* sql<{ event_id: string; permission: string; data: Record<string, unknown> }>`
         SELECT event_id, permission, data FROM events WHERE type = 'membership.expired' AND (data->>'user_id')::int = ${userId}
@@ -189,7 +189,7 @@ layer(testServerLayer())("memberships", (it) => {
       yield* sql`UPDATE memberships SET expire_at = now() - interval '1 day' WHERE id = ${stale.id}`
       const fresh = yield* client.memberships.create({ payload: { user_id: userId, plan_id: 1 } })
       expect(fresh.id).not.toBe(stale.id)
-      const statuses = (yield* client.memberships.list({ urlParams: { user_id: userId } })).list.map((m) => [m.id, m.status])
+      const statuses = (yield* client.memberships.list({ query: { user_id: userId } })).list.map((m) => [m.id, m.status])
       expect(statuses).toEqual([[fresh.id, "active"], [stale.id, "expired"]])
       const [{ n }] = yield* sql<{ n: number }>`
         SELECT count(*)::int AS n FROM events WHERE type = 'membership.expired' AND (data->>'membership_id')::int = ${stale.id}`
@@ -199,7 +199,7 @@ layer(testServerLayer())("memberships", (it) => {
   it.effect("reads need open:membership:read, writes open:membership:write", () =>
     Effect.gen(function*() {
       const { client } = yield* signedClient(["open:membership:read"])
-      yield* client.memberships.list({ urlParams: {} })
+      yield* client.memberships.list({ query: {} })
       expect(yield* Effect.flip(client.memberships.create({ payload: { user_id: 1, plan_id: 1 } }))).toMatchObject({
         _tag: "Forbidden",
         required: "open:membership:write"

@@ -1,19 +1,21 @@
-// Migrations: two processes starting on a new database at once must not collide.
+// Migrations: two processes starting on a new database at once must not collide; a migration file
+// runs as its statements, cut where a `;` ends one.
 import { randomBytes } from "node:crypto"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
+import { splitSqlStatements } from "../src/sql/splitSql.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
 
-it.scoped("two concurrent migration runs on an empty database apply each migration once", () =>
+it.live("two concurrent migration runs on an empty database apply each migration once", () =>
   Effect.gen(function*() {
     const adminUrl = inject("databaseAdminUrl")
     const name = `mm_migrate_${randomBytes(4).toString("hex")}`
@@ -34,3 +36,18 @@ it.scoped("two concurrent migration runs on an empty database apply each migrati
     expect(rows.map((r) => r.migration_id)).toEqual([...new Set(rows.map((r) => r.migration_id))])
     expect(rows.length).toBeGreaterThan(0)
   }), { timeout: 60_000 })
+
+it("a script is cut at the semicolons outside quotes, dollar-quoted bodies and comments", () => {
+  const script = `-- a comment; not a statement
+CREATE TABLE t (a text DEFAULT 'x;y', "b;c" int);
+CREATE FUNCTION f() RETURNS text LANGUAGE plpgsql AS $body$ BEGIN RETURN 'a;b'; END $body$;
+/* block; /* nested; */ still a comment; */ SELECT E'it\\'s; fine', $$;$$;
+;
+-- only a comment at the end;
+`
+  expect(splitSqlStatements(script)).toEqual([
+    "-- a comment; not a statement\nCREATE TABLE t (a text DEFAULT 'x;y', \"b;c\" int)",
+    "CREATE FUNCTION f() RETURNS text LANGUAGE plpgsql AS $body$ BEGIN RETURN 'a;b'; END $body$",
+    "/* block; /* nested; */ still a comment; */ SELECT E'it\\'s; fine', $$;$$"
+  ])
+})

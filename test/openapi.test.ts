@@ -2,10 +2,10 @@
 // lists every endpoint, whose references all resolve, that Redocly lints clean, from which
 // openapi-typescript generates a client that signs in one middleware, and in which each
 // operation documents only the statuses it can answer.
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as OpenApi from "@effect/platform/OpenApi"
 import { expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as OpenApi from "effect/http-api/OpenApi"
 
 import { OpenApiDef } from "../schema/Api.js"
 import { ALL_PERMISSIONS } from "../schema/Common.js"

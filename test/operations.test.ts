@@ -6,9 +6,9 @@
 import { readFileSync } from "node:fs"
 import { Agent } from "node:http"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { runAdmin } from "../src/admin/commands.js"
@@ -79,7 +79,7 @@ const adminStatus = Effect.map(runAdmin(["status"]), (s) => s as unknown as Stat
 const adminDaemons = Effect.map(runAdmin(["daemons", "list"]), (d) => d as unknown as Array<Daemon>)
 
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the processes an operator runs", (it) => {
-  it.scoped(
+  it.effect(
     "SIGTERM during a burst: the requests in flight finish inside the grace period, then the process exits 0",
     () =>
       Effect.gen(function*() {
@@ -165,7 +165,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
     { timeout: 120_000 }
   )
 
-  it.scoped(
+  it.effect(
     "the grace period bounds the wait: a request still running when it ends is cut off and the process exits",
     () =>
       Effect.gen(function*() {
@@ -196,7 +196,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
     { timeout: 60_000 }
   )
 
-  it.scoped(
+  it.effect(
     "a daemon answers its probes on JOBS_PORT, beats, and admin status shows its stuck card task before and after the lease",
     () =>
       Effect.gen(function*() {
@@ -282,7 +282,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
         const second = yield* startProcess("jobs/main.ts", env, "job daemon ready")
         yield* waitUntil(
           "the task to be done",
-          client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie),
+          client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie),
           (t) => t.status === "done",
           60_000
         )
@@ -309,7 +309,7 @@ describe("settings of the operator's side", () => {
       return { code: yield* Effect.promise(() => p.exited), lines: logLines(p.log()) }
     })
 
-  it.scoped.each(
+  it.effect.each(
     [
       ["jobs/main.ts", { JOBS_PORT: "http" }, "JOBS_PORT"],
       ["src/main.ts", { SHUTDOWN_GRACE_SECONDS: "-1" }, "SHUTDOWN_GRACE_SECONDS"],

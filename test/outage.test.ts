@@ -1,8 +1,8 @@
 // A database outage is a 503 service_unavailable with Retry-After (DECISIONS §1), never a 500, and
 // the service recovers by itself: the service reaches PostgreSQL through a proxy the test cuts.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -65,7 +65,7 @@ layer(testServerLayer({}, undefined, proxied.layer), { timeout: 60_000 })("datab
           WHERE datname = current_database() AND pid <> pg_backend_pid()`)
         // (it.effect runs on the TestClock, so the pause is a real timer.)
         const pause = Effect.promise(() => new Promise((r) => setTimeout(r, 5)))
-        const [answers] = yield* Effect.all([burst, Effect.zipRight(pause, kill)], { concurrency: 2 })
+        const [answers] = yield* Effect.all([burst, Effect.andThen(pause, kill)], { concurrency: 2 })
         statuses.push(...answers)
       }
       expect(statuses.filter((s) => s >= 500 && s !== 503)).toEqual([])

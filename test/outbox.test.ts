@@ -1,8 +1,8 @@
 // The events outbox commits or rolls back together with the change that records the event.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { testAppLayer } from "./support/harness.js"

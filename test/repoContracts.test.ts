@@ -20,13 +20,13 @@ import { transactionContract } from "./contracts/transaction.contract.js"
 import { TestDatabaseLive } from "./support/harness.js"
 
 const real = Layer.mergeAll(
-  GuestsRepo.Default,
-  OutboxRepo.Default,
-  FollowUpsRepo.Default,
-  ActivitiesRepo.Default,
-  MembershipsRepo.Default,
-  CardTasksRepo.Default,
-  Transaction.Default,
+  GuestsRepo.layer,
+  OutboxRepo.layer,
+  FollowUpsRepo.layer,
+  ActivitiesRepo.layer,
+  MembershipsRepo.layer,
+  CardTasksRepo.layer,
+  Transaction.layer,
   SqlContractSeed
 ).pipe(Layer.provideMerge(TestDatabaseLive))
 

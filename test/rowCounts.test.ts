@@ -1,11 +1,11 @@
 // Exact list totals from counters (migrations 0012, 0014): kept in the transactions that change
 // the counted tables, folded by the daemon, and equal to a full count whatever the writers do at
 // once, in every snapshot.
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { formatTimestamp } from "../src/domain/time.js"
 import { RowCountsRepo } from "../src/repos/RowCountsRepo.js"
@@ -101,13 +101,13 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("exa
           }
           return { seen, reads }
         })
-        const compactors = yield* Effect.all([Effect.fork(compactor), Effect.fork(compactor)])
-        const checking = yield* Effect.fork(reader)
+        const compactors = yield* Effect.all([Effect.forkChild(compactor), Effect.forkChild(compactor)])
+        const checking = yield* Effect.forkChild(reader)
         const results = yield* Effect.all(Array.from({ length: 6 }, (_, w) => writer(w)), { concurrency: "unbounded" }).pipe(
           Effect.ensuring(Effect.sync(() => (writing = false)))
         )
         expect(results).toHaveLength(6)
-        const folded = yield* Effect.all(compactors.map((f) => f.await))
+        const folded = yield* Effect.all(compactors.map((f) => Fiber.await(f)))
         for (const exit of folded) expect(exit).toSatisfy(Exit.isSuccess)
         // The compactions folded deltas while the writers ran.
         expect(folded.reduce((sum, exit) => sum + (Exit.isSuccess(exit) ? exit.value : 0), 0)).toBeGreaterThan(0)
@@ -155,8 +155,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("exa
         FROM generate_series(1, 30) k`
       const full = (where: string) =>
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM guests WHERE ${sql.literal(where)}`, (r) => r[0]!.n)
-      const total = (urlParams: Parameters<typeof client.guests.list>[0]["urlParams"]) =>
-        Effect.map(client.guests.list({ urlParams }), (page) => page.total)
+      const total = (query: Parameters<typeof client.guests.list>[0]["query"]) =>
+        Effect.map(client.guests.list({ query }), (page) => page.total)
 
       expect(yield* total({})).toBe(yield* full("true"))
       expect(yield* total({ company_id: company })).toBe(30)
@@ -166,7 +166,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("exa
       expect(yield* total({ keyword: "列表" })).toBe(yield* full("name LIKE '%列表%'"))
       // A blank keyword is no filter; an empty workplace is one (rows with workplace '').
       expect(yield* total({ keyword: "  " })).toBe(yield* full("true"))
-      const empty = yield* client.guests.list({ urlParams: { workplace: "" } })
+      const empty = yield* client.guests.list({ query: { workplace: "" } })
       expect(empty.total).toBe(2)
       expect(empty.list).toHaveLength(2)
     }))
@@ -179,7 +179,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("exa
         payload: { items: [{ md5: "a".repeat(32), source: "manual" }, { md5: "b".repeat(32), source: "upload" }] }
       })
       const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM image_blacklist WHERE source = 'manual'`
-      expect((yield* client.imageBlacklist.list({ urlParams: { source: "manual" } })).total).toBe(n)
+      expect((yield* client.imageBlacklist.list({ query: { source: "manual" } })).total).toBe(n)
 
       const company = yield* client.companies.create({ payload: { name: "计数活动婚介" } })
       const later = (hours: number) => formatTimestamp(new Date(Date.now() + hours * 3_600_000), "Asia/Shanghai")
@@ -191,28 +191,28 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("exa
       yield* sql`UPDATE activities SET status = 'registering' WHERE title = '一'`
       const activityTotal = (where: string) =>
         Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM activities WHERE ${sql.literal(where)}`, (r) => r[0]!.n)
-      expect((yield* client.activities.list({ urlParams: {} })).total).toBe(yield* activityTotal("true"))
-      expect((yield* client.activities.list({ urlParams: { company_id: company.id } })).total).toBe(3)
-      expect((yield* client.activities.list({ urlParams: { status: "registering" } })).total).toBe(
+      expect((yield* client.activities.list({ query: {} })).total).toBe(yield* activityTotal("true"))
+      expect((yield* client.activities.list({ query: { company_id: company.id } })).total).toBe(3)
+      expect((yield* client.activities.list({ query: { status: "registering" } })).total).toBe(
         yield* activityTotal("status = 'registering'")
       )
-      expect((yield* client.activities.list({ urlParams: { status: "draft", company_id: company.id } })).total).toBe(2)
+      expect((yield* client.activities.list({ query: { status: "draft", company_id: company.id } })).total).toBe(2)
 
       const account = yield* client.workWechats.create({ payload: { wechat_number: "wx_counted", phone: "13900000077" } })
       for (const status of ["disabled", "active", "disabled"] as const) {
-        yield* client.workWechats.setStatus({ path: { id: account.id }, urlParams: { status } })
+        yield* client.workWechats.setStatus({ params: { id: account.id }, query: { status } })
       }
       const group = yield* client.workGroups.create({ payload: { name: "计数群" } })
-      yield* client.workGroups.remove({ path: { id: group.id } })
+      yield* client.workGroups.remove({ params: { id: group.id } })
       const [{ accountLogs, groupLogs }] = yield* sql<{ accountLogs: number; groupLogs: number }>`
         SELECT (SELECT count(*) FROM work_wechat_logs WHERE work_wechat_id = ${account.id})::int AS "accountLogs",
           (SELECT count(*) FROM work_group_logs WHERE work_group_id = ${group.id})::int AS "groupLogs"`
       expect(accountLogs).toBeGreaterThan(1)
-      const accountPage = yield* client.workWechats.logs({ path: { id: account.id }, urlParams: { page_size: 1 } })
+      const accountPage = yield* client.workWechats.logs({ params: { id: account.id }, query: { page_size: 1 } })
       expect(accountPage).toMatchObject({ total: accountLogs })
       expect(accountPage.list).toHaveLength(1)
-      expect((yield* client.workWechats.logs({ path: { id: account.id }, urlParams: { page: 50 } })).total).toBe(accountLogs)
-      expect((yield* client.workGroups.logs({ path: { id: group.id }, urlParams: {} })).total).toBe(groupLogs)
+      expect((yield* client.workWechats.logs({ params: { id: account.id }, query: { page: 50 } })).total).toBe(accountLogs)
+      expect((yield* client.workGroups.logs({ params: { id: group.id }, query: {} })).total).toBe(groupLogs)
 
       for (const tbl of Object.keys(COUNTED) as ReadonlyArray<keyof typeof COUNTED>) {
         expect(yield* mismatches(tbl), tbl).toEqual([])

@@ -1,12 +1,13 @@
 // Rows are checked where they leave PostgreSQL: a column that changes type fails at the repository
-// boundary (a ParseError defect, answered 500 internal_error), never as a body of the wrong type.
-import * as SqlClient from "@effect/sql/SqlClient"
+// boundary (a SchemaError defect, answered 500 internal_error), never as a body of the wrong type.
 import { expect, layer } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { MatchmakersRepo } from "../src/repos/MatchmakersRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
@@ -14,7 +15,7 @@ import { rawRequest } from "./support/raw.js"
 
 // Its own database: the test changes a column's type while it runs.
 layer(testServerLayer())("row schemas", (it) => {
-  it.effect("a column whose type changed fails the repository read with a ParseError and the endpoint with 500 internal_error", () =>
+  it.effect("a column whose type changed fails the repository read with a SchemaError and the endpoint with 500 internal_error", () =>
     Effect.gen(function*() {
       const { baseUrl, client, credentials } = yield* signedClient()
       const repo = yield* MatchmakersRepo
@@ -27,9 +28,9 @@ layer(testServerLayer())("row schemas", (it) => {
       const read = yield* Effect.exit(repo.findById(created.id))
       expect(Exit.isFailure(read)).toBe(true)
       if (Exit.isFailure(read)) {
-        const defect = Cause.dieOption(read.cause)
-        expect(Option.isSome(defect) && ParseResult.isParseError(defect.value)).toBe(true)
-        expect(Cause.failureOption(read.cause)).toEqual(Option.none())
+        const defect = Cause.findDefect(read.cause)
+        expect(Result.isSuccess(defect) && Schema.isSchemaError(defect.success)).toBe(true)
+        expect(Cause.findErrorOption(read.cause)).toEqual(Option.none())
       }
 
       const res = yield* rawRequest(baseUrl, { path: `/api/open/v1/matchmakers/${created.id}`, credentials })
@@ -41,6 +42,6 @@ layer(testServerLayer())("row schemas", (it) => {
       })
 
       yield* sql`ALTER TABLE matchmakers ALTER COLUMN years_exp TYPE integer USING years_exp::integer`
-      expect((yield* client.matchmakers.get({ path: { id: created.id } })).years_exp).toBe(7)
+      expect((yield* client.matchmakers.get({ params: { id: created.id } })).years_exp).toBe(7)
     }))
 })

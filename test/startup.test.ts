@@ -70,7 +70,7 @@ describe("what the processes load", () => {
     // The hook sees what the imports resolve: the service's own modules prove it ran.
     expect(urls.some((url) => url.endsWith("/src/http/Server.ts"))).toBe(true)
     const unwanted = urls.filter((url) =>
-      /\/node_modules\/(effect|@effect\/[^/]+)\/dist\/esm\/index\.js$/.test(url) ||
+      /\/node_modules\/(effect|@effect\/[^/]+)\/dist\/(?:[^/]+\/)?index\.js$/.test(url) ||
       /HttpApiSwagger|HttpApiScalar|httpApiScalar|httpApiSwagger/.test(url) ||
       /\/node_modules\/sharp\//.test(url)
     )

@@ -2,9 +2,9 @@
 // activities move registering → ongoing → ended and memberships active → expired when their time
 // comes, without any request touching them, and each expiry is recorded by exactly one event.
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { formatTimestamp } from "../src/domain/time.js"
@@ -20,7 +20,7 @@ const at = (seconds: number) => formatTimestamp(new Date(Date.now() + seconds * 
 const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
 
 layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon processes", (it) => {
-  it.scoped(
+  it.effect(
     "records whose time passes change within seconds with no request touching them; two daemons record each expiry once",
     () =>
       Effect.gen(function*() {

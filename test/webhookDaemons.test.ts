@@ -6,9 +6,9 @@
 import type { ChildProcess } from "node:child_process"
 import { readFileSync } from "node:fs"
 
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"
@@ -47,7 +47,7 @@ const ANSWER = JSON.stringify({
 })
 
 const stopped = (child: ChildProcess) =>
-  Effect.async<number | null>((resume) => {
+  Effect.callback<number | null>((resume) => {
     if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
     child.on("exit", (code) => resume(Effect.succeed(code)))
   })
@@ -89,7 +89,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     }
   })
 
-  it.scoped(
+  it.effect(
     "two daemons on one queue deliver every event to every subscriber exactly once, each in one attempt",
     () =>
       Effect.gen(function*() {
@@ -130,7 +130,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     { timeout: 150_000 }
   )
 
-  it.scoped(
+  it.effect(
     "a daemon stopped mid-attempt gives the delivery back, and another daemon delivers it with the same webhook-id",
     () =>
       Effect.gen(function*() {
@@ -165,7 +165,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     { timeout: 120_000 }
   )
 
-  it.scoped(
+  it.effect(
     "a daemon whose LISTEN connection is cut looks again when it reconnects: an event committed meanwhile is delivered without polling",
     () =>
       Effect.gen(function*() {
@@ -194,7 +194,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     { timeout: 120_000 }
   )
 
-  it.scoped(
+  it.effect(
     "guest.card_created reaches the receiver when the card task finishes, survives an outage, and is in the events feed",
     () =>
       Effect.gen(function*() {
@@ -219,7 +219,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
             const taskId = (accepted as { task_id: string }).task_id
             const done = yield* waitUntil(
               `card task ${taskId}`,
-              client.guests.cardTask({ path: { task_id: taskId } }).pipe(Effect.orDie),
+              client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie),
               (t) => t.status === "done" || t.status === "failed",
               60_000
             )
@@ -247,7 +247,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
           (rows) => rows[0]?.status === "failed",
           30_000
         )
-        const feed = yield* client.events.list({ urlParams: { types: ["guest.card_created"] } })
+        const feed = yield* client.events.list({ query: { types: ["guest.card_created"] } })
         const fromFeed = feed.list.find((e) => e.data.task_id === two.taskId)!
         expect(fromFeed).toMatchObject({ type: "guest.card_created", data: { guest_id: two.guestId } })
 

@@ -3,13 +3,12 @@
 // library (standardwebhooks): signatures (also during a rotation), ids stable across retries, the
 // shortened retry schedule, Retry-After, 410, permissions, masking, the timeout, redirects, the
 // capped answer, operator recovery, and a slow receiver that holds back no one else.
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
-import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { WebhookJobsLive } from "../jobs/Webhooks.js"
 import { ALL_PERMISSIONS, type Permission } from "../schema/Common.js"
@@ -31,7 +30,7 @@ const liveWebhookLayer = (config: Partial<AppConfigShape>) =>
       ServicesLive.pipe(Layer.provide(fakeCardParser), Layer.provideMerge(TestDatabaseLive), Layer.provideMerge(appConfigWith(config)))
     ),
     Layer.provideMerge(FetchHttpClient.layer),
-    Layer.provide(Logger.minimumLogLevel(LogLevel.Warning))
+    Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
   )
 
 const run = (...argv: Array<string>) => Effect.orDie(runAdmin(argv))
@@ -97,7 +96,7 @@ layer(
   liveWebhookLayer({ rateLimitBurst: 1_000_000, webhookRetrySchedule: [300, 300], webhookTimeoutMs: 1000, webhookPollSeconds: 1 }),
   { excludeTestServices: true, timeout: 60_000 }
 )("webhook delivery", (it) => {
-  it.scoped("a guest created through the API reaches the receiver signed as Standard Webhooks, webhook-id being the event id", () =>
+  it.effect("a guest created through the API reaches the receiver signed as Standard Webhooks, webhook-id being the event id", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const hook = yield* subscriber(`${receiver.url}/created`)
@@ -120,7 +119,7 @@ layer(
       expect((yield* attemptsOf(delivery!.id)).map((a) => [a.attempt, a.status_code, a.error, a.waited_ms])).toEqual([[1, 200, null, null]])
     }))
 
-  it.scoped("a receiver that fails twice then succeeds gets the event after the backoff, with the same webhook-id each time", () =>
+  it.effect("a receiver that fails twice then succeeds gets the event after the backoff, with the same webhook-id each time", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       receiver.reply((_, n) => ({ status: n <= 2 ? 500 : 204 }))
@@ -142,7 +141,7 @@ layer(
       expect(got[2]!.at - got[1]!.at).toBeGreaterThanOrEqual(200)
     }))
 
-  it.scoped("Retry-After on a 429 sets the wait before the next attempt", () =>
+  it.effect("Retry-After on a 429 sets the wait before the next attempt", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       receiver.reply((_, n) => (n === 1 ? { status: 429, headers: { "retry-after": "1" } } : { status: 200 }))
@@ -156,7 +155,7 @@ layer(
       expect(got[1]!.at - got[0]!.at).toBeGreaterThanOrEqual(950)
     }))
 
-  it.scoped("410 Gone fails the delivery and turns the client's webhook off; later events are not delivered to it", () =>
+  it.effect("410 Gone fails the delivery and turns the client's webhook off; later events are not delivered to it", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       receiver.reply(() => ({ status: 410 }))
@@ -172,7 +171,7 @@ layer(
       expect(at(receiver, "/gone")).toHaveLength(1)
     }))
 
-  it.scoped("only subscribed, active clients holding the event's read permission receive it", () =>
+  it.effect("only subscribed, active clients holding the event's read permission receive it", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const reader = yield* subscriber(`${receiver.url}/reader`, { permissions: ["open:guest:read"] })
@@ -187,7 +186,7 @@ layer(
       expect(receiver.received.map((r) => r.path)).toEqual(["/reader"])
     }))
 
-  it.scoped("a masking client receives masked payloads; others receive them as recorded", () =>
+  it.effect("a masking client receives masked payloads; others receive them as recorded", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const masked = yield* subscriber(`${receiver.url}/masked`, { masking: true })
@@ -201,7 +200,7 @@ layer(
         .toEqual({ guest_id: 12, phone: "13812345678", wechat: "wx_li", name: "李雷" })
     }))
 
-  it.scoped("during a webhook-secret rotation deliveries carry both signatures and either secret verifies; after it only the new one", () =>
+  it.effect("during a webhook-secret rotation deliveries carry both signatures and either secret verifies; after it only the new one", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const hook = yield* subscriber(`${receiver.url}/rotating`)
@@ -230,7 +229,7 @@ layer(
       expect(() => verify(hook.secret, r2)).toThrow()
     }))
 
-  it.scoped("a used-up schedule leaves the delivery failed; webhooks deliveries lists its attempts; redeliver ID sends it again, same id", () =>
+  it.effect("a used-up schedule leaves the delivery failed; webhooks deliveries lists its attempts; redeliver ID sends it again, same id", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       receiver.reply(() => ({ status: 500, body: "down for maintenance" }))
@@ -266,7 +265,7 @@ layer(
       expect(verify(hook.secret, got[3]!)).toMatchObject({ id: eventId })
     }))
 
-  it.scoped("after an outage, redeliver --client --since resends that client's failed deliveries from then on, not earlier ones", () =>
+  it.effect("after an outage, redeliver --client --since resends that client's failed deliveries from then on, not earlier ones", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       let down = true
@@ -294,7 +293,7 @@ layer(
       for (const r of resent) expect(verify(hook.secret, r)).toMatchObject({ type: "guest.created" })
     }))
 
-  it.scoped("a receiver that does not answer in time fails the attempt; a redirect is not followed; a huge answer is read only up to the cap", () =>
+  it.effect("a receiver that does not answer in time fails the attempt; a redirect is not followed; a huge answer is read only up to the cap", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       receiver.reply((r) =>
@@ -319,7 +318,7 @@ layer(
       expect(attempt!.response!.length).toBeLessThanOrEqual(500)
     }))
 
-  it.scoped("the events feed lists, in order, the same payloads the receiver got", () =>
+  it.effect("the events feed lists, in order, the same payloads the receiver got", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const { client, credentials } = yield* signedClient(["open:guest:read"])
@@ -328,16 +327,16 @@ layer(
         clients.webhook(credentials.appKey, { _tag: "Set", url: `${receiver.url}/feed`, events: ["guest.created"] })
       )
       const secret = ("signing_secret" in hook ? hook.signing_secret : undefined) ?? ""
-      const start = (yield* client.events.list({ urlParams: { page_size: 1000 } })).next_after
+      const start = (yield* client.events.list({ query: { page_size: 1000 } })).next_after
       const ids = [yield* emit({ n: 1 }), yield* emit({ n: 2 }), yield* emit({ n: 3, phone: "13912345678" })]
       for (const id of ids) yield* waitForStatus(credentials.appKey, id, "succeeded")
-      const page = yield* client.events.list({ urlParams: { ...(start === null ? {} : { after: start }), types: ["guest.created"] } })
+      const page = yield* client.events.list({ query: { ...(start === null ? {} : { after: start }), types: ["guest.created"] } })
       expect(page.list.map((e) => e.id)).toEqual(ids)
       const delivered = new Map(at(receiver, "/feed").map((r) => [r.headers["webhook-id"], verify(secret, r)]))
       expect(page.list).toEqual(ids.map((id) => delivered.get(id)))
     }))
 
-  it.scoped("webhooks test APP_KEY sends a webhook.test event that the reference library verifies", () =>
+  it.effect("webhooks test APP_KEY sends a webhook.test event that the reference library verifies", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       const hook = yield* subscriber(`${receiver.url}/test`)
@@ -356,7 +355,7 @@ layer(
   liveWebhookLayer({ rateLimitBurst: 1_000_000, webhookClientConcurrency: 2, webhookConcurrency: 8 }),
   { excludeTestServices: true, timeout: 60_000 }
 )("a slow receiver", (it) => {
-  it.scoped("holds at most WEBHOOK_CLIENT_CONCURRENCY attempts and delays no other receiver", () =>
+  it.effect("holds at most WEBHOOK_CLIENT_CONCURRENCY attempts and delays no other receiver", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       let release: () => void = () => {}

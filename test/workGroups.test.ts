@@ -17,29 +17,29 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const { client } = yield* signedClient()
       const tag = uniq()
       const { id } = yield* client.workGroups.create({ payload: { name: `相亲群${tag}`, group_no: `g_${tag}`, remark: "周末活动" } })
-      expect(yield* client.workGroups.get({ path: { id } })).toMatchObject({
+      expect(yield* client.workGroups.get({ params: { id } })).toMatchObject({
         name: `相亲群${tag}`,
         group_no: `g_${tag}`,
         status: "active",
         matchmaker_count: 0,
         work_wechat_count: 0
       })
-      yield* client.workGroups.update({ path: { id }, payload: { remark: "工作日活动" } })
-      expect((yield* client.workGroups.get({ path: { id } })).remark).toBe("工作日活动")
+      yield* client.workGroups.update({ params: { id }, payload: { remark: "工作日活动" } })
+      expect((yield* client.workGroups.get({ params: { id } })).remark).toBe("工作日活动")
       for (const keyword of [tag, `G_${tag}`, "工作日"]) {
-        expect((yield* client.workGroups.list({ urlParams: { keyword } })).list.map((g) => g.id), keyword).toContain(id)
+        expect((yield* client.workGroups.list({ query: { keyword } })).list.map((g) => g.id), keyword).toContain(id)
       }
       const empty = yield* client.workGroups.create({ payload: { name: `空号群${tag}` } })
-      expect((yield* client.workGroups.get({ path: { id: empty.id } })).group_no).toBe("")
+      expect((yield* client.workGroups.get({ params: { id: empty.id } })).group_no).toBe("")
       const m = yield* client.matchmakers.create({ payload: { name: "群成员" } })
-      yield* client.workGroups.addMatchmaker({ path: { id }, payload: { matchmaker_id: m.id } })
-      const withMm = yield* client.workGroups.list({ urlParams: { keyword: tag, has_matchmaker: true } })
+      yield* client.workGroups.addMatchmaker({ params: { id }, payload: { matchmaker_id: m.id } })
+      const withMm = yield* client.workGroups.list({ query: { keyword: tag, has_matchmaker: true } })
       expect(withMm.list.map((g) => g.id)).toEqual([id])
-      expect((yield* client.workGroups.list({ urlParams: { keyword: tag, has_matchmaker: false } })).list.map((g) => g.id)).toEqual([
+      expect((yield* client.workGroups.list({ query: { keyword: tag, has_matchmaker: false } })).list.map((g) => g.id)).toEqual([
         empty.id
       ])
-      expect((yield* client.workGroups.list({ urlParams: { matchmaker_id: m.id } })).list.map((g) => g.id)).toEqual([id])
-      expect((yield* client.workGroups.get({ path: { id } })).matchmaker_count).toBe(1)
+      expect((yield* client.workGroups.list({ query: { matchmaker_id: m.id } })).list.map((g) => g.id)).toEqual([id])
+      expect((yield* client.workGroups.get({ params: { id } })).matchmaker_count).toBe(1)
     }))
 
   it.effect("a non-empty duplicate group_no is 400 duplicate_group_no; empty group_nos may repeat; delete releases it", () =>
@@ -51,7 +51,7 @@ layer(testServerLayer())("WeChat groups", (it) => {
       expect((yield* post({ name: "二", group_no: `dup_${tag}` })).json.data.error).toBe("duplicate_group_no")
       expect((yield* post({ name: "三", group_no: "" })).status).toBe(200)
       expect((yield* post({ name: "四", group_no: "" })).status).toBe(200)
-      yield* client.workGroups.remove({ path: { id } })
+      yield* client.workGroups.remove({ params: { id } })
       expect((yield* post({ name: "五", group_no: `dup_${tag}` })).status).toBe(200)
     }))
 
@@ -59,10 +59,10 @@ layer(testServerLayer())("WeChat groups", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const { id } = yield* client.workGroups.create({ payload: { name: `散群${uniq()}` } })
-      yield* client.workGroups.remove({ path: { id } })
-      expect((yield* client.workGroups.logs({ path: { id }, urlParams: {} })).list.map((l) => l.action)).toEqual(["delete", "create"])
-      expect(yield* Effect.flip(client.workGroups.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
-      expect(yield* Effect.flip(client.workGroups.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({
+      yield* client.workGroups.remove({ params: { id } })
+      expect((yield* client.workGroups.logs({ params: { id }, query: {} })).list.map((l) => l.action)).toEqual(["delete", "create"])
+      expect(yield* Effect.flip(client.workGroups.get({ params: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+      expect(yield* Effect.flip(client.workGroups.logs({ params: { id: 2_000_000_000 }, query: {} }))).toMatchObject({
         _tag: "NotFound",
         resource: "work_group"
       })
@@ -92,7 +92,7 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const m1 = yield* client.matchmakers.create({ payload: { name: "成员甲", wechat: "wx_a", wechat_id: "wxid_a" } })
       const m2 = yield* client.matchmakers.create({ payload: { name: "成员乙" } })
       const acc = yield* client.workWechats.create({ payload: { wechat_number: `gw_${uniq()}`, phone: phone(), wechat_nickname: "助手" } })
-      yield* client.workGroups.addMatchmaker({ path: { id }, payload: { matchmaker_id: m1.id, remark: "群主" } })
+      yield* client.workGroups.addMatchmaker({ params: { id }, payload: { matchmaker_id: m1.id, remark: "群主" } })
       const again = yield* rawRequest(baseUrl, {
         method: "POST",
         path: `${BASE}/${id}/matchmakers`,
@@ -100,7 +100,7 @@ layer(testServerLayer())("WeChat groups", (it) => {
         body: JSON.stringify({ matchmaker_id: m1.id })
       })
       expect(again.json.data.error).toBe("already_member")
-      expect(yield* client.workGroups.addMatchmakersBatch({ path: { id }, payload: { matchmaker_ids: [m1.id, m2.id, m2.id] } })).toEqual({
+      expect(yield* client.workGroups.addMatchmakersBatch({ params: { id }, payload: { matchmaker_ids: [m1.id, m2.id, m2.id] } })).toEqual({
         success_count: 1,
         skip_count: 1
       })
@@ -111,12 +111,12 @@ layer(testServerLayer())("WeChat groups", (it) => {
         body: JSON.stringify({ matchmaker_ids: [m1.id, 999999] })
       })
       expect(unknown.json.data).toMatchObject({ error: "not_found", resource: "matchmaker", missing_ids: [999999] })
-      yield* client.workGroups.addWorkWechat({ path: { id }, payload: { work_wechat_id: acc.id } })
-      expect(yield* client.workGroups.addWorkWechatsBatch({ path: { id }, payload: { work_wechat_ids: [acc.id] } })).toEqual({
+      yield* client.workGroups.addWorkWechat({ params: { id }, payload: { work_wechat_id: acc.id } })
+      expect(yield* client.workGroups.addWorkWechatsBatch({ params: { id }, payload: { work_wechat_ids: [acc.id] } })).toEqual({
         success_count: 0,
         skip_count: 1
       })
-      const mms = yield* client.workGroups.matchmakers({ path: { id }, urlParams: {} })
+      const mms = yield* client.workGroups.matchmakers({ params: { id }, query: {} })
       expect(mms.total).toBe(2)
       expect(mms.list.find((x) => x.matchmaker_id === m1.id)).toMatchObject({
         work_group_id: id,
@@ -126,28 +126,26 @@ layer(testServerLayer())("WeChat groups", (it) => {
         remark: "群主"
       })
       const masked = yield* signedClient(undefined, { masking: true })
-      const seen = (yield* masked.client.workGroups.matchmakers({ path: { id }, urlParams: {} })).list.find((x) =>
-        x.matchmaker_id === m1.id
-      )
+      const seen = (yield* masked.client.workGroups.matchmakers({ params: { id }, query: {} })).list.find((x) => x.matchmaker_id === m1.id)
       expect(seen).toMatchObject({ matchmaker_name: "成员甲", matchmaker_wechat: "***", matchmaker_wechat_id: "***" })
-      const seenAccounts = (yield* masked.client.workGroups.workWechats({ path: { id }, urlParams: {} })).list
+      const seenAccounts = (yield* masked.client.workGroups.workWechats({ params: { id }, query: {} })).list
       expect(seenAccounts[0]!.phone).toMatch(/^137\*{4}\d{4}$/)
-      const accs = yield* client.workGroups.workWechats({ path: { id }, urlParams: {} })
+      const accs = yield* client.workGroups.workWechats({ params: { id }, query: {} })
       expect(accs.list[0]).toMatchObject({
         work_wechat_id: acc.id,
         wechat_number: acc.id ? expect.any(String) : "",
         wechat_nickname: "助手"
       })
-      yield* client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } })
-      expect(yield* Effect.flip(client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m2.id } }))).toMatchObject({
+      yield* client.workGroups.removeMatchmaker({ params: { id, matchmaker_id: m2.id } })
+      expect(yield* Effect.flip(client.workGroups.removeMatchmaker({ params: { id, matchmaker_id: m2.id } }))).toMatchObject({
         _tag: "NotFound",
         resource: "matchmaker"
       })
-      expect(yield* Effect.flip(client.workGroups.removeWorkWechat({ path: { id, work_wechat_id: 999999 } }))).toMatchObject({
+      expect(yield* Effect.flip(client.workGroups.removeWorkWechat({ params: { id, work_wechat_id: 999999 } }))).toMatchObject({
         _tag: "NotFound",
         resource: "work_wechat"
       })
-      const logs = (yield* client.workGroups.logs({ path: { id }, urlParams: {} })).list
+      const logs = (yield* client.workGroups.logs({ params: { id }, query: {} })).list
       expect(logs.map((l) => [l.action, l.target_type])).toEqual([
         ["disassociate", "matchmaker"],
         ["associate", "work_wechat"],
@@ -185,7 +183,7 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const batch = results[0]!.json.data as { success_count: number; skip_count: number }
       const singlesOk = results.slice(1).filter((r) => r.status === 200).length
       expect(batch.success_count + singlesOk).toBe(5)
-      expect((yield* client.workGroups.matchmakers({ path: { id }, urlParams: {} })).total).toBe(5)
+      expect((yield* client.workGroups.matchmakers({ params: { id }, query: {} })).total).toBe(5)
     }))
 
   it.effect("status: setting the current status is a no-op without a log; delete refused while members remain", () =>
@@ -193,16 +191,16 @@ layer(testServerLayer())("WeChat groups", (it) => {
       const { client, baseUrl, credentials } = yield* signedClient()
       const tag = uniq()
       const { id } = yield* client.workGroups.create({ payload: { name: "状态群", group_no: `st_${tag}` } })
-      yield* client.workGroups.setStatus({ path: { id }, urlParams: { status: "active" } })
-      yield* client.workGroups.setStatus({ path: { id }, urlParams: { status: "disabled" } })
-      expect((yield* client.workGroups.get({ path: { id } })).status).toBe("disabled")
+      yield* client.workGroups.setStatus({ params: { id }, query: { status: "active" } })
+      yield* client.workGroups.setStatus({ params: { id }, query: { status: "disabled" } })
+      expect((yield* client.workGroups.get({ params: { id } })).status).toBe("disabled")
       const m = yield* client.matchmakers.create({ payload: { name: "留守" } })
-      yield* client.workGroups.addMatchmaker({ path: { id }, payload: { matchmaker_id: m.id } })
+      yield* client.workGroups.addMatchmaker({ params: { id }, payload: { matchmaker_id: m.id } })
       const del = () => rawRequest(baseUrl, { method: "DELETE", path: `${BASE}/${id}`, credentials })
       expect((yield* del()).json.data.error).toBe("has_members")
-      yield* client.workGroups.removeMatchmaker({ path: { id, matchmaker_id: m.id } })
+      yield* client.workGroups.removeMatchmaker({ params: { id, matchmaker_id: m.id } })
       expect((yield* del()).status).toBe(200)
-      expect(yield* Effect.flip(client.workGroups.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
+      expect(yield* Effect.flip(client.workGroups.get({ params: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_group" })
       // The audit trail outlives the group (DECISIONS §5).
       const logs = yield* rawRequest(baseUrl, { path: `${BASE}/${id}/logs`, credentials })
       expect(logs.json.data.list[0].action).toBe("delete")
@@ -224,11 +222,11 @@ layer(testServerLayer())("matchmaker reach over accounts and groups", (it) => {
     const tag = uniq()
     const g1 = (yield* client.workGroups.create({ payload: { name: "G1", group_no: `G1_${tag}` } })).id
     const g2 = (yield* client.workGroups.create({ payload: { name: "G2", group_no: `G2_${tag}` } })).id
-    yield* client.workWechats.batchAssociate({ path: { id: a }, payload: { target_type: "matchmaker", target_ids: [m1!.id, m3!.id] } })
-    yield* client.workGroups.addMatchmakersBatch({ path: { id: g1 }, payload: { matchmaker_ids: [m2!.id, m3!.id] } })
-    yield* client.workGroups.addWorkWechat({ path: { id: g1 }, payload: { work_wechat_id: a } })
-    yield* client.workGroups.addMatchmaker({ path: { id: g2 }, payload: { matchmaker_id: m4!.id } })
-    yield* client.workGroups.addWorkWechat({ path: { id: g2 }, payload: { work_wechat_id: b } })
+    yield* client.workWechats.batchAssociate({ params: { id: a }, payload: { target_type: "matchmaker", target_ids: [m1!.id, m3!.id] } })
+    yield* client.workGroups.addMatchmakersBatch({ params: { id: g1 }, payload: { matchmaker_ids: [m2!.id, m3!.id] } })
+    yield* client.workGroups.addWorkWechat({ params: { id: g1 }, payload: { work_wechat_id: a } })
+    yield* client.workGroups.addMatchmaker({ params: { id: g2 }, payload: { matchmaker_id: m4!.id } })
+    yield* client.workGroups.addWorkWechat({ params: { id: g2 }, payload: { work_wechat_id: b } })
     return { ...ctx, company, m: [m1!, m2!, m3!, m4!, m5!] as const, a, b, g1No: `G1_${tag}`, g2No: `G2_${tag}` }
   })
 
@@ -236,7 +234,7 @@ layer(testServerLayer())("matchmaker reach over accounts and groups", (it) => {
     Effect.gen(function*() {
       const { client, company, m, a, b } = yield* graph
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((x) => x.id).sort((x, y) => x - y)
-      const list = (urlParams: object) => client.matchmakers.list({ urlParams: { company_id: company.id, ...urlParams } })
+      const list = (query: object) => client.matchmakers.list({ query: { company_id: company.id, ...query } })
       expect(ids(yield* list({ work_wechat_id: a, work_wechat_scope: "direct" }))).toEqual([m[0].id, m[2].id])
       expect(ids(yield* list({ work_wechat_id: a, work_wechat_scope: "group" }))).toEqual([m[1].id, m[2].id])
       expect(ids(yield* list({ work_wechat_id: a }))).toEqual([m[0].id, m[1].id, m[2].id])
@@ -275,28 +273,28 @@ layer(testServerLayer())("matchmaker reach over accounts and groups", (it) => {
       const { client, company, m, a, b, g1No, g2No } = yield* graph
       const map = (r: { list: ReadonlyArray<{ id: number; group_nos: ReadonlyArray<string>; work_wechat_ids: ReadonlyArray<number> }> }) =>
         Object.fromEntries(r.list.map((x) => [x.id, { groups: x.group_nos, accounts: x.work_wechat_ids }]))
-      const direct = map(yield* client.matchmakers.ids({ urlParams: { company_id: company.id, work_wechat_scope: "direct" } }))
+      const direct = map(yield* client.matchmakers.ids({ query: { company_id: company.id, work_wechat_scope: "direct" } }))
       expect(direct[m[0].id]).toEqual({ groups: [], accounts: [a] })
       expect(direct[m[1].id]).toEqual({ groups: [g1No], accounts: [] })
       expect(direct[m[3].id]).toEqual({ groups: [g2No], accounts: [] })
-      const group = map(yield* client.matchmakers.ids({ urlParams: { company_id: company.id, work_wechat_scope: "group" } }))
+      const group = map(yield* client.matchmakers.ids({ query: { company_id: company.id, work_wechat_scope: "group" } }))
       expect(group[m[1].id]).toEqual({ groups: [g1No], accounts: [a] })
       expect(group[m[3].id]).toEqual({ groups: [g2No], accounts: [b] })
       expect(group[m[0].id]).toEqual({ groups: [], accounts: [] })
-      const all = yield* client.matchmakers.ids({ urlParams: { company_id: company.id } })
+      const all = yield* client.matchmakers.ids({ query: { company_id: company.id } })
       expect(all.total).toBe(5)
       expect(map(all)[m[2].id]).toEqual({ groups: [g1No], accounts: [a] })
-      const onlyA = yield* client.matchmakers.ids({ urlParams: { company_id: company.id, work_wechat_id: a, work_wechat_scope: "direct" } })
+      const onlyA = yield* client.matchmakers.ids({ query: { company_id: company.id, work_wechat_id: a, work_wechat_scope: "direct" } })
       expect(onlyA.list.map((x) => x.id).sort((x, y) => x - y)).toEqual([m[0].id, m[2].id])
     }))
 
   it.effect("a deleted account or group stops counting; a disabled one still counts", () =>
     Effect.gen(function*() {
       const { client, company, m, b } = yield* graph
-      yield* client.workWechats.setStatus({ path: { id: b }, urlParams: { status: "disabled" } })
+      yield* client.workWechats.setStatus({ params: { id: b }, query: { status: "disabled" } })
       const ids = (r: { list: ReadonlyArray<{ id: number }> }) => r.list.map((x) => x.id)
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, work_wechat_id: b } }))).toEqual([m[3].id])
-      yield* client.workWechats.remove({ path: { id: b } })
-      expect(ids(yield* client.matchmakers.list({ urlParams: { company_id: company.id, work_wechat_id: b } }))).toEqual([])
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, work_wechat_id: b } }))).toEqual([m[3].id])
+      yield* client.workWechats.remove({ params: { id: b } })
+      expect(ids(yield* client.matchmakers.list({ query: { company_id: company.id, work_wechat_id: b } }))).toEqual([])
     }))
 })

@@ -20,13 +20,13 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { id } = yield* client.workWechats.create({
         payload: { wechat_number: `wx_${tag}`, phone: phone(), device_id: `dev_${tag}`, wechat_nickname: `小助手${tag}` }
       })
-      const acc = yield* client.workWechats.get({ path: { id } })
+      const acc = yield* client.workWechats.get({ params: { id } })
       expect(acc).toMatchObject({ id, wechat_number: `wx_${tag}`, status: "active", admin_id: null, association_count: 0, user_count: 0 })
       for (const keyword of [`WX_${tag}`, `dev_${tag}`, `助手${tag}`, acc.phone.slice(2, 9)]) {
-        const page = yield* client.workWechats.list({ urlParams: { keyword } })
+        const page = yield* client.workWechats.list({ query: { keyword } })
         expect(page.list.map((a) => a.id), keyword).toEqual([id])
       }
-      expect((yield* client.workWechats.list({ urlParams: { keyword: tag, status: "disabled" } })).total).toBe(0)
+      expect((yield* client.workWechats.list({ query: { keyword: tag, status: "disabled" } })).total).toBe(0)
     }))
 
   it.effect("a duplicate wechat_number, phone or device_id is 400 duplicate_*; soft delete releases them", () =>
@@ -49,8 +49,8 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
         credentials
       })
       expect(put.json.data.error).toBe("duplicate_wechat_number")
-      yield* client.workWechats.remove({ path: { id } })
-      expect(yield* Effect.flip(client.workWechats.get({ path: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
+      yield* client.workWechats.remove({ params: { id } })
+      expect(yield* Effect.flip(client.workWechats.get({ params: { id } }))).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })
       const again = yield* client.workWechats.create({ payload: { wechat_number: `dup_${tag}`, phone: p, device_id: `d_${tag}` } })
       expect(again.id).not.toBe(id)
     }))
@@ -60,10 +60,10 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client } = yield* signedClient()
       const tag = uniq()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `gone_${tag}`, phone: phone() } })
-      yield* client.workWechats.remove({ path: { id } })
-      const logs = yield* client.workWechats.logs({ path: { id }, urlParams: {} })
+      yield* client.workWechats.remove({ params: { id } })
+      const logs = yield* client.workWechats.logs({ params: { id }, query: {} })
       expect(logs.list.map((l) => l.action)).toEqual(["delete", "create"])
-      expect(yield* Effect.flip(client.workWechats.logs({ path: { id: 2_000_000_000 }, urlParams: {} }))).toMatchObject({
+      expect(yield* Effect.flip(client.workWechats.logs({ params: { id: 2_000_000_000 }, query: {} }))).toMatchObject({
         _tag: "NotFound",
         resource: "work_wechat"
       })
@@ -80,7 +80,7 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       )
       expect(results.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400, 400])
       expect(results.filter((r) => r.status === 400).every((r) => r.json.data.error === "duplicate_wechat_number")).toBe(true)
-      expect((yield* client.workWechats.list({ urlParams: { keyword: `race_${tag}` } })).total).toBe(1)
+      expect((yield* client.workWechats.list({ query: { keyword: `race_${tag}` } })).total).toBe(1)
     }))
 
   it.effect("update logs a JSON of the changed fields; status changes log enable/disable, a repeat logs nothing", () =>
@@ -88,11 +88,11 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client } = yield* signedClient()
       const tag = uniq()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `log_${tag}`, phone: phone(), remark: "旧" } })
-      expect(yield* client.workWechats.update({ path: { id }, payload: { remark: "新", wechat_nickname: "小王" } })).toBeNull()
-      yield* client.workWechats.setStatus({ path: { id }, urlParams: { status: "disabled" } })
-      yield* client.workWechats.setStatus({ path: { id }, urlParams: { status: "disabled" } })
-      yield* client.workWechats.setStatus({ path: { id }, urlParams: { status: "active" } })
-      const logs = (yield* client.workWechats.logs({ path: { id }, urlParams: {} })).list
+      expect(yield* client.workWechats.update({ params: { id }, payload: { remark: "新", wechat_nickname: "小王" } })).toBeNull()
+      yield* client.workWechats.setStatus({ params: { id }, query: { status: "disabled" } })
+      yield* client.workWechats.setStatus({ params: { id }, query: { status: "disabled" } })
+      yield* client.workWechats.setStatus({ params: { id }, query: { status: "active" } })
+      const logs = (yield* client.workWechats.logs({ params: { id }, query: {} })).list
       expect(logs.map((l) => l.action)).toEqual(["enable", "disable", "update", "create"])
       expect(JSON.parse(logs[2]!.from_value!)).toEqual({ remark: "旧", wechat_nickname: null })
       expect(JSON.parse(logs[2]!.to_value!)).toEqual({ remark: "新", wechat_nickname: "小王" })
@@ -112,9 +112,9 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const m = yield* client.matchmakers.create({ payload: { name: "关联红娘" } })
       const c = yield* client.companies.create({ payload: { name: "普通公司" } })
       const f = yield* client.companies.create({ payload: { name: "加盟公司", company_type: "franchisee" } })
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id, remark: "加了好友" } })
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "company", target_id: c.id } })
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "franchisee", target_id: f.id } })
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "matchmaker", target_id: m.id, remark: "加了好友" } })
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "company", target_id: c.id } })
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "franchisee", target_id: f.id } })
       const assoc = (body: object) =>
         rawRequest(baseUrl, { method: "POST", path: `${BASE}/${id}/associate`, body: JSON.stringify(body), credentials })
       expect((yield* assoc({ target_type: "matchmaker", target_id: m.id })).json.data.error).toBe("already_associated")
@@ -123,15 +123,15 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const missing = yield* assoc({ target_type: "matchmaker", target_id: 987654 })
       expect(missing.status).toBe(404)
       expect(missing.json.data).toMatchObject({ error: "not_found", resource: "matchmaker", missing_ids: [987654] })
-      const list = yield* client.workWechats.associations({ path: { id }, urlParams: {} })
+      const list = yield* client.workWechats.associations({ params: { id }, query: {} })
       expect(list.total).toBe(3)
       expect(list.list.map((a) => [a.target_type, a.target_name])).toEqual([["franchisee", "加盟公司"], ["company", "普通公司"], [
         "matchmaker",
         "关联红娘"
       ]])
-      expect((yield* client.workWechats.associations({ path: { id }, urlParams: { target_type: "company" } })).list.map((a) => a.target_id))
+      expect((yield* client.workWechats.associations({ params: { id }, query: { target_type: "company" } })).list.map((a) => a.target_id))
         .toEqual([c.id])
-      expect((yield* client.workWechats.get({ path: { id } })).association_count).toBe(3)
+      expect((yield* client.workWechats.get({ params: { id } })).association_count).toBe(3)
     }))
 
   it.effect("batch-associate skips existing and repeated ids; unknown ids are 404 missing_ids and change nothing", () =>
@@ -139,9 +139,9 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client, baseUrl, credentials } = yield* signedClient()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `ba_${uniq()}`, phone: phone() } })
       const ms = yield* Effect.all([1, 2, 3].map((i) => client.matchmakers.create({ payload: { name: `批量${i}` } })))
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: ms[0]!.id } })
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "matchmaker", target_id: ms[0]!.id } })
       const r = yield* client.workWechats.batchAssociate({
-        path: { id },
+        params: { id },
         payload: { target_type: "matchmaker", target_ids: [ms[0]!.id, ms[1]!.id, ms[2]!.id, ms[2]!.id] }
       })
       expect(r).toEqual({ success_count: 2, skip_count: 1 })
@@ -152,8 +152,8 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
         body: JSON.stringify({ target_type: "company", target_ids: [999991, 999992] })
       })
       expect(bad.json.data).toMatchObject({ error: "not_found", resource: "company", missing_ids: [999991, 999992] })
-      expect((yield* client.workWechats.get({ path: { id } })).association_count).toBe(3)
-      const logs = (yield* client.workWechats.logs({ path: { id }, urlParams: {} })).list.filter((l) => l.action === "associate")
+      expect((yield* client.workWechats.get({ params: { id } })).association_count).toBe(3)
+      const logs = (yield* client.workWechats.logs({ params: { id }, query: {} })).list.filter((l) => l.action === "associate")
       expect(logs).toHaveLength(3)
     }))
 
@@ -162,7 +162,7 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client, baseUrl, credentials } = yield* signedClient()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `dis_${uniq()}`, phone: phone() } })
       const m = yield* client.matchmakers.create({ payload: { name: "禁用" } })
-      yield* client.workWechats.setStatus({ path: { id }, urlParams: { status: "disabled" } })
+      yield* client.workWechats.setStatus({ params: { id }, query: { status: "disabled" } })
       const res = yield* rawRequest(baseUrl, {
         method: "POST",
         path: `${BASE}/${id}/associate`,
@@ -177,11 +177,16 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client } = yield* signedClient()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `da_${uniq()}`, phone: phone() } })
       const m = yield* client.matchmakers.create({ payload: { name: "解除" } })
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
-      yield* client.workWechats.disassociate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id, remark: "删除好友" } })
-      expect(yield* Effect.flip(client.workWechats.disassociate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id } })))
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
+      yield* client.workWechats.disassociate({
+        params: { id },
+        payload: { target_type: "matchmaker", target_id: m.id, remark: "删除好友" }
+      })
+      expect(
+        yield* Effect.flip(client.workWechats.disassociate({ params: { id }, payload: { target_type: "matchmaker", target_id: m.id } }))
+      )
         .toMatchObject({ _tag: "NotFound" })
-      const logs = (yield* client.workWechats.logs({ path: { id }, urlParams: {} })).list
+      const logs = (yield* client.workWechats.logs({ params: { id }, query: {} })).list
       expect(logs[0]).toMatchObject({ action: "disassociate", target_type: "matchmaker", target_id: m.id, remark: "删除好友" })
     }))
 
@@ -190,12 +195,12 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client, baseUrl, credentials } = yield* signedClient()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `del_${uniq()}`, phone: phone() } })
       const m = yield* client.matchmakers.create({ payload: { name: "删除" } })
-      yield* client.workWechats.associate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
+      yield* client.workWechats.associate({ params: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
       const del = () => rawRequest(baseUrl, { method: "DELETE", path: `${BASE}/${id}`, credentials })
       expect((yield* del()).json.data.error).toBe("has_associations")
-      yield* client.workWechats.disassociate({ path: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
+      yield* client.workWechats.disassociate({ params: { id }, payload: { target_type: "matchmaker", target_id: m.id } })
       const user = (yield* runAdmin(["users", "create", "--name", "用户", "--work-wechat-id", String(id)])) as { id: number }
-      expect((yield* client.workWechats.get({ path: { id } })).user_count).toBe(1)
+      expect((yield* client.workWechats.get({ params: { id } })).user_count).toBe(1)
       expect((yield* del()).json.data.error).toBe("has_associations")
       yield* runAdmin(["users", "update", String(user.id), "--work-wechat-id", "none"])
       expect((yield* del()).status).toBe(200)
@@ -209,10 +214,10 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const dst = (yield* client.workWechats.create({ payload: { wechat_number: `dst_${uniq()}`, phone: phone() } })).id
       const ms = yield* Effect.all([1, 2, 3, 4].map((i) => client.matchmakers.create({ payload: { name: `转移${i}` } })))
       const [a, b, c, d] = ms.map((m) => m.id) as [number, number, number, number]
-      yield* client.workWechats.batchAssociate({ path: { id: src }, payload: { target_type: "matchmaker", target_ids: [a, b, c] } })
-      yield* client.workWechats.associate({ path: { id: dst }, payload: { target_type: "matchmaker", target_id: b } })
+      yield* client.workWechats.batchAssociate({ params: { id: src }, payload: { target_type: "matchmaker", target_ids: [a, b, c] } })
+      yield* client.workWechats.associate({ params: { id: dst }, payload: { target_type: "matchmaker", target_id: b } })
       const r = yield* client.workWechats.transfer({
-        path: { id: src },
+        params: { id: src },
         payload: { target_type: "matchmaker", target_ids: [a, b, d], target_work_wechat_id: dst }
       })
       expect(r).toEqual({
@@ -221,12 +226,12 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
         details: [{ target_id: a, status: "transferred" }, { target_id: b, status: "skipped" }, { target_id: d, status: "skipped" }]
       })
       const all = yield* client.workWechats.transfer({
-        path: { id: src },
+        params: { id: src },
         payload: { target_type: "matchmaker", target_work_wechat_id: dst }
       })
       expect(all.details).toEqual([{ target_id: b, status: "skipped" }, { target_id: c, status: "transferred" }])
-      const srcLogs = (yield* client.workWechats.logs({ path: { id: src }, urlParams: {} })).list.filter((l) => l.action === "transfer_out")
-      const dstLogs = (yield* client.workWechats.logs({ path: { id: dst }, urlParams: {} })).list.filter((l) => l.action === "transfer_in")
+      const srcLogs = (yield* client.workWechats.logs({ params: { id: src }, query: {} })).list.filter((l) => l.action === "transfer_out")
+      const dstLogs = (yield* client.workWechats.logs({ params: { id: dst }, query: {} })).list.filter((l) => l.action === "transfer_in")
       expect(srcLogs.map((l) => l.target_id).sort()).toEqual([a, c].sort())
       expect(dstLogs.map((l) => [l.target_id, l.from_value, l.to_value])).toContainEqual([a, String(src), String(dst)])
       const self = yield* rawRequest(baseUrl, {
@@ -236,7 +241,7 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
         body: JSON.stringify({ target_type: "matchmaker", target_work_wechat_id: src })
       })
       expect(self.json.data.error).toBe("invalid_parameter")
-      yield* client.workWechats.setStatus({ path: { id: dst }, urlParams: { status: "disabled" } })
+      yield* client.workWechats.setStatus({ params: { id: dst }, query: { status: "disabled" } })
       const toDisabled = yield* rawRequest(baseUrl, {
         method: "POST",
         path: `${BASE}/${src}/transfer`,
@@ -257,10 +262,10 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const { id } = yield* client.workWechats.create({ payload: { wechat_number: `adm_${uniq()}`, phone: phone() } })
-      yield* client.workWechats.transferAdmin({ path: { id }, payload: { target_admin_id: 7 } })
-      yield* client.workWechats.transferAdmin({ path: { id }, payload: { target_admin_id: 9, remark: "交接" } })
-      expect((yield* client.workWechats.get({ path: { id } })).admin_id).toBe(9)
-      const logs = (yield* client.workWechats.logs({ path: { id }, urlParams: {} })).list.filter((l) => l.action === "transfer_admin")
+      yield* client.workWechats.transferAdmin({ params: { id }, payload: { target_admin_id: 7 } })
+      yield* client.workWechats.transferAdmin({ params: { id }, payload: { target_admin_id: 9, remark: "交接" } })
+      expect((yield* client.workWechats.get({ params: { id } })).admin_id).toBe(9)
+      const logs = (yield* client.workWechats.logs({ params: { id }, query: {} })).list.filter((l) => l.action === "transfer_admin")
       expect(logs.map((l) => [l.from_value, l.to_value])).toEqual([["7", "9"], [null, "7"]])
     }))
 
@@ -269,12 +274,12 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       const { client } = yield* signedClient()
       const id = 987654
       const calls: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
-        client.workWechats.get({ path: { id } }),
-        client.workWechats.update({ path: { id }, payload: { remark: "x" } }),
-        client.workWechats.setStatus({ path: { id }, urlParams: { status: "active" } }),
-        client.workWechats.remove({ path: { id } }),
-        client.workWechats.associations({ path: { id }, urlParams: {} }),
-        client.workWechats.logs({ path: { id }, urlParams: {} })
+        client.workWechats.get({ params: { id } }),
+        client.workWechats.update({ params: { id }, payload: { remark: "x" } }),
+        client.workWechats.setStatus({ params: { id }, query: { status: "active" } }),
+        client.workWechats.remove({ params: { id } }),
+        client.workWechats.associations({ params: { id }, query: {} }),
+        client.workWechats.logs({ params: { id }, query: {} })
       ]
       for (const e of calls) {
         expect(yield* Effect.flip(e)).toMatchObject({ _tag: "NotFound", resource: "work_wechat" })

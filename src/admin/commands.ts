@@ -1,233 +1,215 @@
-// The operator command line of DECISIONS §3 as a function from argv to one JSON-able value, so it
-// can be tested in-process; main.ts prints the value and turns failures into exit codes.
-import * as Data from "effect/Data"
+// The operator command line of DECISIONS §3 on Effect's CLI module: one command tree, each leaf
+// answering one JSON-able value. `runAdmin` runs it on an argv in-process (tests); main.ts runs it
+// with the database layer, prints the answer on stdout and turns failures into exit codes.
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Argument from "effect/cli/Argument"
+import * as CliConfig from "effect/cli/CliConfig"
+import * as CliError from "effect/cli/CliError"
+import * as CliOutput from "effect/cli/CliOutput"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as GlobalFlag from "effect/cli/GlobalFlag"
+import type * as HelpDoc from "effect/cli/HelpDoc"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 
 import { CompanyStatus } from "../../schema/Companies.js"
-import { CertLevel } from "../../schema/Matchmakers.js"
-import { ClientCommandError, Clients, parsePermissions } from "../services/Clients.js"
+import { CertLevel, MatchmakerStatus } from "../../schema/Matchmakers.js"
 import { Companies } from "../services/Companies.js"
 import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
-import { UserCommandError, Users } from "../services/Users.js"
-import { ActivityAction, activityCommand } from "./activities.js"
-import { followUpPlansCommand, generateFollowUpTasks } from "./followUps.js"
-import { cancelMembership, createPlan, listPlans } from "./memberships.js"
-import { daemonsList, status } from "./status.js"
+import { Users } from "../services/Users.js"
+import { activitiesCommand } from "./activities.js"
+import { AdminRuntime, type AdminServices, type AdminSetupError, answering, idArgument, UsageError } from "./cli.js"
+import { clientsCommand } from "./clients.js"
+import { followUpCommand } from "./followUps.js"
+import { membershipPlansCommand, membershipsCommand } from "./memberships.js"
+import { daemonsCommand, statusCommand } from "./status.js"
 import { webhooksCommand } from "./webhooks.js"
 
-export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+export { AdminSetupError, UsageError } from "./cli.js"
 
-export const USAGE = `usage: npm run admin -- <command>
+const VERSION = "0.1.0"
 
-  clients create --name NAME --permissions P[,P...]|all [--masking]
-  clients list
-  clients grant APP_KEY P[,P...]
-  clients revoke APP_KEY P[,P...]
-  clients disable APP_KEY | clients enable APP_KEY
-  clients reset-secret APP_KEY
-  clients masking APP_KEY on|off
-  clients rate-limit APP_KEY --rps N --burst M
-  clients webhook APP_KEY --url URL --events E[,E...] | --off | --rotate-secret
-  webhooks deliveries [--client APP_KEY] [--status pending|succeeded|failed] [--limit N]
-  webhooks redeliver ID | webhooks redeliver --client APP_KEY --since YYYY-MM-DDTHH:MM:SS
-  webhooks test APP_KEY
-  companies status ID frozen|active|pending|rejected
-  companies cert-level ID none|junior|intermediate|senior
-  matchmakers status ID active|disabled
-  matchmakers cert-level ID none|junior|intermediate|senior
-  users create --name NAME [--phone P] [--work-wechat-id ID]
-  users update ID --work-wechat-id ID|none
-  blacklist disable ID
-  membership-plans create --name NAME --days N
-  membership-plans list
-  memberships cancel ID
-  activities approve|reject|open ID
-  follow-up plans create --guest ID --days 1,3,7 --type recommend|revisit|reactivate [--start YYYY-MM-DD]
-  follow-up plans list [--guest ID]
-  follow-up generate [--date YYYY-MM-DD]
-  status
-  daemons list`
+const companiesCommand = Command.make("companies").pipe(
+  Command.withDescription("Companies: status and certification, set by the operator"),
+  Command.withSubcommands([
+    answering(
+      "status",
+      { id: idArgument(), status: Argument.Literals("STATUS", CompanyStatus.literals) },
+      ({ id, status }) => Effect.flatMap(Companies, (c) => c.setStatus(id, status))
+    ).pipe(Command.withDescription("Set a company's status")),
+    answering(
+      "cert-level",
+      { id: idArgument(), level: Argument.Literals("LEVEL", CertLevel.literals) },
+      ({ id, level }) => Effect.flatMap(Companies, (c) => c.setCertLevel(id, level))
+    ).pipe(Command.withDescription("Set a company's certification level"))
+  ])
+)
 
-interface Parsed {
-  readonly positional: ReadonlyArray<string>
-  readonly flags: ReadonlyMap<string, string | true>
+const matchmakersCommand = Command.make("matchmakers").pipe(
+  Command.withDescription("Matchmakers: status and certification, set by the operator"),
+  Command.withSubcommands([
+    answering(
+      "status",
+      { id: idArgument(), status: Argument.Literals("STATUS", MatchmakerStatus.literals) },
+      ({ id, status }) => Effect.flatMap(Matchmakers, (m) => m.setStatus(id, status))
+    ).pipe(Command.withDescription("Set a matchmaker's status")),
+    answering(
+      "cert-level",
+      { id: idArgument(), level: Argument.Literals("LEVEL", CertLevel.literals) },
+      ({ id, level }) => Effect.flatMap(Matchmakers, (m) => m.setCertLevel(id, level))
+    ).pipe(
+      Command.withDescription("Set a matchmaker's certification level")
+    )
+  ])
+)
+
+/** A Work WeChat account id (a positive integer). */
+const workWechatId = Flag.Int("work-wechat-id").pipe(Flag.filter((n) => n >= 1, () => "a positive integer"))
+
+const usersCommand = Command.make("users").pipe(
+  Command.withDescription("Platform users"),
+  Command.withSubcommands([
+    answering(
+      "create",
+      {
+        name: Flag.String("name"),
+        phone: Flag.String("phone").pipe(Flag.optional),
+        workWechatId: workWechatId.pipe(Flag.withDescription("the user's Work WeChat account"), Flag.optional)
+      },
+      ({ name, phone, workWechatId }) =>
+        Effect.flatMap(Users, (u) => u.create({ name, phone: Option.getOrNull(phone), work_wechat_id: Option.getOrNull(workWechatId) }))
+    ).pipe(
+      Command.withDescription("Create a user")
+    ),
+    answering("update", {
+      id: idArgument(),
+      workWechatId: Flag.String("work-wechat-id").pipe(
+        Flag.filterMap(
+          (s) => (s === "none" ? Option.some(null) : /^\d+$/.test(s) && Number(s) > 0 ? Option.some(Number(s)) : Option.none()),
+          () => "a positive integer, or none"
+        ),
+        Flag.withDescription("the user's Work WeChat account, or none")
+      )
+    }, ({ id, workWechatId }) => Effect.flatMap(Users, (u) => u.setWorkWechat(id, workWechatId))).pipe(
+      Command.withDescription("Link a user to a Work WeChat account (or unlink: none)")
+    )
+  ])
+)
+
+const blacklistCommand = Command.make("blacklist").pipe(
+  Command.withDescription("The image blacklist"),
+  Command.withSubcommands([
+    answering("disable", { id: idArgument() }, ({ id }) => Effect.flatMap(ImageBlacklist, (b) => b.disable(id))).pipe(
+      Command.withDescription("Stop refusing a blacklisted image")
+    )
+  ])
+)
+
+/** Every command: `admin <group> <command> ...`. */
+export const adminCommand = Command.make("admin").pipe(
+  Command.withDescription("The operator command line: prints one JSON value on stdout"),
+  Command.withSubcommands([
+    clientsCommand,
+    webhooksCommand,
+    companiesCommand,
+    matchmakersCommand,
+    usersCommand,
+    blacklistCommand,
+    membershipPlansCommand,
+    membershipsCommand,
+    activitiesCommand,
+    followUpCommand,
+    statusCommand,
+    daemonsCommand
+  ])
+)
+
+/** What a run came to: a command's answer, or text the operator asked for (--help, --version). */
+export type AdminOutcome =
+  | { readonly _tag: "Answer"; readonly value: unknown }
+  | { readonly _tag: "Shown"; readonly text: string }
+
+const formatter = CliOutput.defaultFormatter({ colors: false })
+
+/** --help, --version and --log-level; no wizard or shell completions for an operator's tool. */
+const cliConfig = CliConfig.make({ builtIns: [GlobalFlag.Help, GlobalFlag.Version, GlobalFlag.LogLevel] })
+
+const usageMessage = (
+  errors: ReadonlyArray<{ readonly message: string }>,
+  commandPath: ReadonlyArray<string>,
+  help: HelpDoc.HelpDoc | undefined
+) => {
+  const what = errors.length > 0 ? errors.map((e) => e.message).join("\n") : `${commandPath.join(" ")}: a command is required`
+  return help === undefined ? what : `${what}\n\n${formatter.formatHelpDoc(help)}`
 }
 
-const BOOLEAN_FLAGS = new Set(["masking", "off", "rotate-secret"])
-
-export const parseArgs = (argv: ReadonlyArray<string>): Parsed => {
-  const positional: Array<string> = []
-  const flags = new Map<string, string | true>()
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!
-    if (arg.startsWith("--")) {
-      const eq = arg.indexOf("=")
-      if (eq !== -1) {
-        flags.set(arg.slice(2, eq), arg.slice(eq + 1))
-      } else {
-        const name = arg.slice(2)
-        const next = argv[i + 1]
-        if (!BOOLEAN_FLAGS.has(name) && next !== undefined && !next.startsWith("--")) {
-          flags.set(name, next)
-          i++
-        } else {
-          flags.set(name, true)
-        }
-      }
-    } else {
-      positional.push(arg)
+/**
+ * Runs the admin command line on `argv`, its commands' effects given their services by `run`.
+ * Usage errors (unknown commands, missing or invalid flags and arguments) fail with UsageError,
+ * whose message ends with the help of the command concerned.
+ */
+export const runCommand = (
+  argv: ReadonlyArray<string>,
+  run: <A, E>(effect: Effect.Effect<A, E, AdminServices>) => Effect.Effect<A, E | AdminSetupError>
+) =>
+  Effect.gen(function*() {
+    let answer: Option.Option<unknown> = Option.none()
+    let shown = ""
+    let help: HelpDoc.HelpDoc | undefined
+    const presenter: CliOutput.Presenter = {
+      present: (event) =>
+        Effect.sync(() => {
+          switch (event._tag) {
+            case "Help":
+              if (event.reason === "Requested") shown = formatter.formatHelpDoc(event.helpDoc)
+              else help = event.helpDoc
+              return
+            case "InvalidInvocation":
+              help = event.helpDoc
+              return
+            case "Version":
+              shown = formatter.formatVersion(event.name, event.version)
+              return
+          }
+        })
     }
-  }
-  return { positional, flags }
-}
+    yield* Command.runWith(adminCommand, { version: VERSION, renderErrors: false })(argv).pipe(
+      Effect.provideService(AdminRuntime, {
+        run,
+        answer: (value) =>
+          Effect.sync(() => {
+            answer = Option.some(value)
+          })
+      }),
+      Effect.provideService(CliOutput.Presenter, presenter),
+      Effect.provideService(CliOutput.Formatter, formatter),
+      Effect.provideService(CliConfig.CliConfig, cliConfig),
+      Effect.provide(NodeServices.layer),
+      Effect.catch((e) =>
+        Effect.fail(e instanceof CliError.ShowHelp ? new UsageError({ message: usageMessage(e.errors, e.commandPath, help) }) : e)
+      )
+    )
+    return Option.match(answer, {
+      onNone: (): AdminOutcome => ({ _tag: "Shown", text: shown }),
+      onSome: (value): AdminOutcome => ({ _tag: "Answer", value })
+    })
+  })
 
-const usage = (message: string) => Effect.fail(new UsageError({ message: `${message}\n\n${USAGE}` }))
-
-const flag = (p: Parsed, name: string) => {
-  const v = p.flags.get(name)
-  return typeof v === "string" ? Effect.succeed(v) : usage(`--${name} VALUE is required`)
-}
-
-const arg = (p: Parsed, index: number, what: string) => {
-  const v = p.positional[index]
-  return v !== undefined ? Effect.succeed(v) : usage(`${what} is required`)
-}
-
-const idArg = (p: Parsed, index: number) =>
-  Effect.flatMap(
-    arg(p, index, "ID"),
-    (s) => (/^\d+$/.test(s) ? Effect.succeed(Number(s)) : usage(`ID must be a positive integer, got ${s}`))
-  )
-
-const literalArg = <A extends string>(schema: Schema.Schema<A>, p: Parsed, index: number, what: string) =>
-  Effect.flatMap(
-    arg(p, index, what),
-    (s) => Schema.is(schema)(s) ? Effect.succeed(s) : usage(`${what} must be one of the allowed values, got ${s}`)
-  )
-
-const positiveInt = (s: string, name: string) =>
-  /^\d+$/.test(s) && Number(s) > 0 ? Effect.succeed(Number(s)) : usage(`${name} must be a positive integer (or none), got ${s}`)
-
-const positiveNumber = (s: string, name: string) =>
-  Number.isFinite(Number(s)) && Number(s) > 0 ? Effect.succeed(Number(s)) : usage(`--${name} must be a positive number`)
-
+/**
+ * The admin command line on `argv` in-process, over the services at hand (tests): the command's
+ * answer (or the help text asked for).
+ */
 export const runAdmin = (argv: ReadonlyArray<string>) =>
   Effect.gen(function*() {
-    const p = parseArgs(argv)
-    const [group, command] = p.positional
-    const key = `${group ?? ""} ${command ?? ""}`
-    switch (key) {
-      case "clients create": {
-        const clients = yield* Clients
-        const name = yield* flag(p, "name")
-        const permissions = yield* parsePermissions(yield* flag(p, "permissions"))
-        return yield* clients.create({ name, permissions, masking: p.flags.get("masking") === true })
-      }
-      case "clients list":
-        return yield* Effect.flatMap(Clients, (c) => c.list)
-      case "clients grant":
-      case "clients revoke": {
-        const clients = yield* Clients
-        const appKey = yield* arg(p, 2, "APP_KEY")
-        const permissions = yield* parsePermissions(yield* arg(p, 3, "permissions"))
-        return yield* (command === "grant" ? clients.grant(appKey, permissions) : clients.revoke(appKey, permissions))
-      }
-      case "clients disable":
-      case "clients enable": {
-        const clients = yield* Clients
-        return yield* clients.setStatus(yield* arg(p, 2, "APP_KEY"), command === "disable" ? "disabled" : "active")
-      }
-      case "clients reset-secret":
-        return yield* Effect.flatMap(Clients, (c) => Effect.flatMap(arg(p, 2, "APP_KEY"), c.resetSecret))
-      case "clients masking": {
-        const clients = yield* Clients
-        const appKey = yield* arg(p, 2, "APP_KEY")
-        const mode = yield* arg(p, 3, "on|off")
-        if (mode !== "on" && mode !== "off") return yield* usage("masking takes on or off")
-        return yield* clients.setMasking(appKey, mode === "on")
-      }
-      case "clients rate-limit": {
-        const clients = yield* Clients
-        const appKey = yield* arg(p, 2, "APP_KEY")
-        const rps = yield* Effect.flatMap(flag(p, "rps"), (s) => positiveNumber(s, "rps"))
-        const burst = yield* Effect.flatMap(flag(p, "burst"), (s) => positiveNumber(s, "burst"))
-        return yield* clients.setRateLimit(appKey, rps, burst)
-      }
-      case "clients webhook": {
-        const clients = yield* Clients
-        const appKey = yield* arg(p, 2, "APP_KEY")
-        if (p.flags.get("off") === true) return yield* clients.webhook(appKey, { _tag: "Off" })
-        if (p.flags.get("rotate-secret") === true) return yield* clients.webhook(appKey, { _tag: "RotateSecret" })
-        const url = yield* flag(p, "url")
-        const events = (yield* flag(p, "events")).split(",").map((s) => s.trim()).filter((s) => s !== "")
-        return yield* clients.webhook(appKey, { _tag: "Set", url, events })
-      }
-      case "companies status": {
-        const companies = yield* Companies
-        return yield* companies.setStatus(yield* idArg(p, 2), yield* literalArg(CompanyStatus, p, 3, "STATUS"))
-      }
-      case "companies cert-level": {
-        const companies = yield* Companies
-        return yield* companies.setCertLevel(yield* idArg(p, 2), yield* literalArg(CertLevel, p, 3, "LEVEL"))
-      }
-      case "matchmakers status": {
-        const matchmakers = yield* Matchmakers
-        return yield* matchmakers.setStatus(yield* idArg(p, 2), yield* literalArg(Schema.Literal("active", "disabled"), p, 3, "STATUS"))
-      }
-      case "matchmakers cert-level": {
-        const matchmakers = yield* Matchmakers
-        return yield* matchmakers.setCertLevel(yield* idArg(p, 2), yield* literalArg(CertLevel, p, 3, "LEVEL"))
-      }
-      case "users create": {
-        const users = yield* Users
-        const name = yield* flag(p, "name")
-        const phone = p.flags.get("phone")
-        const account = p.flags.get("work-wechat-id")
-        const workWechatId = typeof account === "string" ? yield* positiveInt(account, "--work-wechat-id") : null
-        return yield* users.create({ name, phone: typeof phone === "string" ? phone : null, work_wechat_id: workWechatId })
-      }
-      case "users update": {
-        const users = yield* Users
-        const id = yield* idArg(p, 2)
-        const account = yield* flag(p, "work-wechat-id")
-        return yield* users.setWorkWechat(id, account === "none" ? null : yield* positiveInt(account, "--work-wechat-id"))
-      }
-      case "blacklist disable": {
-        const blacklist = yield* ImageBlacklist
-        return yield* blacklist.disable(yield* idArg(p, 2))
-      }
-      case "membership-plans create":
-        return yield* createPlan(yield* flag(p, "name"), yield* Effect.flatMap(flag(p, "days"), (s) => positiveInt(s, "--days")))
-      case "membership-plans list":
-        return yield* listPlans
-      case "memberships cancel":
-        return yield* cancelMembership(yield* idArg(p, 2))
-      case "activities approve":
-      case "activities reject":
-      case "activities open":
-        return yield* activityCommand(yield* literalArg(ActivityAction, p, 1, "ACTION"), yield* idArg(p, 2))
-      case "follow-up plans":
-        return yield* followUpPlansCommand(p.positional[2], p.flags)
-      case "follow-up generate":
-        return yield* generateFollowUpTasks(p.flags)
-      case "webhooks deliveries":
-      case "webhooks redeliver":
-      case "webhooks test":
-        return yield* webhooksCommand(command!, p.positional.slice(2), p.flags)
-      case "status ":
-        return yield* status
-      case "daemons list":
-        return yield* daemonsList
-      default:
-        return yield* usage(group === undefined ? "no command given" : `unknown command: ${key.trim()}`)
-    }
+    const services = yield* Effect.context<AdminServices>()
+    const outcome = yield* runCommand(argv, (effect) => Effect.provideContext(effect, services))
+    return outcome._tag === "Answer" ? outcome.value : outcome.text
   })
 
 /** The message an operator sees for a failed command. */
 export const describeFailure = (error: unknown): string => {
-  if (error instanceof UsageError || error instanceof ClientCommandError || error instanceof UserCommandError) return error.message
   if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
   return String(error)
 }

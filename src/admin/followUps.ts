@@ -1,67 +1,70 @@
 // Operator commands for follow-up plans and task generation (DECISIONS §3, §7):
 // `follow-up plans create|list` and `follow-up generate [--date D]`.
-import * as Data from "effect/Data"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 
 import { TaskType } from "../../schema/FollowUps.js"
 import { isDate, parseDays } from "../domain/followUp.js"
 import { FollowUps } from "../services/FollowUps.js"
+import { answering } from "./cli.js"
 
-export class FollowUpCommandError extends Data.TaggedError("FollowUpCommandError")<{ readonly message: string }> {}
+const MAX_ID = 2_147_483_647
 
-export const FOLLOW_UP_USAGE = `  follow-up plans create --guest ID --days 1,3,7 --type recommend|revisit|reactivate [--start YYYY-MM-DD]
-  follow-up plans list [--guest ID]
-  follow-up generate [--date YYYY-MM-DD]`
+/** A guest id (a positive 32-bit integer). */
+const guestFlag = Flag.Int("guest").pipe(
+  Flag.filter((n) => n >= 1 && n <= MAX_ID, () => "an id (a positive integer)"),
+  Flag.withDescription("the guest's id")
+)
 
-type Flags = ReadonlyMap<string, string | true>
+/** A calendar date YYYY-MM-DD. */
+const dateFlag = (name: string) => Flag.String(name).pipe(Flag.filter(isDate, () => "a date YYYY-MM-DD"))
 
-const refuse = (message: string) => Effect.fail(new FollowUpCommandError({ message: `${message}\n\nusage:\n${FOLLOW_UP_USAGE}` }))
+const days = Flag.String("days").pipe(
+  Flag.filterMap((text) => {
+    const parsed = parseDays(text)
+    return parsed._tag === "Right" ? Option.some(parsed.days) : Option.none()
+  }, (text) => {
+    const parsed = parseDays(text)
+    return parsed._tag === "Left" ? parsed.message : "day numbers separated by commas"
+  }),
+  Flag.withDescription("the plan's days, counted from its start: 1,3,7")
+)
 
-const text = (flags: Flags, name: string) => {
-  const v = flags.get(name)
-  return typeof v === "string" ? Effect.succeed(v) : refuse(`--${name} VALUE is required`)
-}
+/** Prints `{id, start_date, days, tasks_created}` (the tasks already due). */
+const createPlan = answering(
+  "create",
+  {
+    guest: guestFlag,
+    days,
+    type: Flag.Literals("type", TaskType.literals).pipe(Flag.withDescription("the tasks' type")),
+    start: dateFlag("start").pipe(Flag.withDescription("day 0 of the plan (default: today)"), Flag.optional)
+  },
+  ({ days, guest, start, type }) =>
+    Effect.flatMap(FollowUps, (f) => f.createPlan({ guestId: guest, taskType: type, days, startDate: Option.getOrUndefined(start) }))
+)
+  .pipe(Command.withDescription("Create a follow-up plan for a guest"))
 
-const optionalText = (flags: Flags, name: string) => {
-  const v = flags.get(name)
-  return v === undefined ? Effect.succeed(undefined) : typeof v === "string" ? Effect.succeed(v) : refuse(`--${name} needs a value`)
-}
+const listPlans = answering(
+  "list",
+  { guest: guestFlag.pipe(Flag.optional) },
+  ({ guest }) => Effect.flatMap(FollowUps, (f) => f.listPlans(Option.getOrUndefined(guest)))
+).pipe(
+  Command.withDescription("Follow-up plans, of one guest or all")
+)
 
-const id = (value: string, name: string) =>
-  /^\d{1,10}$/.test(value) && Number(value) >= 1 && Number(value) <= 2_147_483_647
-    ? Effect.succeed(Number(value))
-    : refuse(`--${name} must be an id (a positive integer), got ${value}`)
+/** Prints `{date, created}` (and `plans` visited without --date). */
+const generate = answering("generate", {
+  date: dateFlag("date").pipe(Flag.withDescription("that date's tasks exactly (default: what is due now)"), Flag.optional)
+}, ({ date }) => Effect.flatMap(FollowUps, (f) => f.generate(Option.getOrUndefined(date)))).pipe(
+  Command.withDescription("Create the follow-up tasks that are due")
+)
 
-const date = (value: string | undefined, name: string) =>
-  value === undefined || isDate(value) ? Effect.succeed(value) : refuse(`--${name} must be a date YYYY-MM-DD, got ${value}`)
-
-/** `follow-up plans create|list`; create prints `{id, start_date, days, tasks_created}` (the tasks already due). */
-export const followUpPlansCommand = (sub: string | undefined, flags: Flags) =>
-  Effect.gen(function*() {
-    const followUps = yield* FollowUps
-    switch (sub) {
-      case "create": {
-        const guestId = yield* Effect.flatMap(text(flags, "guest"), (v) => id(v, "guest"))
-        const days = parseDays(yield* text(flags, "days"))
-        if (days._tag === "Left") return yield* refuse(`--days: ${days.message}`)
-        const type = yield* text(flags, "type")
-        if (!Schema.is(TaskType)(type)) return yield* refuse(`--type must be recommend, revisit or reactivate, got ${type}`)
-        const startDate = yield* Effect.flatMap(optionalText(flags, "start"), (v) => date(v, "start"))
-        return yield* followUps.createPlan({ guestId, taskType: type, days: days.days, startDate })
-      }
-      case "list": {
-        const guest = yield* optionalText(flags, "guest")
-        return yield* followUps.listPlans(guest === undefined ? undefined : yield* id(guest, "guest"))
-      }
-      default:
-        return yield* refuse(sub === undefined ? "follow-up plans needs create or list" : `unknown command: follow-up plans ${sub}`)
-    }
-  })
-
-/** `follow-up generate [--date D]`: prints `{date, created}` (and `plans` visited without --date). */
-export const generateFollowUpTasks = (flags: Flags) =>
-  Effect.gen(function*() {
-    const on = yield* Effect.flatMap(optionalText(flags, "date"), (v) => date(v, "date"))
-    return yield* Effect.flatMap(FollowUps, (f) => f.generate(on))
-  })
+export const followUpCommand = Command.make("follow-up").pipe(
+  Command.withDescription("Follow-up plans and tasks"),
+  Command.withSubcommands([
+    Command.make("plans").pipe(Command.withDescription("Follow-up plans"), Command.withSubcommands([createPlan, listPlans])),
+    generate
+  ])
+)

@@ -1,39 +1,71 @@
-// `npm run -s admin -- <command>`: prints one JSON value on stdout; logs and errors go to stderr
-// as JSON lines, and a bad command exits non-zero.
+// `npm run -s admin -- <command>`: prints one JSON value on stdout; logs go to stderr as JSON
+// lines, a failed command's reason as plain text. Exit codes: 0 done, 2 the command failed
+// (a usage error, or the platform refused it), 1 anything else (no database, an old schema …).
+// The database must be migrated already (the API, the daemon or `npm run migrate` do that).
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as References from "effect/References"
+
 import { bootstrapEnv } from "../bootstrap.js"
+import { AppConfigLive } from "../Config.js"
+import { errorMessage } from "../domain/text.js"
+import { CardParserFromEnv, ServicesLive } from "../Layers.js"
+import { StderrJsonLive } from "../logging.js"
+import { PgLive } from "../sql/Sql.js"
+import { AdminSetupError, describeFailure, runCommand } from "./commands.js"
+import { SchemaCheckLive } from "./schemaCheck.js"
 
-const argv = process.argv.slice(2)
-const { USAGE, runAdmin, describeFailure } = await import("./commands.js")
-if (argv.length === 0 || argv[0] === "--help" || argv[0] === "help") {
-  process.stderr.write(USAGE + "\n")
-  process.exit(argv.length === 0 ? 2 : 0)
-}
-
-await bootstrapEnv()
-const Effect = await import("effect/Effect")
-const Exit = await import("effect/Exit")
-const Cause = await import("effect/Cause")
-const Option = await import("effect/Option")
-const Layer = await import("effect/Layer")
-const Logger = await import("effect/Logger")
-const LogLevel = await import("effect/LogLevel")
-const { AppLive } = await import("../Layers.js")
-const { StderrJsonLive, writeLog } = await import("../logging.js")
-
-// Only warnings and worse: stdout is the command's answer, and stderr stays quiet for scripts.
-const exit = await Effect.runPromiseExit(
-  runAdmin(argv).pipe(Effect.provide(Layer.merge(AppLive, StderrJsonLive)), Logger.withMinimumLogLevel(LogLevel.Warning))
+/**
+ * The services over the database. Built only when a command runs (not for --help or a usage
+ * error): the environment is completed first (.env; without DATABASE_URL the project's embedded
+ * PostgreSQL), and the database's schema must be current.
+ */
+const AdminLive = ServicesLive.pipe(
+  Layer.provide(CardParserFromEnv),
+  Layer.provideMerge(SchemaCheckLive),
+  Layer.provideMerge(PgLive),
+  Layer.provideMerge(AppConfigLive),
+  // The environment as the bootstrap left it (effect's default provider keeps an older copy).
+  Layer.provide(ConfigProvider.layer(Effect.sync(() => ConfigProvider.fromEnv())))
 )
-if (Exit.isSuccess(exit)) {
-  process.stdout.write(JSON.stringify(exit.value, null, 2) + "\n")
-  process.exit(0)
-} else {
-  const failure = Cause.failureOption(exit.cause)
-  writeLog(
-    LogLevel.Error,
-    Option.isSome(failure) ? describeFailure(failure.value) : `internal error: ${Cause.pretty(exit.cause)}`,
-    { source: "admin" },
-    { always: true }
-  )
-  process.exit(Option.isSome(failure) ? 2 : 1)
-}
+
+const setupFailed = (e: unknown) => new AdminSetupError({ message: describeFailure(e) })
+
+/** A command's effect with its services, for as long as it runs. */
+const withServices = Effect.fnUntraced(function*<A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof AdminLive>>) {
+  yield* Effect.tryPromise({
+    try: () => bootstrapEnv(),
+    catch: (e) => new AdminSetupError({ message: `preparing the environment failed: ${errorMessage(e)}` })
+  })
+  const services = yield* Layer.build(AdminLive).pipe(Effect.mapError(setupFailed))
+  return yield* Effect.provideContext(effect, services)
+}, Effect.scoped)
+
+const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text.endsWith("\n") ? text : `${text}\n`))
+
+const program = runCommand(process.argv.slice(2), withServices).pipe(
+  Effect.matchCauseEffect({
+    onSuccess: (outcome) =>
+      outcome._tag === "Answer"
+        ? Effect.as(write(process.stdout, JSON.stringify(outcome.value, null, 2)), 0)
+        : Effect.as(outcome.text === "" ? Effect.void : write(process.stderr, outcome.text), 0),
+    onFailure: (cause) => {
+      const failure = Cause.findErrorOption(cause)
+      if (Option.isNone(failure)) return Effect.as(write(process.stderr, `internal error: ${Cause.pretty(cause)}`), 1)
+      return Effect.as(write(process.stderr, describeFailure(failure.value)), failure.value instanceof AdminSetupError ? 1 : 2)
+    }
+  }),
+  // Only warnings and worse (or --log-level): stdout is the command's answer, stderr stays quiet for scripts.
+  Effect.provideService(References.MinimumLogLevel, "Warn"),
+  Effect.provide(StderrJsonLive)
+)
+
+NodeRuntime.runMain(program, {
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : 1)
+})

@@ -1,13 +1,15 @@
 // The operator's view of a running installation: `status` (clients, queues with their depth, oldest
 // waiting work, failures in the last hour and held card tasks, the webhook backlog per client,
 // daemons) and `daemons list` (each daemon's heartbeat, jobs and last runs), as one JSON value.
+import * as Command from "effect/cli/Command"
 import * as Effect from "effect/Effect"
 
 import { PlatformTimeZone } from "../Config.js"
+import type { JobSnapshot } from "../domain/jobs.js"
 import { formatIso } from "../domain/time.js"
-import type { JobSnapshot } from "../observability/jobs.js"
 import { type DaemonRow, DaemonsRepo } from "../repos/DaemonsRepo.js"
 import { type HeldCardTask, MonitoringRepo } from "../repos/MonitoringRepo.js"
+import { answering } from "./cli.js"
 
 /** Held card tasks shown per status (the oldest). */
 const HELD_SHOWN = 50
@@ -110,7 +112,18 @@ export const status = Effect.gen(function*() {
       list: views.filter((d) => d.state !== "stopped")
     }
   }
-}).pipe(Effect.provide([MonitoringRepo.Default, DaemonsRepo.Default]))
+}).pipe(Effect.provide([MonitoringRepo.layer, DaemonsRepo.layer]))
 
 /** `daemons list` with its repository. */
-export const daemonsList = listDaemons.pipe(Effect.provide(DaemonsRepo.Default))
+export const daemonsList = listDaemons.pipe(Effect.provide(DaemonsRepo.layer))
+
+export const statusCommand = answering("status", {}, () => status).pipe(
+  Command.withDescription("One summary: clients, queues, held card tasks, the webhook backlog, daemons")
+)
+
+export const daemonsCommand = Command.make("daemons").pipe(
+  Command.withDescription("Job daemons"),
+  Command.withSubcommands([
+    answering("list", {}, () => daemonsList).pipe(Command.withDescription("Every daemon that beat in the last week, newest first"))
+  ])
+)

@@ -1,60 +1,49 @@
 // Operator recovery of webhook delivery (DECISIONS §9): `webhooks deliveries [--client APP_KEY]
 // [--status pending|succeeded|failed] [--limit N]`, `webhooks redeliver ID`, `webhooks redeliver
 // --client APP_KEY --since YYYY-MM-DDTHH:MM:SS`, `webhooks test APP_KEY`.
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
-import * as Schema from "effect/Schema"
+import * as Option from "effect/Option"
 
 import { DeliveryStatus } from "../repos/WebhooksRepo.js"
-import { WebhookCommandError, Webhooks } from "../services/Webhooks.js"
+import { Webhooks } from "../services/Webhooks.js"
+import { answering, idArgument, positiveIntFlag, usage } from "./cli.js"
 
-export const WEBHOOKS_USAGE = `  webhooks deliveries [--client APP_KEY] [--status pending|succeeded|failed] [--limit N]
-  webhooks redeliver ID | webhooks redeliver --client APP_KEY --since YYYY-MM-DDTHH:MM:SS
-  webhooks test APP_KEY`
+/** At most this many deliveries are listed, whatever --limit says. */
+const MAX_LIMIT = 1000
 
-const fail = (message: string) => Effect.fail(new WebhookCommandError({ message }))
+const deliveries = answering("deliveries", {
+  client: Flag.String("client").pipe(Flag.withDescription("only this app_key's"), Flag.optional),
+  status: Flag.Literals("status", DeliveryStatus.literals).pipe(Flag.optional),
+  limit: positiveIntFlag("limit").pipe(Flag.withDescription(`at most this many (up to ${MAX_LIMIT})`), Flag.withDefault(50))
+}, ({ client, limit, status }) =>
+  Effect.flatMap(Webhooks, (w) =>
+    w.deliveries({
+      appKey: Option.getOrUndefined(client),
+      status: Option.getOrUndefined(status),
+      limit: Math.min(limit, MAX_LIMIT)
+    }))).pipe(Command.withDescription("Deliveries with their attempts, newest first"))
 
-const stringFlag = (flags: ReadonlyMap<string, string | true>, name: string): string | undefined => {
-  const v = flags.get(name)
-  return typeof v === "string" ? v : undefined
-}
-
-/** `webhooks <command> ...`: positional are the words after the command. */
-export const webhooksCommand = (
-  command: string,
-  positional: ReadonlyArray<string>,
-  flags: ReadonlyMap<string, string | true>
-) =>
+const redeliver = answering("redeliver", {
+  id: idArgument("ID").pipe(Argument.withDescription("a delivery id"), Argument.optional),
+  client: Flag.String("client").pipe(Flag.withDescription("every delivery of this app_key…"), Flag.optional),
+  since: Flag.String("since").pipe(Flag.withDescription("…since YYYY-MM-DDTHH:MM:SS"), Flag.optional)
+}, ({ client, id, since }) =>
   Effect.gen(function*() {
     const webhooks = yield* Webhooks
-    switch (command) {
-      case "deliveries": {
-        const status = stringFlag(flags, "status")
-        if (status !== undefined && !Schema.is(DeliveryStatus)(status)) {
-          return yield* fail(`--status must be pending, succeeded or failed, got ${status}`)
-        }
-        const limitText = stringFlag(flags, "limit") ?? "50"
-        if (!/^\d+$/.test(limitText) || Number(limitText) < 1) return yield* fail(`--limit must be a positive integer, got ${limitText}`)
-        return yield* webhooks.deliveries({ appKey: stringFlag(flags, "client"), status, limit: Math.min(Number(limitText), 1000) })
-      }
-      case "redeliver": {
-        const id = positional[0]
-        if (id !== undefined) {
-          if (!/^\d+$/.test(id)) return yield* fail(`ID must be a delivery id (a positive integer), got ${id}`)
-          return yield* webhooks.redeliver(Number(id))
-        }
-        const client = stringFlag(flags, "client")
-        const since = stringFlag(flags, "since")
-        if (client === undefined || since === undefined) {
-          return yield* fail(`redeliver takes a delivery ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS\n\n${WEBHOOKS_USAGE}`)
-        }
-        return yield* webhooks.redeliverSince(client, since)
-      }
-      case "test": {
-        const appKey = positional[0]
-        if (appKey === undefined) return yield* fail(`APP_KEY is required\n\n${WEBHOOKS_USAGE}`)
-        return yield* webhooks.test(appKey)
-      }
-      default:
-        return yield* fail(`unknown command: webhooks ${command}\n\n${WEBHOOKS_USAGE}`)
+    if (Option.isSome(id)) return yield* webhooks.redeliver(id.value)
+    if (Option.isNone(client) || Option.isNone(since)) {
+      return yield* usage("redeliver takes a delivery ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS")
     }
-  })
+    return yield* webhooks.redeliverSince(client.value, since.value)
+  })).pipe(Command.withDescription("Send a delivery again: ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS"))
+
+const test = answering("test", { appKey: Argument.String("APP_KEY") }, ({ appKey }) => Effect.flatMap(Webhooks, (w) => w.test(appKey)))
+  .pipe(Command.withDescription("Send a test event to the client's webhook"))
+
+export const webhooksCommand = Command.make("webhooks").pipe(
+  Command.withDescription("Webhook deliveries: list, redeliver, test"),
+  Command.withSubcommands([deliveries, redeliver, test])
+)

@@ -3,7 +3,9 @@
 // the rate limit (§10). The caller comes from this instance's client cache; the nonce and, when
 // this instance's leased tokens are spent, a new lease take one statement together.
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
@@ -38,9 +40,8 @@ const fail = (
   extra: Partial<Pick<Unauthorized, "server_time" | "string_to_sign" | "hint" | "header">> = {}
 ) => Effect.fail(new Unauthorized({ error, message, ...extra }))
 
-export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authenticator", {
-  dependencies: [ClientCache.Default, ReplayRepo.Default, Signer.Default],
-  effect: Effect.gen(function*() {
+export class Authenticator extends Context.Service<Authenticator>()("Auth/Authenticator", {
+  make: Effect.gen(function*() {
     const clients = yield* ClientCache
     const replay = yield* ReplayRepo
     const signer = yield* Signer
@@ -54,7 +55,7 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
       Effect.flatMap(replay.admit(request), (first) =>
         first.epoch_s !== null
           ? Effect.succeed(first)
-          : Effect.zipRight(replay.restartEpoch, replay.admit(request)))
+          : Effect.andThen(replay.restartEpoch, replay.admit(request)))
 
     /** The caller of a signed request; 503 when the database behind the check is unreachable. */
     const authenticate = (req: SignedRequest): Effect.Effect<Authenticated, Unauthorized | ServiceUnavailable> =>
@@ -148,4 +149,9 @@ export class Authenticator extends Effect.Service<Authenticator>()("Auth/Authent
 
     return { authenticate } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Authenticator, Authenticator.make)
+  static readonly layer = Authenticator.layerWithoutDependencies.pipe(
+    Layer.provide([ClientCache.layer, ReplayRepo.layer, Signer.layer])
+  )
+}

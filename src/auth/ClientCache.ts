@@ -2,7 +2,9 @@
 // round trip to learn its caller. Every change of `clients` is announced at commit on
 // `clients_changed` (migration 0013) and evicts the row here; while the LISTEN connection is down
 // nothing is cached, so a disabled key or a reset secret can never outlive the notification.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 
@@ -22,22 +24,23 @@ export interface CachedClient {
 export const CLIENTS_CHANNEL = "clients_changed"
 
 /** The stream of client changes: the app_key of every changed row, and when it can be trusted. */
-export class ClientChanges extends Effect.Service<ClientChanges>()("Auth/ClientChanges", {
-  effect: Effect.map(DatabaseUrl, (url) => ({
+export class ClientChanges extends Context.Service<ClientChanges>()("Auth/ClientChanges", {
+  make: Effect.map(DatabaseUrl, (url) => ({
     /** Follows `clients_changed` for as long as the scope is open (onMessage gets the app_key). */
     follow: (handlers: ListenerHandlers): Effect.Effect<void, never, Scope.Scope> =>
       listen({ channel: CLIENTS_CHANNEL, applicationName: "matchmaking-open-api:clients-cache" }, handlers).pipe(
         Effect.provideService(DatabaseUrl, url)
       )
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(ClientChanges, ClientChanges.make)
+}
 
 /** Past this many entries (mostly unknown keys a caller made up) the cache starts over. */
 const MAX_ENTRIES = 10_000
 
-export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache", {
-  dependencies: [ClientsRepo.Default, ClientChanges.Default],
-  scoped: Effect.gen(function*() {
+export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCache", {
+  make: Effect.gen(function*() {
     const repo = yield* ClientsRepo
     const box = yield* SecretBox
     const changes = yield* ClientChanges
@@ -71,7 +74,7 @@ export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache
         entries.clear()
         drop(undefined)
       }
-    }).pipe(Scope.extend(scope))
+    }).pipe(Scope.provide(scope))
 
     const open = (row: ClientRow): CachedClient => ({
       row,
@@ -112,4 +115,7 @@ export class ClientCache extends Effect.Service<ClientCache>()("Auth/ClientCache
       isLive: () => live
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ClientCache, ClientCache.make)
+  static readonly layer = ClientCache.layerWithoutDependencies.pipe(Layer.provide([ClientsRepo.layer, ClientChanges.layer]))
+}

@@ -1,7 +1,9 @@
 // The masker (DECISIONS §3): what a masking client sees of a success's data. The rule (which
 // fields, starred how) is src/domain/masking.ts; this layer decides per caller and is what the edge
 // hands to the success schemas (ResponseMask), so handlers and services return plain values.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { CallerInfo } from "../../schema/Auth.js"
 import { maskDeep } from "../domain/masking.js"
@@ -13,8 +15,10 @@ export interface MaskerShape {
 
 const unmasked = (data: unknown): unknown => data
 
-export class Masker extends Effect.Service<Masker>()("Auth/Masker", {
-  succeed: {
+export class Masker extends Context.Service<Masker>()("Auth/Masker", {
+  make: Effect.succeed<MaskerShape>({
     forCaller: (caller) => (caller?.masking === true ? maskDeep : unmasked)
-  } satisfies MaskerShape as MaskerShape
-}) {}
+  })
+}) {
+  static readonly layer = Layer.effect(Masker, Masker.make)
+}

@@ -14,7 +14,7 @@ export interface SecretBoxShape {
   readonly open: (sealed: string) => string
 }
 
-export class SecretBox extends Context.Tag("Auth/SecretBox")<SecretBox, SecretBoxShape>() {}
+export class SecretBox extends Context.Service<SecretBox, SecretBoxShape>()("Auth/SecretBox") {}
 
 export const makeSecretBox = (keyHex: string): SecretBoxShape => {
   const key = Buffer.from(keyHex, "hex")

@@ -4,7 +4,9 @@
 // can swap it; the shared vectors are its contract (test/domain/signing.test.ts).
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { canonicalString, type SigningInput } from "../domain/signing.js"
 
@@ -51,4 +53,6 @@ export const liveSigner: SignerShape = {
     secrets.map((s) => `v1,${createHmac("sha256", webhookKey(s)).update(`${id}.${timestamp}.${body}`).digest("base64")}`).join(" ")
 }
 
-export class Signer extends Effect.Service<Signer>()("Auth/Signer", { succeed: liveSigner }) {}
+export class Signer extends Context.Service<Signer>()("Auth/Signer", { make: Effect.succeed(liveSigner) }) {
+  static readonly layer = Layer.effect(Signer, Signer.make)
+}

@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 
 import { PlatformTimeZone } from "../Config.js"
 import { type AiConfig, type AiParsed, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
@@ -36,12 +37,12 @@ export const AI_IMAGE_MAX_SIDE = 1568
  * CARD_OCR_POOL_SIZE (default 2), CARD_OCR_MODEL (4.0.0_best_int or 4.0.0; default 4.0.0_best_int).
  */
 export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
-  apiKey: Config.option(Config.redacted("ANTHROPIC_API_KEY")),
-  model: Config.string("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
-  timeoutMs: Config.integer("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
-  baseURL: Config.option(Config.string("ANTHROPIC_BASE_URL")),
-  ocrPoolSize: Config.integer("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
-  ocrModel: Config.literal("4.0.0_best_int", "4.0.0")("CARD_OCR_MODEL").pipe(Config.withDefault(DEFAULT_OCR_MODEL))
+  apiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
+  model: Config.String("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
+  timeoutMs: Config.Int("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
+  baseURL: Config.option(Config.String("ANTHROPIC_BASE_URL")),
+  ocrPoolSize: Config.Int("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
+  ocrModel: Config.Literals(["4.0.0_best_int", "4.0.0"], "CARD_OCR_MODEL").pipe(Config.withDefault(DEFAULT_OCR_MODEL))
 }).pipe(
   Config.map(({ apiKey, model, timeoutMs, baseURL, ocrPoolSize, ocrModel }) => {
     const key = Option.getOrUndefined(apiKey)
@@ -75,13 +76,13 @@ const normalize = (image: Uint8Array, options: NormalizeOptions) =>
   })
 
 /** The AI reader of a card: a normalised PNG in, the card's fields out. `available` is false without an AI key. */
-export class CardAi extends Context.Tag("Card/Ai")<
+export class CardAi extends Context.Service<
   CardAi,
   {
     readonly available: boolean
     readonly parse: (png: Buffer) => Effect.Effect<AiParsed, CardParseError>
   }
->() {}
+>()("Card/Ai") {}
 
 /** The AI of the configuration (the Anthropic SDK), or none (null: OCR only). */
 export const CardAiLive = (config: AiConfig | null): Layer.Layer<CardAi> =>
@@ -129,18 +130,18 @@ export const CardParserFromParts: Layer.Layer<CardParser, never, CardAi | CardOc
           return yield* viaOcr(image)
         }
         const png = yield* normalize(image, AI_IMAGE)
-        const fromAi = yield* Effect.either(ai.parse(png))
-        if (fromAi._tag === "Right") {
-          const { confidence, ...parsed } = fromAi.right
+        const fromAi = yield* Effect.result(ai.parse(png))
+        if (Result.isSuccess(fromAi)) {
+          const { confidence, ...parsed } = fromAi.success
           return { method: "ai", parsed, confidence } as const
         }
         yield* Effect.logWarning("AI card parsing failed; falling back to OCR").pipe(
-          Effect.annotateLogs({ reason: fromAi.left.message })
+          Effect.annotateLogs({ reason: fromAi.failure.message })
         )
         if (!ocr.available) {
           return yield* new CardParseError({
-            message: `AI card parsing failed (${fromAi.left.message}) and OCR is not installed (${OCR_INSTALL_HINT})`,
-            cause: fromAi.left
+            message: `AI card parsing failed (${fromAi.failure.message}) and OCR is not installed (${OCR_INSTALL_HINT})`,
+            cause: fromAi.failure
           })
         }
         return yield* viaOcr(image)

@@ -3,8 +3,10 @@
 import Anthropic from "@anthropic-ai/sdk"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { Education, MaritalStatus } from "../../schema/Guests.js"
 import { errorMessage } from "../domain/text.js"
@@ -53,56 +55,73 @@ export const AI_INSTRUCTION = `这是一张婚恋平台红娘拍摄的纸质嘉�
 // strict about everything else.
 
 /** A finite number, also given as a numeric string ("28"); "" is null. */
+const NumericString = Schema.String.pipe(
+  Schema.decodeTo(Schema.NullOr(Schema.Number), {
+    decode: SchemaGetter.transformEffect((s: string) => {
+      const t = s.trim().replace(/,/g, "")
+      if (t === "") return Effect.succeed(null)
+      const n = Number(t)
+      return /^-?\d+(\.\d+)?$/.test(t) && Number.isFinite(n)
+        ? Effect.succeed(n)
+        : Effect.fail(new SchemaIssue.InvalidValue({ message: `not a number: ${JSON.stringify(s)}` }, s))
+    }),
+    encode: SchemaGetter.transform((n: number | null) => (n === null ? "" : String(n)))
+  })
+)
+
 const Num = Schema.NullOr(
-  Schema.Union(
-    Schema.Number,
-    Schema.transformOrFail(Schema.String, Schema.NullOr(Schema.Number), {
-      strict: true,
-      decode: (s, _, ast) => {
-        const t = s.trim().replace(/,/g, "")
-        if (t === "") return ParseResult.succeed(null)
-        const n = Number(t)
-        return /^-?\d+(\.\d+)?$/.test(t) && Number.isFinite(n)
-          ? ParseResult.succeed(n)
-          : ParseResult.fail(new ParseResult.Type(ast, s, `not a number: ${JSON.stringify(s)}`))
-      },
-      encode: (n) => ParseResult.succeed(n === null ? "" : String(n))
-    })
-  ).pipe(Schema.filter((n) => n === null || Number.isFinite(n), { message: () => "not a finite number" }))
+  Schema.Union([Schema.Number, NumericString]).check(
+    Schema.makeFilter((n) => n === null || Number.isFinite(n) || "not a finite number")
+  )
 )
 
 /** A trimmed string; "" is null. */
-const Text = Schema.transform(Schema.NullOr(Schema.String), Schema.NullOr(Schema.String), {
-  strict: true,
-  decode: (s) => (s === null || s.trim() === "" ? null : s.trim()),
-  encode: (s) => s
-})
-
-const nullableKey = <S extends Schema.Schema.All>(s: S) => Schema.optionalWith(s, { default: () => null as Schema.Schema.Type<S> })
-
-/** "male"/"female", also 男/女. */
-const Gender = Schema.transform(
-  Schema.NullOr(Schema.Literal("male", "female", "男", "女", "")),
-  Schema.NullOr(Schema.Literal("male", "female")),
-  {
-    strict: true,
-    decode: (g) => (g === "男" ? "male" : g === "女" ? "female" : g === "" ? null : g),
-    encode: (g) => g
-  }
+const Text = Schema.NullOr(Schema.String).pipe(
+  Schema.decodeTo(
+    Schema.NullOr(Schema.String),
+    SchemaTransformation.transform({
+      decode: (s) => (s === null || s.trim() === "" ? null : s.trim()),
+      encode: (s) => s
+    })
+  )
 )
 
-const orEmpty = <L extends string>(literals: ReadonlyArray<L>) =>
-  Schema.transform(Schema.NullOr(Schema.Literal(...literals, "")), Schema.NullOr(Schema.Literal(...literals)), {
-    strict: true,
-    decode: (v) => (v === "" ? null : v),
-    encode: (v) => v
-  })
+/** A key that may be missing (or undefined): null then. */
+const nullableKey = <S extends Schema.Codec<unknown, unknown> & { readonly Encoded: null | unknown }>(s: S) =>
+  s.pipe(Schema.withDecodingDefault(Effect.succeed(null as S["Encoded"])))
+
+/** "male"/"female", also 男/女. */
+const Gender = Schema.NullOr(Schema.Literals(["male", "female", "男", "女", ""])).pipe(
+  Schema.decodeTo(
+    Schema.NullOr(Schema.Literals(["male", "female"])),
+    SchemaTransformation.transform({
+      decode: (g) => (g === "男" ? "male" : g === "女" ? "female" : g === "" ? null : g),
+      encode: (g) => g
+    })
+  )
+)
+
+const orEmpty = <const L extends ReadonlyArray<string>>(literals: L) =>
+  Schema.NullOr(Schema.Union([Schema.Literals(literals), Schema.Literal("")])).pipe(
+    Schema.decodeTo(
+      Schema.NullOr(Schema.Literals(literals)),
+      SchemaTransformation.transform({
+        decode: (v: L[number] | "" | null): L[number] | null => (v === "" ? null : v),
+        encode: (v) => v
+      })
+    )
+  )
 
 const Flag = Schema.NullOr(
-  Schema.Union(
-    Schema.Literal(0, 1),
-    Schema.transform(Schema.Boolean, Schema.Literal(0, 1), { strict: true, decode: (b) => (b ? 1 : 0), encode: (n) => n === 1 })
-  )
+  Schema.Union([
+    Schema.Literals([0, 1]),
+    Schema.Boolean.pipe(
+      Schema.decodeTo(
+        Schema.Literals([0, 1]),
+        SchemaTransformation.transform({ decode: (b): 0 | 1 => (b ? 1 : 0), encode: (n) => n === 1 })
+      )
+    )
+  ])
 )
 
 const Tags = Schema.Struct({
@@ -110,9 +129,9 @@ const Tags = Schema.Struct({
   age_max: Schema.optional(Num),
   height_min: Schema.optional(Num),
   height_max: Schema.optional(Num),
-  education_min: Schema.optional(Schema.NullOr(Schema.Int.pipe(Schema.between(1, 5)))),
+  education_min: Schema.optional(Schema.NullOr(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 5 })))),
   locations: Schema.optional(Schema.NullOr(Schema.Array(Schema.String))),
-  marriage_status: Schema.optional(Schema.NullOr(Schema.Array(Schema.Int.pipe(Schema.between(1, 3))))),
+  marriage_status: Schema.optional(Schema.NullOr(Schema.Array(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 3 }))))),
   has_house: Schema.optional(Flag),
   has_car: Schema.optional(Flag),
   other: Schema.optional(Schema.NullOr(Schema.String))
@@ -135,11 +154,11 @@ const AiAnswer = Schema.Struct({
   requirement: nullableKey(Text),
   reqIncomeAmount: nullableKey(Num),
   requirementTags: nullableKey(Schema.NullOr(Tags)),
-  confidence: Schema.optional(Schema.NullOr(Schema.Literal("high", "medium", "low")))
+  confidence: Schema.optional(Schema.NullOr(Schema.Literals(["high", "medium", "low"])))
 })
 type AiAnswer = typeof AiAnswer.Type
 
-const decodeAnswer = Schema.decodeUnknown(AiAnswer, { errors: "all", onExcessProperty: "ignore" })
+const decodeAnswer = Schema.decodeUnknownEffect(AiAnswer, { errors: "all", onExcessProperty: "ignore" })
 
 const round = (n: number | null): number | null => (n === null ? null : Math.round(n))
 
@@ -201,9 +220,7 @@ export const parseAiAnswer = (text: string): Effect.Effect<AiParsed, CardParseEr
       catch: (e) => new CardParseError({ message: "AI answer is not valid JSON", cause: e })
     })
     const answer = yield* decodeAnswer(value).pipe(
-      Effect.mapError((e) =>
-        new CardParseError({ message: `AI answer has the wrong shape: ${ParseResult.TreeFormatter.formatErrorSync(e)}`, cause: e })
-      )
+      Effect.mapError((e) => new CardParseError({ message: `AI answer has the wrong shape: ${e.message}`, cause: e }))
     )
     return toParsed(answer)
   })
@@ -248,9 +265,9 @@ export const makeAiParser = (config: AiConfig) => {
       catch: (e) => new CardParseError({ message: describeError(e), cause: e })
     }).pipe(
       // Backstop for the SDK's own timeout (which covers each attempt, not retries together).
-      Effect.timeoutFail({
+      Effect.timeoutOrElse({
         duration: Duration.millis(timeoutMs * ((config.maxRetries ?? 0) + 1) + 1000),
-        onTimeout: () => new CardParseError({ message: "AI request timed out" })
+        orElse: () => Effect.fail(new CardParseError({ message: "AI request timed out" }))
       }),
       Effect.flatMap((message) => {
         const block = message.content.find((b) => b.type === "text")

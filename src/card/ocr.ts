@@ -10,6 +10,8 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
+import * as Semaphore from "effect/Semaphore"
 import Tesseract from "tesseract.js"
 
 import { errorMessage } from "../domain/text.js"
@@ -41,9 +43,9 @@ export interface OcrConfig {
   /** Which model folder of the packages to use (ignored with `langPath`); default DEFAULT_OCR_MODEL. */
   readonly model?: OcrModel
   /** Longest a worker may take to start, default 60 s. */
-  readonly startTimeout?: Duration.DurationInput
+  readonly startTimeout?: Duration.Input
   /** Longest one recognition may take (queueing included), default 60 s. */
-  readonly jobTimeout?: Duration.DurationInput
+  readonly jobTimeout?: Duration.Input
 }
 
 const require = createRequire(import.meta.url)
@@ -137,7 +139,7 @@ export interface OcrReading {
 /** tesseract's word confidence (0–100) below which a word is uncertain. */
 export const UNCERTAIN_WORD = 50
 
-export class CardOcr extends Context.Tag("Card/Ocr")<
+export class CardOcr extends Context.Service<
   CardOcr,
   {
     /** False when the language data is missing: `recognize` then fails with ParserUnavailable. */
@@ -147,7 +149,7 @@ export class CardOcr extends Context.Tag("Card/Ocr")<
     /** The text of a (normalised PNG) image with the words tesseract was unsure of. */
     readonly read: (png: Buffer) => Effect.Effect<OcrReading, CardParseError | ParserUnavailable>
   }
->() {}
+>()("Card/Ocr") {}
 
 /** The uncertain words of a recognition's blocks (punctuation left out: it carries no field). */
 const uncertainWords = (blocks: ReadonlyArray<Tesseract.Block> | null): Array<string> =>
@@ -202,8 +204,8 @@ const PARAMETERS: Partial<Tesseract.WorkerParams> = {
 }
 
 /** Starts one worker; fails (instead of hanging, as tesseract.js does on a load error) with a clear error. */
-const startWorker = (langPath: string, timeout: Duration.DurationInput) =>
-  Effect.async<Tesseract.Worker, CardParseError>((resume) => {
+const startWorker = (langPath: string, timeout: Duration.Input) =>
+  Effect.callback<Tesseract.Worker, CardParseError>((resume) => {
     let settled = false
     const fail = (reason: unknown) => {
       if (settled) return
@@ -232,9 +234,12 @@ const startWorker = (langPath: string, timeout: Duration.DurationInput) =>
       settled = true
     })
   }).pipe(
-    Effect.timeoutFail({
+    Effect.timeoutOrElse({
       duration: timeout,
-      onTimeout: () => new CardParseError({ message: `OCR worker did not start within ${Duration.format(timeout)}` })
+      orElse: () =>
+        Effect.fail(
+          new CardParseError({ message: `OCR worker did not start within ${Duration.format(Duration.fromInputUnsafe(timeout))}` })
+        )
     }),
     Effect.tap((worker) =>
       Effect.tryPromise({
@@ -250,7 +255,7 @@ const startWorker = (langPath: string, timeout: Duration.DurationInput) =>
  * The layer always builds: without language data `recognize` fails with ParserUnavailable.
  */
 export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
-  Layer.scoped(
+  Layer.effect(
     CardOcr,
     Effect.gen(function*() {
       const poolSize = Math.max(1, Math.floor(config.poolSize))
@@ -262,7 +267,7 @@ export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
         yield* Effect.logWarning(unavailable(config.langPath, config.model).message)
       }
 
-      const lock = yield* Effect.makeSemaphore(1)
+      const lock = yield* Semaphore.make(1)
       let scheduler: Tesseract.Scheduler | null = null
       let closed = false
 
@@ -288,14 +293,14 @@ export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
           const { dir } = yield* stageLangPath({ chi_sim: files.chi_sim!, eng: files.eng! })
           const started = yield* Effect.forEach(
             Array.from({ length: poolSize }, (_, i) => i),
-            () => Effect.either(startWorker(dir, startTimeout)),
+            () => Effect.result(startWorker(dir, startTimeout)),
             { concurrency: "unbounded" }
           )
-          const workers = started.flatMap((r) => (r._tag === "Right" ? [r.right] : []))
-          const failure = started.find((r) => r._tag === "Left")
-          if (failure !== undefined && failure._tag === "Left") {
+          const workers = started.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+          const failure = started.find(Result.isFailure)
+          if (failure !== undefined) {
             yield* Effect.promise(() => Promise.all(workers.map((w) => w.terminate().catch(() => undefined))))
-            return yield* Effect.fail(failure.left)
+            return yield* Effect.fail(failure.failure)
           }
           const s = Tesseract.createScheduler()
           for (const w of workers) s.addWorker(w)
@@ -320,9 +325,12 @@ export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
               try: () => s.addJob("recognize", png, {}, { text: true, blocks: true }),
               catch: (e) => new CardParseError({ message: `OCR failed: ${String(e)}`, cause: e })
             }).pipe(
-              Effect.timeoutFail({
+              Effect.timeoutOrElse({
                 duration: jobTimeout,
-                onTimeout: () => new CardParseError({ message: `OCR took longer than ${Duration.format(jobTimeout)}` })
+                orElse: () =>
+                  Effect.fail(
+                    new CardParseError({ message: `OCR took longer than ${Duration.format(Duration.fromInputUnsafe(jobTimeout))}` })
+                  )
               }),
               Effect.map((r) => ({ text: r.data.text, uncertain: uncertainWords(r.data.blocks) }))
             ))

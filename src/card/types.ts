@@ -66,9 +66,9 @@ export class CardParseError extends Data.TaggedError("CardParseError")<{
 /** No AI key and no OCR language data: the message names what to install or configure. */
 export class ParserUnavailable extends Data.TaggedError("ParserUnavailable")<{ message: string }> {}
 
-export class CardParser extends Context.Tag("Card/Parser")<
+export class CardParser extends Context.Service<
   CardParser,
   {
     readonly parse: (image: Uint8Array) => Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable>
   }
->() {}
+>()("Card/Parser") {}

@@ -3,14 +3,15 @@
 // Idempotency-Key (DECISIONS §11), so a lost answer is retried safely, re-signed with a fresh nonce.
 import { randomBytes, randomUUID } from "node:crypto"
 
-import * as HttpApiClient from "@effect/platform/HttpApiClient"
-import type * as HttpBody from "@effect/platform/HttpBody"
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as HttpBody from "effect/http/HttpBody"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import type * as HttpClientResponse from "effect/http/HttpClientResponse"
+import * as HttpApiClient from "effect/http-api/HttpApiClient"
+import * as Redacted from "effect/Redacted"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { Signer, type SignerShape } from "../auth/Signer.js"
@@ -45,7 +46,7 @@ const bodyBytes = (body: HttpBody.HttpBody): Effect.Effect<{ bytes: Uint8Array; 
       if (body.body instanceof Uint8Array) {
         return Effect.succeed({ bytes: body.body, ...(body.contentType ? { contentType: body.contentType } : {}) })
       }
-      return Effect.dieMessage("cannot sign a raw body of this kind")
+      return Effect.die(new Error("cannot sign a raw body of this kind"))
     case "FormData":
       // Serialise the form once to learn its bytes and boundary, then send exactly those bytes.
       return Effect.promise(async () => {
@@ -53,7 +54,7 @@ const bodyBytes = (body: HttpBody.HttpBody): Effect.Effect<{ bytes: Uint8Array; 
         return { bytes: new Uint8Array(await response.arrayBuffer()), contentType: response.headers.get("content-type")! }
       })
     case "Stream":
-      return Effect.dieMessage("cannot sign a streamed body")
+      return Effect.die(new Error("cannot sign a streamed body"))
   }
 }
 
@@ -68,7 +69,7 @@ export const signRequest =
       const nonce = options.nonce ? options.nonce() : newNonce()
       // The query is sent as URLSearchParams serialises it; sign that same text.
       const url = new URL(request.url)
-      for (const [k, v] of request.urlParams) url.searchParams.append(k, v)
+      for (const [k, v] of request.urlParams) url.searchParams.append(k, Redacted.isRedacted(v) ? Redacted.value(v) : v)
       const rawQuery = url.search.startsWith("?") ? url.search.slice(1) : ""
       const signature = signer.sign(credentials.appSecret, {
         method: request.method,
@@ -140,15 +141,15 @@ const withRetries = (retries: number) => <E, R>(send: Effect.Effect<HttpClientRe
 }
 
 const isTransportError = (error: unknown): boolean =>
-  typeof error === "object" && error !== null && "_tag" in error && error._tag === "RequestError" && "reason" in error &&
-  error.reason === "Transport"
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "HttpClientError" && "reason" in error &&
+  typeof error.reason === "object" && error.reason !== null && "_tag" in error.reason && error.reason._tag === "TransportError"
 
 /**
- * The Open API client: `client.matchmakers.list({urlParams: {...}})` and so on. Signs with the
- * `Signer` of its context (`Signer.Default` in production).
+ * The Open API client: `client.matchmakers.list({ query: {...} })` and so on. Signs with the
+ * `Signer` of its context (`Signer.layer` in production).
  */
 export const makeOpenApiClient = (baseUrl: string, credentials: Credentials, options: ClientOptions = {}) =>
-  Effect.flatMap(Signer, (signer) =>
+  Effect.flatMap(Effect.service(Signer), (signer) =>
     HttpApiClient.make(OpenApiDef, {
       transformClient: (client) => {
         const retries = options.retries ?? 3

@@ -1,6 +1,7 @@
 // Validation issues as clients see them: one entry per path. A union (a literal set, a nullable
 // field) fails once per member; those are folded into one readable message.
-import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 import { clip } from "./text.js"
 
@@ -54,8 +55,37 @@ export const renderPath = (path: ReadonlyArray<PropertyKey>): string => {
   return out
 }
 
+/** Effect 4 words a rejected value as "…, got X"; clients have always read "…, actual X". */
+const GOT = /^(Expected [\s\S]*), got ([\s\S]*)$/
+
+const v3Wording = (message: string): string => {
+  if (message === "Missing key") return "is missing"
+  const got = GOT.exec(message)
+  return got === null ? message : `${got[1]}, actual ${got[2]}`
+}
+
+/**
+ * Messages as clients read them: a schema's own message as it is, the built-in ones in the
+ * wording of the contract ("Expected string, actual 1", "is missing"). The rejected value appears
+ * when the decode ran with `reportInput: true` (as the contract's request decoding does).
+ */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1({
+  leafHook: (issue) => v3Wording(SchemaIssue.defaultLeafHook(issue))
+})
+
 /** A decode failure as client issues: every path rendered, messages clipped, one entry per path. */
-export const issuesOfParseError = (error: ParseResult.ParseError, emptyPath: string): ReadonlyArray<Issue> =>
-  mergeIssues(
-    ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => ({ path: renderPath(i.path) || emptyPath, message: clip(i.message) }))
+export const issuesOfSchemaError = (
+  error: Schema.SchemaError | SchemaIssue.Issue,
+  emptyPath: string
+): ReadonlyArray<Issue> => {
+  const issue = Schema.isSchemaError(error) ? error.issue : error
+  return mergeIssues(
+    formatIssues(issue).issues.map((i) => ({
+      path: renderPath((i.path ?? []).map((segment) => (typeof segment === "object" ? segment.key : segment))) || emptyPath,
+      message: clip(v3Wording(i.message))
+    }))
   )
+}
+
+/** The former name (a v3 ParseError is a v4 SchemaError). */
+export const issuesOfParseError = issuesOfSchemaError

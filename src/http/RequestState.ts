@@ -1,24 +1,43 @@
-// Per-request state shared between the edge middleware and the signature middleware: the exact
-// body bytes (read once), the request id, the authenticated caller and extra response headers.
+// What the edge provides to everything that runs inside a request: its id and its body, read once
+// within its limit. Values handed inward, never written back: the middlewares provide what they
+// find (the caller, the mask) the same way, and the edge reads the answer from the response itself.
 import * as Context from "effect/Context"
 
-import type { CallerInfo } from "../../schema/Auth.js"
+import { decodeUtf8 } from "../domain/text.js"
 
-export interface RequestStateShape {
-  readonly requestId: string
-  body: Uint8Array
-  caller: CallerInfo | undefined
-  /** The JSON body as the signature middleware parsed it for its text checks (the decoder reuses it). */
-  json?: { readonly value: unknown } | undefined
-  readonly headers: Record<string, string>
-  /** The `data.error` of an error response, for the request log. */
-  error?: string | undefined
-  /** This POST holds its Idempotency-Key: the edge keeps (or frees) the answer. */
-  idempotency?: { readonly appKey: string; readonly key: string } | undefined
-  /** This POST repeats a key whose answer is kept: the edge answers it again. */
-  replay?: { readonly status: number; readonly body: Uint8Array; readonly contentType: string } | undefined
+/** The exact body bytes of a request, as the client sent (and signed) them. */
+export interface RequestBodyShape {
+  readonly bytes: Uint8Array
+  /** The request's Content-Type, as sent (empty when none). */
+  readonly contentType: string
+  /** The bytes as text when they are valid UTF-8, else undefined; decoded once, on first use. */
+  readonly utf8: () => string | undefined
 }
 
-export class RequestState extends Context.Reference<RequestState>()("Http/RequestState", {
-  defaultValue: (): RequestStateShape => ({ requestId: "", body: new Uint8Array(0), caller: undefined, headers: {} })
-}) {}
+const utf8Of = (bytes: Uint8Array): () => string | undefined => {
+  let decoded = false
+  let text: string | undefined
+  return () => {
+    if (!decoded) {
+      text = bytes.length === 0 ? "" : decodeUtf8(bytes)
+      decoded = true
+    }
+    return text
+  }
+}
+
+export const makeRequestBody = (bytes: Uint8Array, contentType: string): RequestBodyShape => ({
+  bytes,
+  contentType,
+  utf8: utf8Of(bytes)
+})
+
+const EMPTY = new Uint8Array(0)
+
+/** The body of the request being served; empty outside a request (and for GET and HEAD). */
+export const RequestBody = Context.Reference<RequestBodyShape>("Http/RequestBody", {
+  defaultValue: () => makeRequestBody(EMPTY, "")
+})
+
+/** The request id (X-Request-Id, the client's when it is usable); empty outside a request. */
+export const RequestId = Context.Reference<string>("Http/RequestId", { defaultValue: () => "" })

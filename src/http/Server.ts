@@ -1,12 +1,13 @@
-// The HTTP application: the contract's groups with their handlers, the signature middleware, the
-// edge, the OpenAPI document, the offline docs page and the probes (/healthz, /readyz, /metrics).
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+// The HTTP application: the contract's groups with their handlers and the signed groups'
+// middlewares, the edge around every route, the OpenAPI document, the offline docs page and the
+// probes (/healthz, /readyz, /metrics), on one router.
+import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
-import { ApiProbesLive, isProbe } from "../observability/health.js"
-import { tracingState } from "../observability/tracing.js"
+import { isProbe, ProbeRoutesLive } from "../observability/health.js"
 import { DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
 import { ActivitiesHandlers } from "./handlers/Activities.js"
@@ -24,31 +25,35 @@ import { WorkWechatsHandlers } from "./handlers/WorkWechats.js"
 import { SignedLive } from "./Signed.js"
 
 /** The handler registry: one line per group of the contract. */
-export const ApiLive = HttpApiBuilder.api(OpenApiDef).pipe(
-  Layer.provide([
-    SystemHandlers,
-    MatchmakersHandlers,
-    GuestsHandlers,
-    WorkWechatsHandlers,
-    WorkGroupsHandlers,
-    ImageBlacklistHandlers,
-    CompaniesHandlers,
-    EventsHandlers,
-    FollowUpsHandlers,
-    ActivitiesHandlers,
-    MatchesHandlers,
-    MembershipsHandlers
-  ]),
-  Layer.provide(SignedLive)
+const HandlersLive = Layer.mergeAll(
+  SystemHandlers,
+  MatchmakersHandlers,
+  GuestsHandlers,
+  WorkWechatsHandlers,
+  WorkGroupsHandlers,
+  ImageBlacklistHandlers,
+  CompaniesHandlers,
+  EventsHandlers,
+  FollowUpsHandlers,
+  ActivitiesHandlers,
+  MatchesHandlers,
+  MembershipsHandlers
+).pipe(Layer.provide(SignedLive))
+
+/** The contract's routes, with its OpenAPI document beside them. */
+export const ApiLive = HttpApiBuilder.layer(OpenApiDef, { openapiPath: `${API_PREFIX}/openapi.json` }).pipe(
+  Layer.provide(HandlersLive)
 )
 
-/** Serve the API on whatever HttpServer is provided (Node in production, a test server in tests). */
-export const HttpAppLive = HttpApiBuilder.serve().pipe(
-  Layer.provide(DocsLive),
-  Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: `${API_PREFIX}/openapi.json` })),
-  Layer.provide(ApiProbesLive),
-  Layer.provide(EdgeLive),
-  Layer.provide(ApiLive),
+/**
+ * Serve the API on whatever HttpServer is provided (Node in production, a test server in tests).
+ * The services it runs on come from outside, so that every layer of the process shares them.
+ */
+export const HttpAppLive = HttpRouter.serve(Layer.mergeAll(ApiLive, DocsLive, ProbeRoutesLive, EdgeLive), {
+  // The edge writes the request log; the entry point logs the address it listens on.
+  disableLogger: true,
+  disableListenLog: true
+}).pipe(
   // A span per request when traces are exported, except for the probes a supervisor polls.
-  HttpMiddleware.withTracerDisabledWhen((request) => !tracingState.exporting || isProbe(request))
+  Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen)(isProbe))
 )

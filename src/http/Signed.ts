@@ -1,149 +1,235 @@
-// The signature middleware of every signed group: authenticates the caller, applies the
-// per-client rate limit, checks the endpoint's permission, the body's media type and text, and
-// claims a POST's Idempotency-Key.
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as Data from "effect/Data"
+// The middlewares of every signed group, in the order they run (the contract, schema/Auth.ts,
+// declares them): Authenticated verifies the signature and the client's rate limit and provides
+// the caller; Permitted checks the endpoint's permission; CheckedInput applies the text rules of
+// DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
+// answer. Each one only reads what the edge or an outer middleware provided, and answers with a
+// typed error or a response: no state is passed back out.
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpEffect from "effect/http/HttpEffect"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 
-import { Signed } from "../../schema/Auth.js"
+import { Authenticated, Caller, CheckedInput, Idempotent, Permitted } from "../../schema/Auth.js"
+import { ResponseMask } from "../../schema/Common.js"
 import { BadRequest, Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
+import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
-import { clip, decodeUtf8, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
+import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
 import { Idempotency } from "../services/Idempotency.js"
-import { RequestState } from "./RequestState.js"
-import { routeKey, ROUTES } from "./routes.js"
+import { responseOfCause } from "./errors.js"
+import { RequestBody } from "./RequestState.js"
+import { routeInfo } from "./routes.js"
 
 const mediaType = (header: string | undefined): string => (header ?? "").split(";")[0]!.trim().toLowerCase()
 
-export const SignedLive = Layer.effect(
-  Signed,
+/** Headers added to the answer of this request, whatever it turns out to be (an error included). */
+const addToAnswer = (headers: Readonly<Record<string, string>>) =>
+  HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/** The signature (DECISIONS §2) and the rate limit (§10): provides the caller and its mask. */
+export const AuthenticatedLive = Layer.effect(
+  Authenticated,
   Effect.gen(function*() {
     const auth = yield* Authenticator
-    const signer = yield* Signer
-    const idempotency = yield* Idempotency
-
-    return Effect.gen(function*() {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const { route } = yield* HttpRouter.RouteContext
-      const state = yield* RequestState
-      const info = ROUTES.get(routeKey(String(route.method), String(route.path)))
-      if (info === undefined || (info.permission === undefined && !info.perRecord)) {
-        return yield* Effect.dieMessage(`route ${route.method} ${route.path} has no declared permission`)
-      }
-
-      const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
-        method: request.method,
-        url: request.url,
-        headers: request.headers,
-        body: state.body
-      })
-      state.caller = caller
-      if (deprecatedSecret) state.headers["x-secret-deprecated"] = "true"
-
-      const remaining = Math.max(0, Math.floor(bucket.tokens))
-      state.headers["ratelimit-limit"] = String(rate.burst)
-      state.headers["ratelimit-remaining"] = String(remaining)
-      state.headers["ratelimit-reset"] = String(Math.ceil(Math.max(0, rate.burst - bucket.tokens) / rate.rps))
-      state.headers["ratelimit-policy"] = `${rate.burst};w=${Math.max(1, Math.round(rate.burst / rate.rps))}`
-      if (!bucket.allowed) {
-        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
-        state.headers["retry-after"] = String(retryAfter)
-        return yield* new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter })
-      }
-
-      if (info.permission !== undefined && !caller.permissions.has(info.permission)) {
-        return yield* new Forbidden({
-          error: "permission_denied",
-          message: `this client lacks the permission ${info.permission}`,
-          required: info.permission
+    const masker = yield* Masker
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const body = yield* RequestBody
+        const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
+          method: request.method,
+          url: request.url,
+          headers: request.headers,
+          body: body.bytes
         })
-      }
+        const tokens = Math.max(0, Math.floor(bucket.tokens))
+        yield* addToAnswer({
+          ...(deprecatedSecret ? { "x-secret-deprecated": "true" } : {}),
+          "ratelimit-limit": String(rate.burst),
+          "ratelimit-remaining": String(tokens),
+          "ratelimit-reset": String(Math.ceil(Math.max(0, rate.burst - bucket.tokens) / rate.rps)),
+          "ratelimit-policy": `${rate.burst};w=${Math.max(1, Math.round(rate.burst / rate.rps))}`
+        })
+        if (!bucket.allowed) {
+          const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
+          return yield* Effect.fail(new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter }))
+        }
+        // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
+        const values = caller.masking
+          ? Context.make(Caller, caller).pipe(Context.add(ResponseMask, masker.forCaller(caller)))
+          : Context.make(Caller, caller)
+        return yield* Effect.provideContext(httpEffect, values)
+      })
+  })
+).pipe(Layer.provide(Masker.layer))
 
-      // Text rules of DECISIONS §1 on what the decoders will see: path and query bytes, then the body.
-      const { path, rawQuery } = splitUrl(request.url)
-      const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
-      if (urlIssues.length > 0) return yield* BadRequest.invalid(urlIssues, "a path or query parameter is not valid text")
+/** The endpoint's permission; the events feed filters each record by its own instead. */
+export const PermittedLive = Layer.succeed(Permitted)((httpEffect, { endpoint, group }) => {
+  const { permission, perRecord } = routeInfo(group, endpoint)
+  if (permission === undefined) {
+    return perRecord
+      ? httpEffect
+      : Effect.die(new Error(`route ${endpoint.method} ${endpoint.path} has no declared permission`))
+  }
+  return Effect.gen(function*() {
+    const caller = yield* Caller
+    if (!caller.permissions.has(permission)) {
+      return yield* Effect.fail(
+        new Forbidden({ error: "permission_denied", message: `this client lacks the permission ${permission}`, required: permission })
+      )
+    }
+    return yield* httpEffect
+  })
+})
 
-      const type = mediaType(request.headers["content-type"])
-      if (info.body === "json") {
-        if (type !== "application/json") {
-          return yield* new UnsupportedMediaType({
+/**
+ * Text rules of DECISIONS §1 on what the decoders will see (path and query bytes, then the body),
+ * and the body's media type. A JSON body must be valid UTF-8 and a JSON object.
+ */
+export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpoint, group }) => {
+  const info = routeInfo(group, endpoint)
+  return Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const { path, rawQuery } = splitUrl(request.url)
+    const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
+    if (urlIssues.length > 0) return yield* Effect.fail(BadRequest.invalid(urlIssues, "a path or query parameter is not valid text"))
+
+    const type = mediaType(request.headers["content-type"])
+    if (info.body === "json") {
+      if (type !== "application/json") {
+        return yield* Effect.fail(
+          new UnsupportedMediaType({
             error: "unsupported_media_type",
             message: "this endpoint takes a JSON body (Content-Type: application/json)",
             expected: "application/json"
           })
-        }
-        const text = decodeUtf8(state.body)
-        if (text === undefined) {
-          return yield* BadRequest.invalid([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8")
-        }
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch (e) {
-          return yield* BadRequest.invalid(
-            [{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }],
-            "malformed JSON body"
-          )
-        }
-        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-          return yield* BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
-        }
-        state.json = { value: parsed }
-        const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
-        if (textIssues.length > 0) return yield* BadRequest.invalid(textIssues, "the body holds text or nesting the service refuses")
-      } else if (info.body === "multipart" && type !== "multipart/form-data") {
-        return yield* new UnsupportedMediaType({
+        )
+      }
+      const text = (yield* RequestBody).utf8()
+      if (text === undefined) {
+        return yield* Effect.fail(BadRequest.invalid([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
+      }
+      let parsed: unknown
+      try {
+        parsed = JSON.parse(text)
+      } catch (e) {
+        return yield* Effect.fail(
+          BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }], "malformed JSON body")
+        )
+      }
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+        return yield* Effect.fail(
+          BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
+        )
+      }
+      const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
+      if (textIssues.length > 0) {
+        return yield* Effect.fail(BadRequest.invalid(textIssues, "the body holds text or nesting the service refuses"))
+      }
+    } else if (info.body === "multipart" && type !== "multipart/form-data") {
+      return yield* Effect.fail(
+        new UnsupportedMediaType({
           error: "unsupported_media_type",
           message: "this endpoint takes multipart/form-data",
           expected: "multipart/form-data"
         })
-      }
+      )
+    }
+    return yield* httpEffect
+  })
+})
 
-      // Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key.
-      const key = request.headers["idempotency-key"]
-      if (request.method === "POST" && key !== undefined) {
-        if (!isValidIdempotencyKey(key)) {
-          return yield* BadRequest.invalid([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
+/** A kept answer, byte for byte, marked as a replay. */
+const replayed = (kept: { readonly status: number; readonly body: Uint8Array; readonly contentType: string }) =>
+  HttpServerResponse.uint8Array(kept.body, {
+    status: kept.status,
+    contentType: kept.contentType,
+    headers: { "idempotent-replayed": "true" }
+  })
+
+/**
+ * Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key; its
+ * answer, as the client gets it, is kept for the repeats. Once the key is held the request runs to
+ * its end even if the client goes away, so that the answer is there for the retry.
+ */
+export const IdempotentLive = Layer.effect(
+  Idempotent,
+  Effect.gen(function*() {
+    const idempotency = yield* Idempotency
+    const signer = yield* Signer
+
+    const keepAnswer = <E, R>(
+      httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+      appKey: string,
+      key: string
+    ) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        const exit = yield* Effect.exit(httpEffect)
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) {
+          yield* Effect.ignore(idempotency.abandon(appKey, key))
+          return yield* Effect.failCause(exit.cause)
         }
+        const response = Exit.isSuccess(exit) ? exit.value : yield* responseOfCause(exit.cause)
+        const body = response.body
+        const kept = body._tag === "Uint8Array"
+          ? idempotency.finish(appKey, key, { status: response.status, body: body.body, contentType: body.contentType })
+          : idempotency.abandon(appKey, key)
+        // The answer is already decided; a failure to keep it only costs the retry a real run.
+        yield* Effect.catchCause(kept, (cause) => Effect.logWarning("could not keep an idempotent answer", Cause.pretty(cause)))
+        return response
+      }))
+
+    return (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const key = request.headers["idempotency-key"]
+        if (request.method !== "POST" || key === undefined) return yield* httpEffect
+        if (!isValidIdempotencyKey(key)) {
+          return yield* Effect.fail(
+            BadRequest.invalid([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
+          )
+        }
+        const caller = yield* Caller
+        const { path, rawQuery } = splitUrl(request.url)
         const fingerprint = requestFingerprint({
           method: request.method,
           path,
           sortedQuery: sortedQuery(rawQuery),
-          bodyMd5: signer.bodyMd5(state.body)
+          bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
         })
         const attempt = yield* idempotency.begin(caller.appKey, key, fingerprint)
         switch (attempt._tag) {
           case "Run":
-            state.idempotency = { appKey: caller.appKey, key }
-            break
+            return yield* keepAnswer(httpEffect, caller.appKey, key)
           case "Reused":
-            return yield* new UnprocessableEntity({
-              error: "idempotency_key_reused",
-              message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
-            })
+            return yield* Effect.fail(
+              new UnprocessableEntity({
+                error: "idempotency_key_reused",
+                message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
+              })
+            )
           case "InProgress":
-            state.headers["retry-after"] = String(attempt.retryAfterSeconds)
-            return yield* new Conflict({
-              error: "idempotency_key_in_progress",
-              message: "the first request with this Idempotency-Key is still running; retry shortly",
-              retry_after: attempt.retryAfterSeconds
-            })
+            // The edge turns data.retry_after into Retry-After.
+            return yield* Effect.fail(
+              new Conflict({
+                error: "idempotency_key_in_progress",
+                message: "the first request with this Idempotency-Key is still running; retry shortly",
+                retry_after: attempt.retryAfterSeconds
+              })
+            )
           case "Replay":
-            // Not an error: the edge answers the kept response instead of running the endpoint.
-            state.replay = attempt
-            return yield* Effect.die(new IdempotentReplay())
+            return replayed(attempt)
         }
-      }
-      return caller
-    })
+      })
   })
 )
 
-/** Ends a repeated POST early; the edge recognises it by `RequestState.replay`. */
-export class IdempotentReplay extends Data.TaggedClass("IdempotentReplay")<{}> {}
+/** The four middlewares of the signed groups. */
+export const SignedLive = Layer.mergeAll(AuthenticatedLive, PermittedLive, CheckedInputLive, IdempotentLive)

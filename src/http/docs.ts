@@ -6,10 +6,10 @@ import { createRequire } from "node:module"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as OpenApi from "@effect/platform/OpenApi"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as OpenApi from "effect/http-api/OpenApi"
 
 import { OpenApiDef } from "../../schema/Api.js"
 
@@ -23,14 +23,14 @@ const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace
 const escapeAttribute = (text: string): string => escapeHtml(text).replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
 /**
- * The Scalar bundle the platform ships (`@effect/platform`'s internal `httpApiScalar` module), found
- * beside the public `HttpApiScalar` module, so it is the version the platform was released with.
+ * The Scalar bundle effect ships (the internal module beside the public `HttpApiScalar`), so it is
+ * the version the library was released with. The package does not export its internals, so the
+ * module is found by its file.
  */
 const scalarBundle = Effect.promise(async () => {
-  const publicModule = createRequire(import.meta.url).resolve("@effect/platform/HttpApiScalar")
+  const publicModule = createRequire(import.meta.url).resolve("effect/http-api/HttpApiScalar")
   const internal = path.join(path.dirname(publicModule), "internal", "httpApiScalar.js")
-  const esm = internal.replace(`${path.sep}cjs${path.sep}`, `${path.sep}esm${path.sep}`)
-  const module: { readonly javascript: string } = await import(pathToFileURL(esm).href)
+  const module: { readonly javascript: string } = await import(pathToFileURL(internal).href)
   return module.javascript
 })
 
@@ -49,20 +49,21 @@ const page = (javascript: string): string => {
     <meta name="viewport" content="width=device-width, initial-scale=1" />
   </head>
   <body>
-    <script id="api-reference" type="application/json">
-      ${scriptJson(spec)}
-    </script>
-    <script>
-      document.getElementById('api-reference').dataset.configuration = JSON.stringify(${
-    scriptJson({ _integration: "html", hideTestRequestButton: true })
-  })
-    </script>
+    <div id="api-reference-container"></div>
     <script>${javascript}</script>
+    <script>
+      window.Scalar.createApiReference(document.getElementById('api-reference-container'), {
+        ...${scriptJson({ _integration: "html", hideTestRequestButton: true })},
+        content: ${scriptJson(spec)}
+      })
+    </script>
   </body>
 </html>`
 }
 
 /** The page is built per request (rare) and not kept: only the bundle's module stays loaded once read. */
-export const DocsLive = HttpApiBuilder.Router.use((router) =>
-  router.get(DOCS_PATH, Effect.map(scalarBundle, (javascript) => HttpServerResponse.html(page(javascript))))
+export const DocsLive = HttpRouter.add(
+  "GET",
+  DOCS_PATH,
+  Effect.map(scalarBundle, (javascript) => HttpServerResponse.html(page(javascript)))
 )

@@ -1,19 +1,20 @@
 // Card uploads: the multipart form is read from the exact bytes the signature covered (the edge
-// kept them), with the platform's standard FormData parser; its text fields are decoded here, at
-// the HTTP edge, into the domain values the card service takes.
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as Arr from "effect/Array"
+// kept them) with the web FormData parser; its text fields are decoded here, at the HTTP edge,
+// into the domain values the card service takes. Every issue of every field is reported at once
+// (400 invalid_parameter), in the order of the fields.
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { MAX_ID } from "../../schema/Common.js"
 import { BadRequest, type Issue } from "../../schema/Errors.js"
 import { CardOverrides } from "../../schema/Guests.js"
 import { normalizeOverrides } from "../domain/card.js"
-import { issuesOfParseError } from "../domain/issues.js"
+import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues, textProblem } from "../domain/text.js"
-import { RequestState } from "./RequestState.js"
+import { RequestBody } from "./RequestState.js"
 
 export interface UploadedFile {
   readonly bytes: Uint8Array
@@ -26,31 +27,30 @@ export interface Upload {
   readonly fields: Readonly<Record<string, string>>
 }
 
-export const readUpload = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<Upload, BadRequest> =>
-  Effect.gen(function*() {
-    const state = yield* RequestState
-    const contentType = request.headers["content-type"] ?? ""
-    const form = yield* Effect.tryPromise({
-      try: () => new Response(state.body, { headers: { "content-type": contentType } }).formData(),
-      catch: () => BadRequest.invalid([{ path: "body", message: "malformed multipart/form-data" }], "malformed multipart body")
-    })
-    let file: Upload["file"]
-    const fields: Record<string, string> = {}
-    for (const [key, value] of form.entries()) {
-      if (typeof value === "string") {
-        fields[key] = value
-      } else if (key === "file" && file === undefined) {
-        file = { bytes: new Uint8Array(yield* Effect.promise(() => value.arrayBuffer())), name: value.name, type: value.type }
-      }
-    }
-    // Form fields are text too: the text rules of DECISIONS §1 hold for them as for JSON bodies.
-    const textIssues = Object.entries(fields).flatMap(([key, value]) => {
-      const problem = textProblem(value)
-      return problem === undefined ? [] : [{ path: key, message: problem }]
-    })
-    if (textIssues.length > 0) return yield* BadRequest.invalid(textIssues)
-    return { file, fields }
+/** The form of the request being served, read from its body. */
+export const readUpload: Effect.Effect<Upload, BadRequest> = Effect.gen(function*() {
+  const body = yield* RequestBody
+  const form = yield* Effect.tryPromise({
+    try: () => new Response(body.bytes, { headers: { "content-type": body.contentType } }).formData(),
+    catch: () => BadRequest.invalid([{ path: "body", message: "malformed multipart/form-data" }], "malformed multipart body")
   })
+  let file: Upload["file"]
+  const fields: Record<string, string> = {}
+  for (const [key, value] of form.entries()) {
+    if (typeof value === "string") {
+      fields[key] = value
+    } else if (key === "file" && file === undefined) {
+      file = { bytes: new Uint8Array(yield* Effect.promise(() => value.arrayBuffer())), name: value.name, type: value.type }
+    }
+  }
+  // Form fields are text too: the text rules of DECISIONS §1 hold for them as for JSON bodies.
+  const textIssues = Object.entries(fields).flatMap(([key, value]) => {
+    const problem = textProblem(value)
+    return problem === undefined ? [] : [{ path: key, message: problem }]
+  })
+  if (textIssues.length > 0) return yield* Effect.fail(BadRequest.invalid(textIssues))
+  return { file, fields }
+})
 
 /** The form's file; a form without one is 400 at path `file`. */
 export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, BadRequest> =>
@@ -58,81 +58,91 @@ export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, BadRequ
     ? Effect.fail(BadRequest.invalid([{ path: "file", message: "a JPEG or PNG file is required" }]))
     : Effect.succeed(upload.file)
 
-/** Decoding issues as clients see them: one per path, `overrides.age` style. */
-const issuesOf = (error: ParseResult.ParseError): ReadonlyArray<Issue> => issuesOfParseError(error, "")
-
-/** Decodes the form's text fields with a schema of them; every issue is reported (400 invalid_parameter). */
-export const decodeFields = <A, I, R>(schema: Schema.Schema<A, I, R>) => {
-  const decode = Schema.decodeUnknown(schema, { errors: "all" })
-  return (upload: Upload): Effect.Effect<A, BadRequest, R> =>
-    Effect.mapError(decode(upload.fields), (error) => BadRequest.invalid(issuesOf(error)))
-}
-
 // ---------------------------------------------------------------------------------------------
 // The card forms' fields (SPEC §4.2): strings, as multipart sends them.
+
+/** One field's outcome: its value (absent when the form leaves it out) or what is wrong with it. */
+type Field<A> = { readonly ok: true; readonly value: A } | { readonly ok: false; readonly issues: ReadonlyArray<Issue> }
+
+const ok = <A>(value: A): Field<A> => ({ ok: true, value })
+const wrong = (path: string, message: string): Field<never> => ({ ok: false, issues: [{ path, message }] })
 
 const NOT_AN_ID = "must be an integer >= 1"
 
 /** An id sent as a form field: digits only (no sign, space or exponent), a positive int4. */
-const FormId = Schema.String.pipe(
-  Schema.pattern(/^\d{1,15}$/, { message: () => NOT_AN_ID }),
-  Schema.compose(Schema.NumberFromString),
-  Schema.filter((n) => n >= 1 || NOT_AN_ID),
-  Schema.filter((n) => n <= MAX_ID || `must be an integer from 1 to ${MAX_ID}`)
-)
+const formId = (name: string, raw: string): Field<number> => {
+  if (!/^\d{1,15}$/.test(raw)) return wrong(name, NOT_AN_ID)
+  const n = Number(raw)
+  if (n < 1) return wrong(name, NOT_AN_ID)
+  if (n > MAX_ID) return wrong(name, `must be an integer from 1 to ${MAX_ID}`)
+  return ok(n)
+}
+
+/** A required id: absent and empty are both "is required". */
+const requiredId = (fields: Readonly<Record<string, string>>, name: string): Field<number> => {
+  const raw = fields[name]
+  return raw === undefined || raw === "" ? wrong(name, "is required") : formId(name, raw)
+}
+
+/** An optional id where a blank value means none (`matchmaker_id=` is no matchmaker). */
+const optionalId = (fields: Readonly<Record<string, string>>, name: string): Field<number | undefined> => {
+  const raw = fields[name]
+  return raw === undefined || raw === "" ? ok(undefined) : formId(name, raw)
+}
+
+const decodeOverrides = Schema.decodeUnknownExit(CardOverrides)
+
+/** A path below `overrides`, as clients see it: `overrides.age`, `overrides.tags[0]`. */
+const underOverrides = (path: string): string => path === "" ? "overrides" : path.startsWith("[") ? `overrides${path}` : `overrides.${path}`
 
 /**
- * A field where a blank value means none (`matchmaker_id=` is no matchmaker); `schema` decodes
- * the others. Absent or blank fields decode in the same pass as the rest, so every issue is told.
+ * `overrides`: JSON text of an object (blank, only white space, is none) within the text rules,
+ * its camelCase parsed-card keys as guest field names, decoded as the guest fields it may set.
  */
-const blankAsNone = <A, R>(schema: Schema.Schema<A, string, R>, isBlank: (s: string) => boolean = (s) => s === "") =>
-  Schema.transformOrFail(Schema.String, Schema.UndefinedOr(Schema.typeSchema(schema)), {
-    strict: true,
-    decode: (s, options) => (isBlank(s) ? ParseResult.succeed(undefined) : ParseResult.decodeUnknown(schema)(s, options)),
-    encode: (a, options) => (a === undefined ? ParseResult.succeed("") : ParseResult.encodeUnknown(schema)(a, options))
-  })
+const overridesField = (fields: Readonly<Record<string, string>>): Field<CardOverrides | undefined> => {
+  const raw = fields["overrides"]
+  if (raw === undefined || raw.trim() === "") return ok(undefined)
+  let value: unknown
+  try {
+    value = JSON.parse(raw)
+  } catch {
+    return wrong("overrides", "must be a JSON object (malformed JSON)")
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return wrong("overrides", "must be a JSON object")
+  const textIssues = jsonTextIssues(value, { prefix: "overrides" })
+  if (textIssues.length > 0) return { ok: false, issues: textIssues }
+  const decoded = decodeOverrides(normalizeOverrides({ ...value }), { errors: "all" })
+  if (Exit.isSuccess(decoded)) return ok(decoded.value)
+  const error = Cause.findErrorOption(decoded.cause)
+  return {
+    ok: false,
+    issues: Option.isSome(error)
+      ? issuesOfSchemaError(error.value.issue, "").map((i) => ({ path: underOverrides(i.path), message: i.message }))
+      : [{ path: "overrides", message: "could not be read" }]
+  }
+}
 
-/** A required field: absent and empty are both "is required". */
-const requiredField = <A, R>(schema: Schema.Schema<A, string, R>) =>
-  Schema.propertySignature(
-    Schema.String.pipe(Schema.filter((s) => s !== "" || "is required"), Schema.compose(schema))
-  ).annotations({ missingMessage: () => "is required" })
-
-/**
- * A parsed `overrides` value: a JSON object within the text rules (`overrides.x` paths), its
- * camelCase parsed-card keys as guest field names, decoded as the guest fields it may set.
- */
-const OverridesObject = Schema.transformOrFail(Schema.Unknown, Schema.typeSchema(CardOverrides), {
-  strict: true,
-  decode: (value, options, ast) => {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return ParseResult.fail(new ParseResult.Type(ast, value, "must be a JSON object"))
-    }
-    // Each text issue is pointed at its rendered path below `overrides` (one segment), so the
-    // formatter's `overrides` + segment gives back the path the text rules name.
-    const textIssues = jsonTextIssues(value, { prefix: "overrides" }).map((i) =>
-      new ParseResult.Pointer(i.path.slice("overrides.".length), value, new ParseResult.Type(ast, value, i.message))
-    )
-    if (Arr.isNonEmptyReadonlyArray(textIssues)) return ParseResult.fail(new ParseResult.Composite(ast, value, textIssues))
-    return ParseResult.decodeUnknown(CardOverrides)(normalizeOverrides({ ...value }), options)
-  },
-  encode: ParseResult.succeed
-})
-
-/** `overrides`: JSON text of an object; malformed JSON is one issue at `overrides`. */
-const OverridesJson = Schema.parseJson().annotations({ message: () => "must be a JSON object (malformed JSON)" }).pipe(
-  Schema.compose(OverridesObject)
-)
+const issuesOf = (field: Field<unknown>): ReadonlyArray<Issue> => field.ok ? [] : field.issues
 
 /** parse-card: the optional matchmaker whose imports are checked for a duplicate. */
-export const ParseCardFields = Schema.Struct({
-  matchmaker_id: Schema.optionalWith(blankAsNone(FormId), { exact: true })
-})
+export const parseCardFields = (upload: Upload): Effect.Effect<{ readonly matchmaker_id: number | undefined }, BadRequest> => {
+  const matchmaker = optionalId(upload.fields, "matchmaker_id")
+  return matchmaker.ok ? Effect.succeed({ matchmaker_id: matchmaker.value }) : Effect.fail(BadRequest.invalid(matchmaker.issues))
+}
 
 /** create-from-card: the matchmaker (required), the company (the matchmaker's when absent), overrides. */
-export const CreateFromCardFields = Schema.Struct({
-  matchmaker_id: requiredField(FormId),
-  company_id: Schema.optionalWith(blankAsNone(FormId), { exact: true }),
-  // Blank overrides (only white space) are none.
-  overrides: Schema.optionalWith(blankAsNone(OverridesJson, (s) => s.trim() === ""), { exact: true })
-})
+export const createFromCardFields = (upload: Upload): Effect.Effect<
+  {
+    readonly matchmaker_id: number
+    readonly company_id: number | undefined
+    readonly overrides: CardOverrides | undefined
+  },
+  BadRequest
+> => {
+  const matchmaker = requiredId(upload.fields, "matchmaker_id")
+  const company = optionalId(upload.fields, "company_id")
+  const overrides = overridesField(upload.fields)
+  return matchmaker.ok && company.ok && overrides.ok
+    ? Effect.succeed({ matchmaker_id: matchmaker.value, company_id: company.value, overrides: overrides.value })
+    : Effect.fail(BadRequest.invalid([...issuesOf(matchmaker), ...issuesOf(company), ...issuesOf(overrides)]))
+}

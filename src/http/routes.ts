@@ -1,8 +1,10 @@
 // What the edge needs to know of each endpoint, read once from the contract: the permission it
-// requires and the body kind it accepts (for 415), keyed by router method and path.
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+// requires and the body kind it accepts (for 415), keyed by router method and path. The signed
+// routes' middlewares read the same facts from the endpoint they wrap (`routeInfo`).
 import * as Context from "effect/Context"
+import * as HttpApi from "effect/http-api/HttpApi"
+import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as Option from "effect/Option"
 
 import { OpenApiDef } from "../../schema/Api.js"
@@ -23,28 +25,48 @@ export interface RouteInfo {
 
 export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
 
+const hasBody = (method: string): boolean => method !== "GET" && method !== "DELETE" && method !== "HEAD"
+
+const bodyOf = (endpoint: HttpApiEndpoint.Top): BodyKind => {
+  let body: BodyKind = "none"
+  if (!hasBody(endpoint.method)) return body
+  for (const [contentType, { encoding }] of endpoint.payload) {
+    body = encoding._tag === "Multipart" || contentType.includes("multipart") ? "multipart" : "json"
+  }
+  return body
+}
+
+const infoOf = (
+  group: HttpApiGroup.Top,
+  endpoint: HttpApiEndpoint.Top,
+  annotations: Context.Context<never>
+): RouteInfo => ({
+  group: group.identifier,
+  name: endpoint.identifier,
+  permission: Option.getOrUndefined(Context.getOption(annotations, RequiredPermission)),
+  perRecord: Option.isSome(Context.getOption(annotations, PerRecordPermission)),
+  body: bodyOf(endpoint),
+  itemwise: Context.getOrUndefined(annotations, ItemwiseField)
+})
+
+const byEndpoint = new WeakMap<HttpApiEndpoint.Top, RouteInfo>()
+
+/** The facts of an endpoint as a middleware sees it (group and endpoint annotations), computed once. */
+export const routeInfo = (group: HttpApiGroup.Top, endpoint: HttpApiEndpoint.Top): RouteInfo => {
+  let info = byEndpoint.get(endpoint)
+  if (info === undefined) {
+    info = infoOf(group, endpoint, Context.merge(group.annotations, endpoint.annotations))
+    byEndpoint.set(endpoint, info)
+  }
+  return info
+}
+
 const build = (): ReadonlyMap<string, RouteInfo> => {
   const table = new Map<string, RouteInfo>()
   HttpApi.reflect(OpenApiDef, {
     onGroup: () => {},
-    onEndpoint: ({ endpoint, group, mergedAnnotations, payloads }) => {
-      let body: BodyKind = "none"
-      let itemwise: string | undefined
-      if (endpoint.method !== "GET" && endpoint.method !== "DELETE" && endpoint.method !== "HEAD") {
-        for (const [contentType, { ast }] of payloads) {
-          body = contentType.includes("multipart") || HttpApiSchema.getMultipart(ast) !== undefined ? "multipart" : "json"
-          const field = ast.annotations[ItemwiseField]
-          if (typeof field === "string") itemwise = field
-        }
-      }
-      table.set(routeKey(endpoint.method, endpoint.path), {
-        group: group.identifier,
-        name: endpoint.name,
-        permission: Option.getOrUndefined(Context.getOption(mergedAnnotations, RequiredPermission)),
-        perRecord: Option.isSome(Context.getOption(mergedAnnotations, PerRecordPermission)),
-        body,
-        itemwise
-      })
+    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
+      table.set(routeKey(endpoint.method, endpoint.path), infoOf(group, endpoint, mergedAnnotations))
     }
   })
   return table

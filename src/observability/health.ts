@@ -4,11 +4,11 @@
 // outside /api/open/v1, in the envelope (except /metrics, which is Prometheus text).
 import { readdirSync } from "node:fs"
 
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
@@ -39,37 +39,40 @@ export interface ReadyReport {
   readonly database_ms: number
 }
 
-export class Readiness extends Effect.Service<Readiness>()("Observability/Readiness", {
-  effect: Effect.gen(function*() {
-    const repo = yield* MonitoringRepo
-    const config = yield* AppConfig
-    const shipped = shippedMigrations()
-    const notReady = (message: string) => new ServiceUnavailable({ error: "service_unavailable", message, retry_after: 2 })
+export class Readiness extends Context.Service<Readiness, {
+  /** Ready, or the 503 that says why not. */
+  readonly check: Effect.Effect<ReadyReport, ServiceUnavailable>
+}>()("Observability/Readiness") {
+  static readonly layerWithoutDependencies = Layer.effect(
+    Readiness,
+    Effect.gen(function*() {
+      const repo = yield* MonitoringRepo
+      const config = yield* AppConfig
+      const shipped = shippedMigrations()
+      const notReady = (message: string) => new ServiceUnavailable({ error: "service_unavailable", message, retry_after: 2 })
 
-    /** Ready, or the 503 that says why not. */
-    const check: Effect.Effect<ReadyReport, ServiceUnavailable> = Effect.gen(function*() {
-      const started = performance.now()
-      const applied = yield* repo.appliedMigrations.pipe(
-        Effect.timeoutFail({
-          duration: config.readinessTimeoutMs,
-          onTimeout: () => notReady(`the database did not answer within ${config.readinessTimeoutMs} ms`)
-        }),
-        Effect.catchAllCause(() => Effect.fail(notReady("the database is not reachable or its migrations table cannot be read")))
-      )
-      const databaseMs = Math.round(performance.now() - started)
-      const have = new Set(applied)
-      const missing = [...shipped].filter(([id]) => !have.has(id)).map(([, name]) => name)
-      if (missing.length > 0) return yield* Effect.fail(notReady(`migrations not applied: ${missing.join(", ")}`))
-      return { status: "ready", migrations: shipped.size, database_ms: databaseMs } as const
+      const check: Effect.Effect<ReadyReport, ServiceUnavailable> = Effect.gen(function*() {
+        const started = performance.now()
+        // A timeout is "not reachable" too: what a supervisor needs is that the database is not there.
+        const applied = yield* repo.appliedMigrations.pipe(
+          Effect.timeout(config.readinessTimeoutMs),
+          Effect.catchCause(() => Effect.fail(notReady("the database is not reachable or its migrations table cannot be read")))
+        )
+        const databaseMs = Math.round(performance.now() - started)
+        const have = new Set(applied)
+        const missing = [...shipped].filter(([id]) => !have.has(id)).map(([, name]) => name)
+        if (missing.length > 0) return yield* Effect.fail(notReady(`migrations not applied: ${missing.join(", ")}`))
+        return { status: "ready", migrations: shipped.size, database_ms: databaseMs } as const
+      })
+      return { check }
     })
-    return { check } as const
-  }),
-  dependencies: [MonitoringRepo.Default]
-}) {}
+  )
+  static readonly layer = Readiness.layerWithoutDependencies.pipe(Layer.provide(MonitoringRepo.layer))
+}
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 
-const ok = (data: unknown) => HttpServerResponse.unsafeJson({ code: 200, message: "ok", data })
+const ok = (data: unknown) => HttpServerResponse.jsonUnsafe({ code: 200, message: "ok", data })
 
 const started = Date.now()
 
@@ -77,40 +80,33 @@ const started = Date.now()
 export const healthz = Effect.sync(() => ok({ status: "alive", uptime_seconds: Math.floor((Date.now() - started) / 1000) }))
 
 /** GET /readyz: 200 when ready, else 503 `service_unavailable` saying why. */
-export const readyz = Effect.flatMap(Readiness, (r) =>
+export const readyz = Readiness.use((r) =>
   r.check.pipe(
     Effect.match({
       onSuccess: ok,
-      onFailure: (e) => HttpServerResponse.unsafeJson(encodeError(e), { status: 503, headers: { "retry-after": "2" } })
+      onFailure: (e) => HttpServerResponse.jsonUnsafe(encodeError(e), { status: 503, headers: { "retry-after": "2" } })
     })
-  ))
+  )
+)
 
 /** GET /metrics: every metric in the Prometheus text format. */
-export const metrics = Effect.flatMap(
-  MetricsExporter,
-  (m) => Effect.map(m.scrape, (text) => HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE }))
+export const metrics = MetricsExporter.use((m) =>
+  Effect.map(m.scrape, (text) => HttpServerResponse.text(text, { contentType: PROMETHEUS_CONTENT_TYPE }))
 )
 
 // Probes are polled every few seconds: the SQL spans of /readyz and /metrics would only drown the
 // traces that matter (the request span itself is left out by the server, see Server.ts).
 const untraced = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEnabled(self, false)
 
-/** The three probes on a router of their own (the daemon's JOBS_PORT). */
-export const probeRouter = HttpRouter.empty.pipe(
-  HttpRouter.get("/healthz", healthz),
-  HttpRouter.get("/readyz", untraced(readyz)),
-  HttpRouter.get("/metrics", untraced(metrics))
-)
-
 /** What the probes need, over a SqlClient and AppConfig. */
-export const ProbeServicesLive = Layer.mergeAll(Readiness.Default, MetricsExporter.Default)
+export const ProbeServicesLive = Layer.mergeAll(Readiness.layer, MetricsExporter.layer)
 
-/** The three probes beside the API's routes (they pass the edge, not the signature middleware). */
-export const ApiProbesLive = HttpApiBuilder.Router.use((router) =>
+/** The three probes on the router they are served by (the API's, beside its routes; the daemon's own). */
+export const ProbeRoutesLive = HttpRouter.use((router) =>
   Effect.gen(function*() {
     const context = yield* Effect.context<Readiness | MetricsExporter>()
-    yield* router.get("/healthz", healthz)
-    yield* router.get("/readyz", untraced(Effect.provide(readyz, context)))
-    yield* router.get("/metrics", untraced(Effect.provide(metrics, context)))
+    yield* router.add("GET", "/healthz", healthz)
+    yield* router.add("GET", "/readyz", untraced(Effect.provideContext(readyz, context)))
+    yield* router.add("GET", "/metrics", untraced(Effect.provideContext(metrics, context)))
   })
 ).pipe(Layer.provide(ProbeServicesLive))

@@ -15,7 +15,7 @@ import { jobSnapshots } from "./jobs.js"
 /** Rows of daemons silent for this many days are removed (a week of history for the operator). */
 const FORGET_AFTER_DAYS = 7
 
-export const HeartbeatLive = Layer.scopedDiscard(
+export const HeartbeatLive = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
     const repo = yield* DaemonsRepo
@@ -30,7 +30,7 @@ export const HeartbeatLive = Layer.scopedDiscard(
       }))
     // A missed beat is logged and the next one tried: the daemon keeps working without its row.
     const beatOrWarn = beat.pipe(
-      Effect.catchAllCause((cause) => Effect.logWarning("heartbeat not written", Cause.pretty(cause)))
+      Effect.catchCause((cause) => Effect.logWarning("heartbeat not written", Cause.pretty(cause)))
     )
     // The first beat makes the row before any job runs; pruning rides along once an hour.
     yield* beatOrWarn
@@ -41,7 +41,7 @@ export const HeartbeatLive = Layer.scopedDiscard(
         // Interruptible, or the timeout could not end it inside the (uninterruptible) finalizer.
         Effect.interruptible,
         Effect.timeout("2 seconds"),
-        Effect.catchAllCause((cause) => Effect.logWarning("heartbeat not marked stopped", Cause.pretty(cause)))
+        Effect.catchCause((cause) => Effect.logWarning("heartbeat not marked stopped", Cause.pretty(cause)))
       )
     )
     yield* Effect.forkScoped(Effect.repeat(beatOrWarn, Schedule.spaced(Duration.seconds(config.heartbeatIntervalSeconds))))
@@ -55,4 +55,4 @@ export const HeartbeatLive = Layer.scopedDiscard(
       Effect.annotateLogs({ instance: DAEMON_INSTANCE.id, every_seconds: config.heartbeatIntervalSeconds })
     )
   })
-).pipe(Layer.provide(DaemonsRepo.Default))
+).pipe(Layer.provide(DaemonsRepo.layer))

@@ -5,28 +5,13 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schema from "effect/Schema"
 
+import type { JobSnapshot } from "../domain/jobs.js"
 import { errorMessage } from "../domain/text.js"
 import { jobDuration, jobFailures, jobRuns, update } from "./metrics.js"
 
-/** What the heartbeat row says of one job (times in epoch milliseconds). */
-export const JobSnapshot = Schema.Struct({
-  kind: Schema.Literal("periodic", "queue"),
-  /** Periodic jobs: seconds between passes; queues: workers. */
-  every_seconds: Schema.NullOr(Schema.Number),
-  concurrency: Schema.NullOr(Schema.Number),
-  runs: Schema.Number,
-  failures: Schema.Number,
-  failures_last_hour: Schema.Number,
-  running: Schema.Number,
-  last_started_at: Schema.NullOr(Schema.Number),
-  last_finished_at: Schema.NullOr(Schema.Number),
-  last_duration_ms: Schema.NullOr(Schema.Number),
-  last_outcome: Schema.NullOr(Schema.Literal("ok", "failed")),
-  last_error: Schema.NullOr(Schema.String)
-})
-export type JobSnapshot = typeof JobSnapshot.Type
+// The snapshot shape lives in src/domain/jobs.ts (the repository writes it, the admin reads it).
+export { JobSnapshot } from "../domain/jobs.js"
 
 interface JobRecord {
   readonly kind: JobSnapshot["kind"]
@@ -45,9 +30,9 @@ interface JobRecord {
 }
 
 /** The jobs of this process by name; a reference, so a test may give its daemon its own. */
-export class JobActivity extends Context.Reference<JobActivity>()("Observability/JobActivity", {
-  defaultValue: (): Map<string, JobRecord> => new Map()
-}) {}
+export const JobActivity = Context.Reference<Map<string, JobRecord>>("Observability/JobActivity", {
+  defaultValue: () => new Map()
+})
 
 const MINUTE = 60_000
 
@@ -125,7 +110,7 @@ export const measuredRun = (job: string, kind: JobSnapshot["kind"]) => <A, E, R>
       Effect.withSpan(`Job.${job}`, { attributes: { "job.name": job, "job.kind": kind }, kind: "internal" }),
       Effect.onExit((exit) => {
         record.running--
-        if (Exit.isInterrupted(exit)) return Effect.void
+        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) return Effect.void
         const seconds = (performance.now() - startedPrecise) / 1000
         const failed = Exit.isFailure(exit)
         record.runs++

@@ -1,76 +1,42 @@
-// The pg pool behind the PgClient, made here so that it can be measured: @effect/sql-pg's PgClient
-// keeps its pool to itself, so the pool is built as PgClient.make builds it (same options, the same
-// start-up check and shutdown) and handed over with PgClient.layerFromPool; each live pool is
-// listed for the /metrics scrape (connections in use, idle, waiting).
-import * as SqlError from "@effect/sql/SqlError"
+// The database pool as /metrics shows it. The native driver keeps its pool to itself, so the pool is
+// seen from both ends: its name (the connections' application_name, the `pool` label) and limit from
+// the client's own settings, and its connections from the server, which knows each session's state
+// (pg_stat_activity of this database and application name; the scrape's own session left out).
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
-import * as Redacted from "effect/Redacted"
-import pg from "pg"
 
 import { poolConnectionsIdle, poolConnectionsInUse, poolConnectionsMax, poolWaiting, update } from "./metrics.js"
 
-/** The live pools of this process, by application name (what the metrics label them with). */
-const livePools = new Map<pg.Pool, string>()
+/** The pool size PgClient takes when none is given. */
+const DEFAULT_MAX_CONNECTIONS = 10
 
-export interface PoolOptions {
-  readonly url: Redacted.Redacted<string>
-  readonly applicationName: string
-  readonly maxConnections: number
+interface Sessions {
+  readonly in_use: number
+  readonly idle: number
+  readonly waiting: number
 }
 
-/** A pool as PgClient.make makes it: checked with `SELECT 1` within 5 s, ended within 1 s on release. */
-const acquirePool = (options: PoolOptions) =>
-  Effect.acquireRelease(
-    Effect.gen(function*() {
-      const pool = new pg.Pool({
-        connectionString: Redacted.value(options.url),
-        max: options.maxConnections,
-        application_name: options.applicationName
-      })
-      // An idle connection that the server drops is replaced on the next checkout; the error itself
-      // would otherwise crash the process.
-      pool.on("error", () => {})
-      yield* Effect.tryPromise({
-        try: () => pool.query("SELECT 1"),
-        catch: (cause) => new SqlError.SqlError({ cause, message: "PgClient: Failed to connect" })
-      }).pipe(
-        Effect.timeoutFail({
-          duration: "5 seconds",
-          onTimeout: () => new SqlError.SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
-        }),
-        Effect.tapError(() => Effect.promise(() => pool.end()).pipe(Effect.timeoutOption(1000)))
-      )
-      livePools.set(pool, options.applicationName)
-      return pool
-    }),
-    (pool) =>
-      Effect.suspend(() => {
-        livePools.delete(pool)
-        return Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
-      })
-  )
-
-/** A PgClient (and SqlClient) over a measured pool. */
-export const measuredPgClientLayer = (options: PoolOptions) =>
-  PgClient.layerFromPool({ acquire: acquirePool(options), applicationName: options.applicationName })
-
-/** Sets the pool gauges from every live pool of the process, summed per application name. */
-export const refreshPoolGauges: Effect.Effect<void> = Effect.suspend(() => {
-  const byName = new Map<string, { inUse: number; idle: number; waiting: number; max: number }>()
-  for (const [pool, name] of livePools) {
-    const sum = byName.get(name) ?? { inUse: 0, idle: 0, waiting: 0, max: 0 }
-    sum.inUse += pool.totalCount - pool.idleCount
-    sum.idle += pool.idleCount
-    sum.waiting += pool.waitingCount
-    sum.max += pool.options.max
-    byName.set(name, sum)
-  }
-  return Effect.forEach(byName, ([name, sum]) =>
-    Effect.all([
-      update(poolConnectionsInUse, { pool: name }, sum.inUse),
-      update(poolConnectionsIdle, { pool: name }, sum.idle),
-      update(poolWaiting, { pool: name }, sum.waiting),
-      update(poolConnectionsMax, { pool: name }, sum.max)
-    ], { discard: true }), { discard: true })
+/**
+ * Sets the pool gauges of this process's client. Fails when the database does not answer; the
+ * caller keeps the last values then.
+ */
+export const refreshPoolGauges = Effect.gen(function*() {
+  const sql = yield* PgClient.PgClient
+  const name = sql.config.applicationName ?? "@effect/sql-pg"
+  const max = "maxConnections" in sql.config && typeof sql.config.maxConnections === "number"
+    ? sql.config.maxConnections
+    : DEFAULT_MAX_CONNECTIONS
+  const rows = yield* sql<Sessions>`
+    SELECT count(*) FILTER (WHERE state IS DISTINCT FROM 'idle')::int AS in_use,
+           count(*) FILTER (WHERE state = 'idle')::int AS idle,
+           count(*) FILTER (WHERE wait_event_type = 'Lock')::int AS waiting
+      FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name = ${name} AND pid <> pg_backend_pid()`
+  const sessions = rows[0] ?? { in_use: 0, idle: 0, waiting: 0 }
+  const labels = { pool: name }
+  yield* update(poolConnectionsMax, labels, max)
+  // The scrape's own connection is in use while it asks.
+  yield* update(poolConnectionsInUse, labels, sessions.in_use + 1)
+  yield* update(poolConnectionsIdle, labels, sessions.idle)
+  yield* update(poolWaiting, labels, sessions.waiting)
 })

@@ -1,11 +1,12 @@
-// GET /metrics of both processes: Effect's metrics (metrics.ts) in the Prometheus text format,
-// through @effect/opentelemetry's metric producer and the OpenTelemetry Prometheus exporter's
-// serializer. The gauges that describe state elsewhere (pool, queues) are refreshed per scrape.
-import * as Metrics from "@effect/opentelemetry/Metrics"
-import * as Resource from "@effect/opentelemetry/Resource"
-import { PrometheusExporter, PrometheusSerializer } from "@opentelemetry/exporter-prometheus"
+// GET /metrics of both processes: Effect's metrics (metrics.ts) in the Prometheus text format
+// (effect's PrometheusMetrics formatter, every family with its help text). The gauges that describe
+// state elsewhere (pool, queues) are refreshed per scrape.
+import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 
 import { AppConfig } from "../Config.js"
 import { MonitoringRepo } from "../repos/MonitoringRepo.js"
@@ -15,49 +16,51 @@ import { refreshPoolGauges } from "./pgPool.js"
 /** The media type of the Prometheus text exposition format. */
 export const PROMETHEUS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-/** Sets the queue gauges from the database; a scrape never fails on them (they keep their last values). */
-const refreshQueueGauges = Effect.gen(function*() {
-  const repo = yield* MonitoringRepo
-  const config = yield* AppConfig
-  return yield* repo.queueStats.pipe(
-    Effect.timeout(config.readinessTimeoutMs),
-    Effect.flatMap((stats) =>
-      Effect.forEach(stats, (s) =>
-        Effect.all([
-          update(queueDepth, { queue: s.queue }, s.depth),
-          update(queueOldestAge, { queue: s.queue }, s.oldest_age_seconds),
-          update(queueFailuresLastHour, { queue: s.queue }, s.failures_last_hour)
-        ], { discard: true }), { discard: true })
-    ),
-    Effect.catchAllCause((cause) =>
-      Effect.zipRight(
-        update(queueStatsErrors, {}, 1),
-        Effect.logWarning("queue statistics could not be read for /metrics", Cause.pretty(cause))
+export class MetricsExporter extends Context.Service<MetricsExporter, {
+  /** Every metric of this process in the Prometheus text format, gauges refreshed first. */
+  readonly scrape: Effect.Effect<string>
+}>()("Observability/MetricsExporter") {
+  static readonly layerWithoutDependencies = Layer.effect(
+    MetricsExporter,
+    Effect.gen(function*() {
+      const repo = yield* MonitoringRepo
+      const config = yield* AppConfig
+      const pg = yield* PgClient.PgClient
+      const timeout = config.readinessTimeoutMs
+
+      /** Sets the queue gauges from the database; a scrape never fails on them (they keep their last values). */
+      const refreshQueueGauges = repo.queueStats.pipe(
+        Effect.timeout(timeout),
+        Effect.flatMap((stats) =>
+          Effect.forEach(stats, (s) =>
+            Effect.all([
+              update(queueDepth, { queue: s.queue }, s.depth),
+              update(queueOldestAge, { queue: s.queue }, s.oldest_age_seconds),
+              update(queueFailuresLastHour, { queue: s.queue }, s.failures_last_hour)
+            ], { discard: true }), { discard: true })
+        ),
+        Effect.catchCause((cause) =>
+          Effect.andThen(
+            update(queueStatsErrors, {}, 1),
+            Effect.logWarning("queue statistics could not be read for /metrics", Cause.pretty(cause))
+          )
+        )
       )
-    )
-  )
-})
 
-export class MetricsExporter extends Effect.Service<MetricsExporter>()("Observability/MetricsExporter", {
-  scoped: Effect.gen(function*() {
-    const repo = yield* MonitoringRepo
-    const config = yield* AppConfig
-    // No HTTP server of its own: the processes serve /metrics on their routers.
-    const reader = new PrometheusExporter({ preventServerStart: true })
-    const producer = yield* Metrics.makeProducer.pipe(Effect.provide(Resource.layer({ serviceName: "matchmaking-open-api" })))
-    yield* Metrics.registerProducer(producer, () => reader)
-    // Without the per-series otel_scope_* labels: one producer, nothing to tell apart.
-    const serializer = new PrometheusSerializer(undefined, false, undefined, false, true)
+      /** The pool gauges keep their last values when the database does not answer. */
+      const refreshPool = refreshPoolGauges.pipe(
+        Effect.provideService(PgClient.PgClient, pg),
+        Effect.timeout(timeout),
+        Effect.catchCause((cause) => Effect.logDebug("pool statistics could not be read for /metrics", Cause.pretty(cause)))
+      )
 
-    const scrape = Effect.gen(function*() {
-      yield* refreshPoolGauges
-      yield* refreshQueueGauges.pipe(Effect.provideService(MonitoringRepo, repo), Effect.provideService(AppConfig, config))
-      const { errors, resourceMetrics } = yield* Effect.promise(() => reader.collect())
-      if (errors.length > 0) yield* Effect.logWarning("metrics collection reported errors", errors.map(String))
-      return serializer.serialize(resourceMetrics)
+      const scrape = Effect.gen(function*() {
+        yield* Effect.all([refreshPool, refreshQueueGauges], { concurrency: 2, discard: true })
+        return yield* PrometheusMetrics.format()
+      })
+
+      return { scrape }
     })
-
-    return { scrape } as const
-  }),
-  dependencies: [MonitoringRepo.Default]
-}) {}
+  )
+  static readonly layer = MetricsExporter.layerWithoutDependencies.pipe(Layer.provide(MonitoringRepo.layer))
+}

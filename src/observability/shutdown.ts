@@ -3,7 +3,7 @@
 // clients move to another instance — for at most the grace period, and only then lets the layers
 // below it (the request handler, the database pool) close. A request still running when the grace
 // period ends is cut off, and the log says how many were.
-import { createServer, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
@@ -13,29 +13,32 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 /** The listener's requests in flight and how to drain them. */
-export class ServerDrain extends Context.Tag("Observability/ServerDrain")<ServerDrain, {
+export class ServerDrain extends Context.Service<ServerDrain, {
   readonly server: Server
   /** Responses not yet finished. */
   readonly inFlight: () => number
   /** Stops accepting and waits for the requests in flight, at most `grace`; how many were cut off. */
-  readonly drain: (grace: Duration.DurationInput) => Effect.Effect<number>
-}>() {}
+  readonly drain: (grace: Duration.Input) => Effect.Effect<number>
+}>()("Observability/ServerDrain") {}
 
 const makeDrain = (server: Server) => {
   const open = new Set<ServerResponse>()
   let draining = false
   let onIdle: (() => void) | undefined
-  // Registered before the server listens, so that no request escapes the count.
-  server.on("request", (_request, response: ServerResponse) => {
+  const track = (_request: IncomingMessage, response: ServerResponse) => {
     open.add(response)
     if (draining) response.shouldKeepAlive = false
     response.on("close", () => {
       open.delete(response)
       if (open.size === 0) onIdle?.()
     })
-  })
+  }
+  // Registered before the server listens, so that no request escapes the count (a request that
+  // expects 100 Continue comes as checkContinue instead of request).
+  server.on("request", track)
+  server.on("checkContinue", track)
 
-  const idle = Effect.async<void>((resume) => {
+  const idle = Effect.callback<void>((resume) => {
     if (open.size === 0) return resume(Effect.void)
     onIdle = () => resume(Effect.void)
     return Effect.sync(() => {
@@ -43,7 +46,7 @@ const makeDrain = (server: Server) => {
     })
   })
 
-  const drain = (grace: Duration.DurationInput) =>
+  const drain = (grace: Duration.Input) =>
     Effect.gen(function*() {
       draining = true
       // The answers still to come close their connection rather than keep it for the next request.
@@ -53,7 +56,7 @@ const makeDrain = (server: Server) => {
       // Stops listening; idle keep-alive connections are closed at once (Node 19 and later).
       server.close()
       yield* Effect.logInfo("draining: stopped accepting, finishing the requests in flight").pipe(
-        Effect.annotateLogs({ in_flight: waiting, grace_seconds: Duration.toSeconds(Duration.decode(grace)) })
+        Effect.annotateLogs({ in_flight: waiting, grace_seconds: Duration.toSeconds(Duration.fromInputUnsafe(grace)) })
       )
       // Finalizers run uninterruptibly; the wait must be interruptible for the timeout to end it.
       const finished = yield* Effect.timeoutOption(Effect.interruptible(idle), grace)
@@ -78,14 +81,14 @@ const makeDrain = (server: Server) => {
  * request handler is removed.
  */
 export const drainableServerLayer = (listen: { readonly port: number; readonly host: string }) =>
-  Layer.unwrapEffect(Effect.sync(() => {
+  Layer.unwrap(Effect.sync(() => {
     const server = createServer()
     const drain = makeDrain(server)
     return Layer.merge(NodeHttpServer.layer(() => server, listen), Layer.succeed(ServerDrain, drain))
   }))
 
 /** On release (shutdown), drains the server for at most `grace`. */
-export const DrainOnShutdown = (grace: Duration.DurationInput) =>
-  Layer.scopedDiscard(
+export const DrainOnShutdown = (grace: Duration.Input) =>
+  Layer.effectDiscard(
     Effect.flatMap(ServerDrain, (server) => Effect.addFinalizer(() => Effect.asVoid(server.drain(grace))))
   )

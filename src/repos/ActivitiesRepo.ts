@@ -1,23 +1,25 @@
 // Activities and their registrations: the only SQL over `activities` and `activity_registrations`.
 // A place is taken by one conditional UPDATE of the gender's counter, so concurrent registrations
 // never overbook; the daemon's time moves are one set-based UPDATE each.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatus, Registration } from "../../schema/Activities.js"
 import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
 import { genderSide } from "../domain/activities.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, Timestamp, TotalCount } from "./rows.js"
+import { CountRow, Timestamp } from "./rows.js"
 import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** An `activities` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, end_time: Timestamp, created_at: Timestamp })
-const ActivityPageRow = Schema.extend(ActivityRow, Schema.partial(TotalCount))
+const ActivityPageRow = Schema.Struct({ ...ActivityRow.fields, total_count: Schema.optional(Schema.Int) })
 
 const COLUMNS = `id::int AS id, title, description, cover_url, address, start_time, end_time, male_quota, female_quota,
   male_fee::float8 AS male_fee, female_fee::float8 AS female_fee, status, audit_status, company_id::int AS company_id, created_at`
@@ -61,8 +63,8 @@ const mapAlreadyRegistered = onUniqueViolation({
 const REGISTRATION_COLUMNS = `id::int AS registration_id, activity_id::int AS activity_id, guest_id::int AS guest_id, name,
   phone, remark, fee::float8 AS fee, registered_at`
 
-export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities/Repo", {
-  effect: Effect.gen(function*() {
+export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activities/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
     const where = (p: ActivityListParams) =>
@@ -71,25 +73,25 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : [])
       ])
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: ActivityInsert,
       Result: ActivityRow,
       execute: (input) => sql`INSERT INTO activities ${sql.insert({ ...input })} RETURNING ${cols}`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: ActivityRow,
       execute: (id) => sql`SELECT ${cols} FROM activities WHERE id = ${id}`
     })
 
-    const lockState = SqlSchema.findOne({
+    const lockState = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: ActivityState,
       execute: (id) => sql`SELECT id::int AS id, status, audit_status FROM activities WHERE id = ${id} FOR UPDATE`
     })
 
-    const setState = SqlSchema.single({
+    const setState = SqlSchema.findOne({
       Request: ActivityState,
       Result: ActivityRow,
       execute: ({ audit_status, id, status }) =>
@@ -102,8 +104,8 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
      * row's lock orders concurrent takers, and each re-checks the counter it sees after the one
      * before commits, so exactly `quota` of them succeed. Returns the fee for that gender.
      */
-    const takePlace = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Int, gender: Schema.Literal("male", "female") }),
+    const takePlace = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.Int, gender: Schema.Literals(["male", "female"]) }),
       Result: Schema.Struct({ fee: Schema.Number }),
       execute: ({ gender, id }) => {
         const side = genderSide(gender)
@@ -115,7 +117,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
     })
 
     /** Why a place could not be taken: the activity's status and whether the guest is registered. */
-    const registrationState = SqlSchema.findOne({
+    const registrationState = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, guestId: Schema.Int }),
       Result: Schema.Struct({ status: ActivityStatus, registered: Schema.Boolean }),
       execute: ({ guestId, id }) =>
@@ -123,7 +125,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
           AS registered FROM activities a WHERE a.id = ${id}`
     })
 
-    const insertRegistration = SqlSchema.single({
+    const insertRegistration = SqlSchema.findOne({
       Request: RegistrationInsert,
       Result: RegistrationRow,
       execute: (input) => sql`INSERT INTO activity_registrations ${sql.insert({ ...input })} RETURNING ${sql.literal(REGISTRATION_COLUMNS)}`
@@ -132,7 +134,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
     // The daemon's moves (DECISIONS §5, §7): set-based, and idempotent because each re-checks the
     // status it moves from; a second daemon running the same statement waits on the row locks,
     // re-reads the rows and finds nothing left to move.
-    const start = SqlSchema.single({
+    const start = SqlSchema.findOne({
       Request: Schema.Void,
       Result: CountRow,
       execute: () =>
@@ -141,7 +143,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
             WHERE status = 'registering' AND start_time <= now() RETURNING 1)
           SELECT count(*)::int AS n FROM moved`
     })
-    const end = SqlSchema.single({
+    const end = SqlSchema.findOne({
       Request: Schema.Void,
       Result: CountRow,
       execute: () =>
@@ -151,7 +153,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.typeSchema(ActivityListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ p: Schema.toType(ActivityListParams), window: Schema.Boolean }),
       Result: ActivityPageRow,
       execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, ACTIVITY_PAGE)
@@ -161,7 +163,7 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
     })
     const counterTotal = makeCounterTotal(sql, "activities", ["status", "company_id"])
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(ActivityListParams),
+      Request: Schema.toType(ActivityListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM activities WHERE ${where(p)}`
     })
@@ -193,4 +195,6 @@ export class ActivitiesRepo extends Effect.Service<ActivitiesRepo>()("Activities
         ))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(ActivitiesRepo, ActivitiesRepo.make)
+}

@@ -3,30 +3,31 @@
 // are decoded by their schema at the boundary.
 import { randomBytes } from "node:crypto"
 
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { CardTask } from "../../schema/Guests.js"
-import { IsoTimestamp } from "./rows.js"
+import { Bytes, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
 export const CARD_TASK_CHANNEL = "card_tasks"
 
-/** What a finished task recorded (the `result` of a done CardTask). */
-const TaskResult = CardTask.fields.result.from
+/** What a finished task recorded: the `result` of a done CardTask (schema/Guests.ts), stored as JSON. */
+const TaskResult = Schema.Struct({
+  method: Schema.Literals(["ai", "ocr"]),
+  summary: Schema.String,
+  completeness: Schema.Finite,
+  saved: Schema.Boolean,
+  guest_id: Schema.optional(Schema.Int)
+})
 export type TaskResult = typeof TaskResult.Type
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
-
-/** `bytea` arrives as a Buffer; the task holds a plain copy of the bytes. */
-const Bytes = Schema.transform(Schema.Uint8ArrayFromSelf, Schema.Uint8ArrayFromSelf, {
-  strict: true,
-  decode: (bytes) => new Uint8Array(bytes),
-  encode: (bytes) => bytes
-})
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** A task as a daemon claims it: everything needed to process it. */
 const ClaimedRow = Schema.Struct({
@@ -52,32 +53,32 @@ const TaskRow = Schema.Struct({
   error: Schema.NullOr(Schema.String)
 })
 
-const OpenTask = Schema.Struct({ task_id: Schema.String, status: Schema.Literal("pending", "processing") })
+const OpenTask = Schema.Struct({ task_id: Schema.String, status: Schema.Literals(["pending", "processing"]) })
 
 const NewTask = Schema.Struct({
   matchmaker_id: Schema.Int,
   company_id: Schema.Int,
   image_hash: Schema.String,
-  image: Schema.Uint8ArrayFromSelf,
+  image: Schema.Uint8Array,
   content_type: Schema.String,
   overrides: JsonObject,
   client_app_key: Schema.NullOr(Schema.String)
 })
 export type NewCardTask = typeof NewTask.Type
 
-const Outcome = Schema.Union(
+const Outcome = Schema.Union([
   Schema.Struct({ status: Schema.Literal("done"), result: TaskResult, guest_id: Schema.NullOr(Schema.Int) }),
   Schema.Struct({ status: Schema.Literal("failed"), error: Schema.String })
-)
+])
 export type CardTaskOutcome = typeof Outcome.Type
 
 const Holder = Schema.Struct({ id: Schema.Int, worker: Schema.String })
 
-export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Repo", {
-  effect: Effect.gen(function*() {
+export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const findOpenRow = SqlSchema.findOne({
+    const findOpenRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ matchmakerId: Schema.Int, imageHash: Schema.String }),
       Result: OpenTask,
       execute: ({ imageHash, matchmakerId }) =>
@@ -85,7 +86,7 @@ export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Re
           WHERE matchmaker_id = ${matchmakerId} AND image_hash = ${imageHash} AND status IN ('pending', 'processing')`
     })
 
-    const insert = SqlSchema.findOne({
+    const insert = SqlSchema.findOneOption({
       Request: Schema.Struct({ taskId: Schema.String, task: NewTask }),
       Result: Schema.Struct({ task_id: Schema.String, status: Schema.Literal("pending") }),
       execute: ({ task, taskId }) =>
@@ -97,20 +98,19 @@ export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Re
           RETURNING task_id, status`
     })
 
-    // pg_notify rather than PgClient.notify: the latter binds the payload to `NOTIFY ch, $1`,
-    // which PostgreSQL refuses (NOTIFY takes no parameters).
+    // pg_notify in the statement: NOTIFY itself takes no parameters.
     const notify = SqlSchema.void({
       Request: Schema.String,
       execute: (taskId) => sql`SELECT pg_notify(${CARD_TASK_CHANNEL}, ${taskId})`
     })
 
-    const findRow = SqlSchema.findOne({
+    const findRow = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: TaskRow,
       execute: (taskId) => sql`SELECT task_id, status, created_at, completed_at, result, error FROM card_tasks WHERE task_id = ${taskId}`
     })
 
-    const claimRow = SqlSchema.findOne({
+    const claimRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ worker: Schema.String, nowMs: Schema.Number, leaseMs: Schema.Number }),
       Result: ClaimedRow,
       execute: ({ leaseMs, nowMs, worker }) =>
@@ -127,7 +127,7 @@ export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Re
             image, overrides, attempts, client_app_key`
     })
 
-    const lockRow = SqlSchema.findOne({
+    const lockRow = SqlSchema.findOneOption({
       Request: Holder,
       Result: Schema.Struct({ id: Schema.Int }),
       execute: ({ id, worker }) =>
@@ -167,7 +167,7 @@ export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Re
         }
         const open = yield* findOpenRow({ matchmakerId: task.matchmaker_id, imageHash: task.image_hash })
         // The open task finished between the insert and this read: enqueue again.
-        return Option.isSome(open) ? { ...open.value, created: false } : yield* Effect.dieMessage("card task vanished; retry")
+        return Option.isSome(open) ? { ...open.value, created: false } : yield* Effect.die(new Error("card task vanished; retry"))
       }))
 
     const find = (taskId: string) =>
@@ -196,4 +196,6 @@ export class CardTasksRepo extends Effect.Service<CardTasksRepo>()("CardTasks/Re
 
     return { findOpen, enqueue, find, claim, lockHeld, finish, release } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(CardTasksRepo, CardTasksRepo.make)
+}

@@ -1,16 +1,19 @@
 // API clients (app_key/app_secret holders): the only SQL over `clients`. Rows are decoded by their
 // schema at the boundary.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "./OutboxRepo.js"
 import { Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
-const ClientStatus = Schema.Literal("active", "disabled")
+const ClientStatus = Schema.Literals(["active", "disabled"])
 
 /**
  * A `clients` row as selected by COLUMNS. Expiries stay instants (they are compared with the
@@ -39,7 +42,7 @@ const ClientRow = Schema.Struct({
 export type ClientRow = typeof ClientRow.Type
 
 /** The columns an operator command may change; absent ones are left as they are. */
-const ClientChange = Schema.partial(ClientRow.pick(
+const ClientChange = ClientRow.mapFields(Struct.pick([
   "status",
   "permissions",
   "masking",
@@ -54,7 +57,7 @@ const ClientChange = Schema.partial(ClientRow.pick(
   "webhook_secret_enc",
   "webhook_prev_secret_enc",
   "webhook_prev_expires_at"
-))
+])).mapFields(Struct.map(Schema.optional))
 export type ClientChange = typeof ClientChange.Type
 
 const NewClient = Schema.Struct({
@@ -69,12 +72,12 @@ const COLUMNS = `id::int AS id, app_key, name, status, permissions, masking, sec
   prev_secret_expires_at, rate_rps, rate_burst, webhook_url, webhook_events, webhook_enabled,
   webhook_secret_enc, webhook_prev_secret_enc, webhook_prev_expires_at, created_at`
 
-export class ClientsRepo extends Effect.Service<ClientsRepo>()("Clients/Repo", {
-  effect: Effect.gen(function*() {
+export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
-    const findByAppKey = SqlSchema.findOne({
+    const findByAppKey = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: ClientRow,
       execute: (appKey) => sql`SELECT ${cols} FROM clients WHERE app_key = ${appKey}`
@@ -86,7 +89,7 @@ export class ClientsRepo extends Effect.Service<ClientsRepo>()("Clients/Repo", {
       execute: () => sql`SELECT ${cols} FROM clients ORDER BY id`
     })
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: NewClient,
       Result: ClientRow,
       execute: (row) =>
@@ -95,7 +98,7 @@ export class ClientsRepo extends Effect.Service<ClientsRepo>()("Clients/Repo", {
           RETURNING ${cols}`
     })
 
-    const update = SqlSchema.findOne({
+    const update = SqlSchema.findOneOption({
       Request: Schema.Struct({ appKey: Schema.String, change: ClientChange }),
       Result: ClientRow,
       execute: ({ appKey, change }) => {
@@ -116,4 +119,6 @@ export class ClientsRepo extends Effect.Service<ClientsRepo>()("Clients/Repo", {
       update: (appKey: string, change: ClientChange) => sqlEdge(update({ appKey, change }))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(ClientsRepo, ClientsRepo.make)
+}

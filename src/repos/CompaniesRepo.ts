@@ -1,9 +1,11 @@
 // Companies: the only SQL over `companies`. Rows are decoded by their schema at the boundary.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import {
@@ -22,10 +24,10 @@ import { COMPANY_COLUMNS } from "./statements.js"
 
 /** A `companies` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const CompanyRow = Schema.Struct({ ...Company.fields, created_at: Timestamp, updated_at: Timestamp })
-const CompanyPageRow = Schema.extend(CompanyRow, TotalCount)
+const CompanyPageRow = Schema.Struct({ ...CompanyRow.fields, ...TotalCount.fields })
 
-export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Repo", {
-  effect: Effect.gen(function*() {
+export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COMPANY_COLUMNS)
     const where = (p: CompanyListParams) =>
@@ -35,27 +37,27 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Re
         ...(p.city ? [sql`city = ${p.city}`] : [])
       ])
 
-    const insert = SqlSchema.single({
-      Request: Schema.typeSchema(CompanyCreate),
+    const insert = SqlSchema.findOne({
+      Request: Schema.toType(CompanyCreate),
       Result: CompanyRow,
       execute: (input) => sql`INSERT INTO companies ${sql.insert({ ...input })} RETURNING ${cols}`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: CompanyRow,
       execute: (id) => sql`SELECT ${cols} FROM companies WHERE id = ${id}`
     })
 
-    const findType = SqlSchema.findOne({
+    const findType = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ company_type: CompanyType }),
       execute: (id) => sql`SELECT company_type FROM companies WHERE id = ${id}`
     })
 
     /** Sets the given columns (none: only `updated_at`) and returns the row. */
-    const updateRow = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    const updateRow = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
       Result: CompanyRow,
       execute: ({ change, id }) =>
         Object.keys(change).length === 0
@@ -64,7 +66,7 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Re
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(CompanyListParams),
+      Request: Schema.toType(CompanyListParams),
       Result: CompanyPageRow,
       execute: (p) => {
         const { offset, pageSize } = pageOf(p, COMPANY_PAGE)
@@ -73,7 +75,7 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Re
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(CompanyListParams),
+      Request: Schema.toType(CompanyListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM companies WHERE ${where(p)}`
     })
@@ -91,4 +93,6 @@ export class CompaniesRepo extends Effect.Service<CompaniesRepo>()("Companies/Re
         })))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(CompaniesRepo, CompaniesRepo.make)
+}

@@ -1,18 +1,20 @@
 // Daemon heartbeats: the only SQL over `daemon_heartbeats`. Liveness is judged by the database's
 // clock (every beat is stamped with now()), so daemons on hosts with skewed clocks compare fairly.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
-import { JobSnapshot } from "../observability/jobs.js"
+import { JobSnapshot } from "../domain/jobs.js"
 import { IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
 /** A daemon is alive while it has beaten within this many of its own intervals. */
 export const MISSED_BEATS = 3
 
-const Jobs = Schema.Record({ key: Schema.String, value: JobSnapshot })
+const Jobs = Schema.Record(Schema.String, JobSnapshot)
 
 export const DaemonRow = Schema.Struct({
   instance_id: Schema.String,
@@ -37,8 +39,8 @@ const Beat = Schema.Struct({
   jobs: Jobs
 })
 
-export class DaemonsRepo extends Effect.Service<DaemonsRepo>()("Daemons/Repo", {
-  effect: Effect.gen(function*() {
+export class DaemonsRepo extends Context.Service<DaemonsRepo>()("Daemons/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const upsert = SqlSchema.void({
@@ -68,7 +70,7 @@ export class DaemonsRepo extends Effect.Service<DaemonsRepo>()("Daemons/Repo", {
           FROM daemon_heartbeats ORDER BY last_beat_at DESC LIMIT ${limit}`
     })
 
-    const pruneRows = SqlSchema.single({
+    const pruneRows = SqlSchema.findOne({
       Request: Schema.Number,
       Result: Schema.Struct({ n: Schema.Int }),
       execute: (days) =>
@@ -87,4 +89,6 @@ export class DaemonsRepo extends Effect.Service<DaemonsRepo>()("Daemons/Repo", {
       prune: (days: number) => Effect.map(sqlEdge(pruneRows(days)), (r) => r.n)
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(DaemonsRepo, DaemonsRepo.make)
+}

@@ -1,10 +1,12 @@
 // The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order
 // and removes events past the retention once no delivery of theirs is still pending. Recording
 // events is OutboxRepo's.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { EventType } from "../../schema/Events.js"
 import { IsoTimestamp } from "./rows.js"
@@ -13,7 +15,7 @@ import { sqlEdge } from "./sqlHelpers.js"
 const FeedRow = Schema.Struct({
   event_id: Schema.String,
   type: EventType,
-  data: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  data: Schema.Record(Schema.String, Schema.Unknown),
   created_at: IsoTimestamp
 })
 export type FeedRow = typeof FeedRow.Type
@@ -30,11 +32,11 @@ const PageRequest = Schema.Struct({
   limit: Schema.Int
 })
 
-export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
-  effect: Effect.gen(function*() {
+export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const cursorRow = SqlSchema.findOne({
+    const cursorRow = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Cursor,
       execute: (eventId) => sql`SELECT tx_id::text AS tx_id, id::float8 AS id FROM events WHERE event_id = ${eventId}`
@@ -57,7 +59,7 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
           LIMIT ${r.limit}`
     })
 
-    const pruneRows = SqlSchema.single({
+    const pruneRows = SqlSchema.findOne({
       Request: Schema.Struct({ retention_days: Schema.Number, batch: Schema.Int }),
       Result: Schema.Struct({ n: Schema.Int }),
       execute: ({ batch, retention_days }) =>
@@ -83,4 +85,6 @@ export class EventsRepo extends Effect.Service<EventsRepo>()("Events/Repo", {
 
     return { cursorOf, page, prune } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(EventsRepo, EventsRepo.make)
+}

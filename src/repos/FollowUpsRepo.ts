@@ -1,19 +1,21 @@
 // Follow-up plans and tasks: the only SQL over `follow_up_plans` and `follow_up_tasks`. The lock is
 // one statement (no transaction, no row-lock queue behind a loser); generation is an idempotent
 // INSERT … ON CONFLICT DO NOTHING on the (plan, day) key; a list page and a detail are one query each.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import { FOLLOW_UP_PAGE, FollowUpTaskListParams, MatchmakerBrief, TaskResult, TaskStatus, TaskType } from "../../schema/FollowUps.js"
 import { Education, Gender, IncomeLevel, MaritalStatus, RequirementTags, YesNo } from "../../schema/Guests.js"
-import { CountRow, Instant, IsoTimestamp, Timestamp, TotalCount } from "./rows.js"
+import { CountRow, Instant, IsoTimestamp, Timestamp } from "./rows.js"
 import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
 
-const N = <S extends Schema.Schema.Any>(s: S) => Schema.NullOr(s)
+const N = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
 
 /** Seconds since the epoch for `to_timestamp`: the service's clock, so tests can move it. */
 const at = (ms: number) => ms / 1000
@@ -22,26 +24,24 @@ const at = (ms: number) => ms / 1000
 const effectiveStatus = (sql: SqlClient.SqlClient, cutoffMs: number) =>
   sql`CASE WHEN t.status = 'dispatched' AND t.dispatched_at < to_timestamp(${at(cutoffMs)}) THEN 'pending' ELSE t.status END`
 
-const ListRow = Schema.extend(
-  Schema.Struct({
-    id: Schema.Int,
-    follow_up_id: Schema.Int,
-    guest_id: Schema.Int,
-    guest_name: Schema.String,
-    company_id: Schema.Int,
-    task_type: TaskType,
-    task_day: Schema.Int,
-    scheduled_date: Schema.String,
-    status: TaskStatus,
-    gender: Gender,
-    age: N(Schema.Int),
-    native_place_code: N(Schema.String),
-    education: N(Education),
-    occupation: N(Schema.String),
-    matchmaker: N(MatchmakerBrief)
-  }),
-  Schema.partial(TotalCount)
-)
+const ListRow = Schema.Struct({
+  id: Schema.Int,
+  follow_up_id: Schema.Int,
+  guest_id: Schema.Int,
+  guest_name: Schema.String,
+  company_id: Schema.Int,
+  task_type: TaskType,
+  task_day: Schema.Int,
+  scheduled_date: Schema.String,
+  status: TaskStatus,
+  gender: Gender,
+  age: N(Schema.Int),
+  native_place_code: N(Schema.String),
+  education: N(Education),
+  occupation: N(Schema.String),
+  matchmaker: N(MatchmakerBrief),
+  total_count: Schema.optional(Schema.Int)
+})
 export type FollowUpListRow = typeof ListRow.Type
 
 /** The guest of a task as stored (coded answers as text; the service turns them into numbers). */
@@ -149,7 +149,7 @@ const CompletedRow = Schema.Struct({
   match_score: N(Schema.Number),
   share_link: N(Schema.String),
   share_channel: N(Schema.String),
-  extra: N(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  extra: N(Schema.Record(Schema.String, Schema.Unknown)),
   finished_at: IsoTimestamp
 })
 export type CompletedRow = typeof CompletedRow.Type
@@ -183,7 +183,7 @@ const CompleteInput = Schema.Struct({
   match_score: N(Schema.Number),
   share_link: N(Schema.String),
   share_channel: N(Schema.String),
-  extra: N(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  extra: N(Schema.Record(Schema.String, Schema.Unknown))
 })
 export type CompleteInput = typeof CompleteInput.Type
 
@@ -192,8 +192,8 @@ const GENERATE_BATCH = 500
 
 const GenerateRow = Schema.Struct({ created: Schema.Int, plans: Schema.Int })
 
-export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Repo", {
-  effect: Effect.gen(function*() {
+export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const listWhere = (p: FollowUpTaskListParams, date: string, cutoffMs: number) => {
@@ -212,7 +212,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
     }
 
     const ListRequest = Schema.Struct({
-      params: Schema.typeSchema(FollowUpTaskListParams),
+      params: Schema.toType(FollowUpTaskListParams),
       date: Schema.String,
       cutoffMs: Schema.Number
     })
@@ -247,7 +247,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
         sql`SELECT count(*)::int AS n FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs)}`
     })
 
-    const detail = SqlSchema.findOne({
+    const detail = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, cutoffMs: Schema.Number }),
       Result: DetailRow,
       execute: ({ cutoffMs, id }) =>
@@ -296,7 +296,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
      * not queue. The old values read by `due` tell a holder's repeat (the same lock, kept as it
      * is) from a new lock.
      */
-    const dispatchRow = SqlSchema.findOne({
+    const dispatchRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, caller: Schema.String, nowMs: Schema.Number, leaseMs: Schema.Number }),
       Result: DispatchedRow,
       execute: ({ caller, id, leaseMs, nowMs }) => {
@@ -317,13 +317,13 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
       }
     })
 
-    const lockState = SqlSchema.findOne({
+    const lockState = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: LockRow,
       execute: (id) => sql`SELECT status, dispatched_to, dispatched_at FROM follow_up_tasks WHERE id = ${id}`
     })
 
-    const completeRow = SqlSchema.findOne({
+    const completeRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, caller: Schema.String, input: CompleteInput, nowMs: Schema.Number }),
       Result: CompletedRow,
       execute: ({ caller, id, input, nowMs }) =>
@@ -337,7 +337,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
             matched_guest_id::int AS matched_guest_id, match_score, share_link, share_channel, extra, finished_at`
     })
 
-    const failRow = SqlSchema.findOne({
+    const failRow = SqlSchema.findOneOption({
       Request: Schema.Struct({
         id: Schema.Int,
         caller: Schema.String,
@@ -353,7 +353,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
           RETURNING id::int AS id`
     })
 
-    const skipRow = SqlSchema.findOne({
+    const skipRow = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, reason: N(Schema.String), nowMs: Schema.Number }),
       Result: Schema.Struct({ id: Schema.Int }),
       execute: ({ id, nowMs, reason }) =>
@@ -363,14 +363,14 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
           RETURNING id::int AS id`
     })
 
-    const guestExists = SqlSchema.findOne({
+    const guestExists = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (id) => sql`SELECT id::int AS id FROM guests WHERE id = ${id}`
     })
 
     // The guest's matchmaker is the plan's, as it is when the plan is made (DECISIONS §7).
-    const insertPlan = SqlSchema.findOne({
+    const insertPlan = SqlSchema.findOneOption({
       Request: NewPlan,
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (plan) =>
@@ -398,7 +398,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
      * up), and the plan's `next_date` moves past today. Plans another daemon is generating are
      * skipped (SKIP LOCKED); the unique (plan, day) key would refuse a second task anyway.
      */
-    const generateBatch = SqlSchema.single({
+    const generateBatch = SqlSchema.findOne({
       Request: Schema.Struct({ today: Schema.String, planId: N(Schema.Int) }),
       Result: GenerateRow,
       execute: ({ planId, today }) =>
@@ -423,7 +423,7 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
     })
 
     /** The tasks scheduled on `date` exactly, of every plan (the operator's `follow-up generate --date`). */
-    const generateOnDate = SqlSchema.single({
+    const generateOnDate = SqlSchema.findOne({
       Request: Schema.String,
       Result: Schema.Struct({ created: Schema.Int }),
       execute: (date) =>
@@ -474,4 +474,6 @@ export class FollowUpsRepo extends Effect.Service<FollowUpsRepo>()("FollowUps/Re
       generateOnDate: (date: string) => sqlEdge(Effect.map(generateOnDate(date), (r) => r.created))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(FollowUpsRepo, FollowUpsRepo.make)
+}

@@ -1,10 +1,13 @@
 // Guests: the only SQL over `guests` (and the matchmaker guest counters it moves). Rows are
 // decoded by their schema at the boundary; a write encodes the guest's state into its columns.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
@@ -36,7 +39,7 @@ const GuestListRow = Schema.Struct({ ...GuestListItem.fields, photo_time: Timest
  * (the domain derives, it does not narrow them), so those are text here too.
  */
 const GuestWrite = Schema.Struct({
-  ...Guest.omit("id", "created_at", "updated_at").fields,
+  ...Struct.omit(Guest.fields, ["id", "created_at", "updated_at"]),
   education: Schema.NullOr(Schema.String),
   marital_status: Schema.NullOr(Schema.String),
   has_children: Schema.NullOr(Schema.String),
@@ -45,7 +48,7 @@ const GuestWrite = Schema.Struct({
   accept_flash_marriage: Schema.NullOr(Schema.String),
   family_income_explicit: Schema.Boolean,
   photo_time: Schema.NullOr(Timestamp),
-  requirement_tags: Schema.NullOr(Schema.parseJson(Schema.typeSchema(RequirementTags)))
+  requirement_tags: Schema.NullOr(Schema.fromJsonString(Schema.toType(RequirementTags)))
 })
 
 /** Every column of GuestRow (and so of the state), with the casts the row schema expects. */
@@ -68,13 +71,13 @@ const toState = ({ created_at: _c, id: _i, updated_at: _u, ...state }: GuestRow)
 /** No photo_time: the column keeps its value (on insert, its default: the same instant as created_at). */
 const columnsOf = ({ photo_time, ...columns }: typeof GuestWrite.Encoded) => photo_time === null ? columns : { ...columns, photo_time }
 
-export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
-  effect: Effect.gen(function*() {
+export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
     const listCols = sql.literal(GUEST_LIST_COLUMNS)
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Schema.Struct({ state: GuestWrite, image_hash: Schema.optional(Schema.String) }),
       Result: GuestRow,
       execute: ({ image_hash, state }) =>
@@ -82,20 +85,20 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
           RETURNING ${cols}`
     })
 
-    const update = SqlSchema.single({
+    const update = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Int, state: GuestWrite }),
       Result: GuestRow,
       execute: ({ id, state }) =>
         sql`UPDATE guests SET ${sql.update(columnsOf(state))}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: GuestRow,
       execute: (id) => sql`SELECT ${cols} FROM guests WHERE id = ${id}`
     })
 
-    const findByImage = SqlSchema.findOne({
+    const findByImage = SqlSchema.findOneOption({
       Request: Schema.Struct({ matchmakerId: Schema.Int, imageHash: Schema.String }),
       Result: ExistingGuest,
       execute: ({ imageHash, matchmakerId }) =>
@@ -110,12 +113,12 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
 
     /** Counter moves [matchmaker id, delta], in id order, none zero. */
     const moveCounters = SqlSchema.void({
-      Request: Schema.Array(Schema.Tuple(Schema.Int, Schema.Int)),
+      Request: Schema.Array(Schema.Tuple([Schema.Int, Schema.Int])),
       execute: (entries) =>
         // Lock in id order first, so two writes moving the same counters cannot deadlock. NO KEY
         // UPDATE (what the UPDATE itself takes) does not conflict with the KEY SHARE locks that the
         // guests' foreign keys hold on the same rows.
-        Effect.zipRight(
+        Effect.andThen(
           sql`SELECT id FROM matchmakers WHERE id IN ${sql.in(entries.map(([id]) => id))} ORDER BY id FOR NO KEY UPDATE`,
           sql`UPDATE matchmakers m SET guest_count = m.guest_count + d.delta
             FROM (SELECT unnest(${entries.map(([id]) => id)}::bigint[]) AS id, unnest(${entries.map(([, d]) => d)}::int[]) AS delta) d
@@ -124,7 +127,7 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
     })
 
     const findIds = SqlSchema.findAll({
-      Request: Schema.Struct({ table: Schema.Literal("companies", "matchmakers"), ids: Schema.Array(Schema.Int) }),
+      Request: Schema.Struct({ table: Schema.Literals(["companies", "matchmakers"]), ids: Schema.Array(Schema.Int) }),
       Result: Schema.Struct({ id: Schema.Int }),
       execute: ({ ids, table }) => sql`SELECT id::int AS id FROM ${sql(table)} WHERE id IN ${sql.in(ids)}`
     })
@@ -146,7 +149,7 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
     }
 
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(GuestListParams),
+      Request: Schema.toType(GuestListParams),
       Result: GuestListRow,
       execute: (p) => {
         const { offset, pageSize } = pageOf(p, GUEST_PAGE)
@@ -157,8 +160,8 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
       }
     })
     const counterTotal = makeCounterTotal(sql, "guests", ["company_id", "status", "gender"])
-    const count = SqlSchema.single({
-      Request: Schema.typeSchema(GuestListParams),
+    const count = SqlSchema.findOne({
+      Request: Schema.toType(GuestListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM guests WHERE ${listWhere(p)}`
     })
@@ -203,4 +206,6 @@ export class GuestsRepo extends Effect.Service<GuestsRepo>()("Guests/Repo", {
       }
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(GuestsRepo, GuestsRepo.make)
+}

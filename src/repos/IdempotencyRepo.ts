@@ -1,12 +1,15 @@
 // Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
 // on the (app_key, key) primary key, so exactly one attempt runs across every API instance.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import type { KeptRequest } from "../domain/idempotency.js"
+import { Bytes } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
 const KeyRef = Schema.Struct({ app_key: Schema.String, key: Schema.String })
@@ -21,10 +24,10 @@ const ClaimRequest = Schema.Struct({
 
 const KeptRow = Schema.Struct({
   fingerprint: Schema.String,
-  state: Schema.Literal("running", "done"),
+  state: Schema.Literals(["running", "done"]),
   lease_left_seconds: Schema.Number,
   response_status: Schema.NullOr(Schema.Int),
-  response_body: Schema.NullOr(Schema.Uint8ArrayFromSelf),
+  response_body: Schema.NullOr(Bytes),
   response_type: Schema.NullOr(Schema.String)
 })
 
@@ -39,12 +42,12 @@ const toKept = (row: typeof KeptRow.Type): KeptRequest =>
     }
     : { state: "running", fingerprint: row.fingerprint, leaseLeftSeconds: row.lease_left_seconds }
 
-export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Idempotency/Repo", {
-  effect: Effect.gen(function*() {
+export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempotency/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     /** Claims the key, or takes over one whose window has passed; Some(true) when this attempt runs. */
-    const insert = SqlSchema.findOne({
+    const insert = SqlSchema.findOneOption({
       Request: ClaimRequest,
       Result: Schema.Struct({ claimed: Schema.Boolean }),
       execute: (r) =>
@@ -59,7 +62,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Idempote
           RETURNING true AS claimed`
     })
 
-    const find = SqlSchema.findOne({
+    const find = SqlSchema.findOneOption({
       Request: KeyRef,
       Result: KeptRow,
       execute: (r) =>
@@ -69,7 +72,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Idempote
     })
 
     /** A running attempt whose lease ran out (its instance died) is taken over by exactly one repeat. */
-    const takeOver = SqlSchema.findOne({
+    const takeOver = SqlSchema.findOneOption({
       Request: Schema.Struct({ app_key: Schema.String, key: Schema.String, lease_seconds: Schema.Number }),
       Result: Schema.Struct({ claimed: Schema.Boolean }),
       execute: (r) =>
@@ -83,7 +86,7 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Idempote
         app_key: Schema.String,
         key: Schema.String,
         status: Schema.Int,
-        body: Schema.Uint8ArrayFromSelf,
+        body: Schema.Uint8Array,
         content_type: Schema.String
       }),
       execute: (r) =>
@@ -119,4 +122,6 @@ export class IdempotencyRepo extends Effect.Service<IdempotencyRepo>()("Idempote
       prune: (limit: number) => sqlEdge(Effect.map(prune(limit), (rows) => rows[0]?.n ?? 0))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(IdempotencyRepo, IdempotencyRepo.make)
+}

@@ -1,15 +1,17 @@
 // Image blacklist: the only SQL over `image_blacklist`. Each call is one statement, whatever
 // the number of md5 values; rows are decoded by their schema at the boundary.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import { BLACKLIST_PAGE, BlacklistListParams, BlacklistRecord, BlacklistSource } from "../../schema/ImageBlacklist.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, IsoTimestamp, TotalCount } from "./rows.js"
+import { CountRow, IsoTimestamp } from "./rows.js"
 import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** One md5 to add, checked and normalised by the service. */
@@ -18,12 +20,12 @@ export type BlacklistItem = typeof BlacklistItem.Type
 
 /** A record as selected by COLUMNS: the contract's record, created_at in ISO form (SPEC §2.7). */
 const RecordRow = Schema.Struct({ ...BlacklistRecord.fields, created_at: IsoTimestamp })
-const RecordPageRow = Schema.extend(RecordRow, Schema.partial(TotalCount))
+const RecordPageRow = Schema.Struct({ ...RecordRow.fields, total_count: Schema.optional(Schema.Int) })
 
 const COLUMNS = "id::int AS id, md5, source, status, hit_count, created_at"
 
-export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("ImageBlacklist/Repo", {
-  effect: Effect.gen(function*() {
+export class ImageBlacklistRepo extends Context.Service<ImageBlacklistRepo>()("ImageBlacklist/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
@@ -33,7 +35,7 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
         ...(p.source ? [sql`source = ${p.source}`] : [])
       ])
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.typeSchema(BlacklistListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ p: Schema.toType(BlacklistListParams), window: Schema.Boolean }),
       Result: RecordPageRow,
       execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, BLACKLIST_PAGE)
@@ -43,7 +45,7 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
     })
     const counterTotal = makeCounterTotal(sql, "image_blacklist", ["status", "source"])
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(BlacklistListParams),
+      Request: Schema.toType(BlacklistListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM image_blacklist WHERE ${where(p)}`
     })
@@ -73,13 +75,13 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
           WHERE md5 = ANY(${[...new Set(md5s)]}::text[]) AND status = 'active' RETURNING md5`
     })
 
-    const deleteRecord = SqlSchema.findOne({
+    const deleteRecord = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (id) => sql`DELETE FROM image_blacklist WHERE id = ${id} RETURNING id::int AS id`
     })
 
-    const updateStatus = SqlSchema.findOne({
+    const updateStatus = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, status: BlacklistRecord.fields.status }),
       Result: RecordRow,
       execute: ({ id, status }) => sql`UPDATE image_blacklist SET status = ${status}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
@@ -120,4 +122,6 @@ export class ImageBlacklistRepo extends Effect.Service<ImageBlacklistRepo>()("Im
       setStatus: (id: number, status: "active" | "disabled") => sqlEdge(updateStatus({ id, status }))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(ImageBlacklistRepo, ImageBlacklistRepo.make)
+}

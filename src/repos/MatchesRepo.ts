@@ -1,21 +1,23 @@
 // Matches: the only SQL over `matches`, and the matchmaker match counters they move. A second
 // open match of a pair is refused by the partial unique index, never by a check-then-insert.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
 import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
+import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
 import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
-const MatchPageRow = Schema.extend(MatchRow, Schema.partial(TotalCount))
+const MatchPageRow = Schema.Struct({ ...MatchRow.fields, total_count: Schema.optional(Schema.Int) })
 
 const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
   guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
@@ -39,8 +41,8 @@ const mapOpenPair = onUniqueViolation({
 /** Which counter a move adds one to: every match, or the completed ones. */
 export type MatchCounter = "match_count" | "success_count"
 
-export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
-  effect: Effect.gen(function*() {
+export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
@@ -63,19 +65,19 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
       ])
     }
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: MatchInsert,
       Result: MatchRow,
       execute: (input) => sql`INSERT INTO matches ${sql.insert({ ...input })} RETURNING ${cols}`
     })
 
-    const lock = SqlSchema.findOne({
+    const lock = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: MatchRow,
       execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id} FOR UPDATE`
     })
 
-    const setStatus = SqlSchema.single({
+    const setStatus = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Int, status: MatchStatus }),
       Result: MatchRow,
       execute: ({ id, status }) => sql`UPDATE matches SET status = ${status}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
@@ -83,19 +85,19 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
 
     /** Adds one to a counter of each matchmaker (ids distinct, ascending). */
     const bump = SqlSchema.void({
-      Request: Schema.Struct({ ids: Schema.Array(Schema.Int), counter: Schema.Literal("match_count", "success_count") }),
+      Request: Schema.Struct({ ids: Schema.Array(Schema.Int), counter: Schema.Literals(["match_count", "success_count"]) }),
       execute: ({ counter, ids }) =>
         // Locked in id order first, so two writes moving the same counters cannot deadlock; NO KEY
         // UPDATE (what the UPDATE takes) does not wait for the KEY SHARE locks that the foreign
         // keys of concurrent match inserts hold on the same rows.
-        Effect.zipRight(
+        Effect.andThen(
           sql`SELECT id FROM matchmakers WHERE id IN ${sql.in(ids)} ORDER BY id FOR NO KEY UPDATE`,
           sql`UPDATE matchmakers SET ${sql(counter)} = ${sql(counter)} + 1 WHERE id IN ${sql.in(ids)}`
         )
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String, window: Schema.Boolean }),
+      Request: Schema.Struct({ params: Schema.toType(MatchListParams), timeZone: Schema.String, window: Schema.Boolean }),
       Result: MatchPageRow,
       execute: ({ params, timeZone, window }) => {
         const { offset, pageSize } = pageOf(params, MATCH_PAGE)
@@ -105,7 +107,7 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
     })
     const counterTotal = makeCounterTotal(sql, "matches", ["status"])
     const count = SqlSchema.findAll({
-      Request: Schema.Struct({ params: Schema.typeSchema(MatchListParams), timeZone: Schema.String }),
+      Request: Schema.Struct({ params: Schema.toType(MatchListParams), timeZone: Schema.String }),
       Result: CountRow,
       execute: ({ params, timeZone }) => sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone)}`
     })
@@ -139,4 +141,6 @@ export class MatchesRepo extends Effect.Service<MatchesRepo>()("Matches/Repo", {
           ))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(MatchesRepo, MatchesRepo.make)
+}

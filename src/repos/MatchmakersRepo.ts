@@ -1,9 +1,11 @@
 // Matchmakers: the only SQL over `matchmakers`, and the reach of work accounts over them. Rows
 // are decoded by their schema at the boundary.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import {
@@ -25,7 +27,7 @@ import { MATCHMAKER_COLUMNS } from "./statements.js"
 
 /** A `matchmakers` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchmakerRow = Schema.Struct({ ...Matchmaker.fields, created_at: Timestamp, updated_at: Timestamp })
-const MatchmakerPageRow = Schema.extend(MatchmakerRow, TotalCount)
+const MatchmakerPageRow = Schema.Struct({ ...MatchmakerRow.fields, ...TotalCount.fields })
 
 type Scope = typeof WorkWechatScope.Type
 
@@ -36,8 +38,8 @@ interface ReachParams {
   readonly group_nos?: ReadonlyArray<string> | undefined
 }
 
-export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmakers/Repo", {
-  effect: Effect.gen(function*() {
+export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchmakers/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(MATCHMAKER_COLUMNS)
 
@@ -92,21 +94,21 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
         ...reachFilters(p)
       ])
 
-    const insert = SqlSchema.single({
-      Request: Schema.typeSchema(MatchmakerCreate),
+    const insert = SqlSchema.findOne({
+      Request: Schema.toType(MatchmakerCreate),
       Result: MatchmakerRow,
       execute: (input) => sql`INSERT INTO matchmakers ${sql.insert({ ...input })} RETURNING ${cols}`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: MatchmakerRow,
       execute: (id) => sql`SELECT ${cols} FROM matchmakers WHERE id = ${id}`
     })
 
     /** Sets the given columns (none: only `updated_at`) and returns the row. */
-    const updateRow = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+    const updateRow = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
       Result: MatchmakerRow,
       execute: ({ change, id }) =>
         Object.keys(change).length === 0
@@ -115,7 +117,7 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(MatchmakerListParams),
+      Request: Schema.toType(MatchmakerListParams),
       Result: MatchmakerPageRow,
       execute: (p) => {
         const { offset, pageSize } = pageOf(p, MATCHMAKER_PAGE)
@@ -124,7 +126,7 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(MatchmakerListParams),
+      Request: Schema.toType(MatchmakerListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${listWhere(p)}`
     })
@@ -135,7 +137,7 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
      * aggregates over the page's ids.
      */
     const idsPage = SqlSchema.findAll({
-      Request: Schema.typeSchema(MatchmakerIdsParams),
+      Request: Schema.toType(MatchmakerIdsParams),
       Result: MatchmakerIdItem,
       execute: (p) => {
         const { pageSize, offset } = pageOf(p, MATCHMAKER_IDS_PAGE)
@@ -164,8 +166,8 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
           ORDER BY p.id DESC`
       }
     })
-    const idsCount = SqlSchema.single({
-      Request: Schema.typeSchema(MatchmakerIdsParams),
+    const idsCount = SqlSchema.findOne({
+      Request: Schema.toType(MatchmakerIdsParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${idsWhere(p)}`
     })
@@ -184,4 +186,6 @@ export class MatchmakersRepo extends Effect.Service<MatchmakersRepo>()("Matchmak
         sqlEdge(Effect.map(Effect.all([idsPage(p), idsCount(p)], { concurrency: 2 }), ([list, { n }]) => ({ list, total: n })))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(MatchmakersRepo, MatchmakersRepo.make)
+}

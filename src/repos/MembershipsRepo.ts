@@ -1,19 +1,22 @@
 // Memberships and their plans: the only SQL over `memberships` and `membership_plans`.
 // Create-or-renew is one upsert on the "one active membership per user and plan" index; expiry
 // is one statement that moves the due rows and records their events together.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, PlatformTimeZone, Timestamp, TotalCount } from "./rows.js"
+import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
 import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, started_at: Timestamp, expire_at: Timestamp, created_at: Timestamp })
-const MembershipPageRow = Schema.extend(MembershipRow, Schema.partial(TotalCount))
+const MembershipPageRow = Schema.Struct({ ...MembershipRow.fields, total_count: Schema.optional(Schema.Int) })
 
 const COLUMNS = `m.id::int AS id, m.user_id::int AS user_id, m.guest_id::int AS guest_id, p.name AS plan_name, m.plan_id,
   m.status, m.started_at, m.expire_at, m.created_at`
@@ -29,8 +32,8 @@ export interface ExpiryScope {
   readonly planId: number
 }
 
-export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Memberships/Repo", {
-  effect: Effect.gen(function*() {
+export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Memberships/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
     const where = (p: MembershipListParams) =>
@@ -40,8 +43,8 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
         ...(p.company_id !== undefined ? [sql`m.guest_id IN (SELECT g.id FROM guests g WHERE g.company_id = ${p.company_id})`] : [])
       ])
 
-    const insertPlan = SqlSchema.single({
-      Request: MembershipPlan.omit("id"),
+    const insertPlan = SqlSchema.findOne({
+      Request: MembershipPlan.mapFields(Struct.omit(["id"])),
       Result: MembershipPlan,
       execute: (plan) => sql`INSERT INTO membership_plans ${sql.insert({ ...plan })} RETURNING id, name, days`
     })
@@ -50,7 +53,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
       Result: MembershipPlan,
       execute: () => sql`SELECT id, name, days FROM membership_plans ORDER BY id`
     })
-    const findPlan = SqlSchema.findOne({
+    const findPlan = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: MembershipPlan,
       execute: (id) => sql`SELECT id, name, days FROM membership_plans WHERE id = ${id}`
@@ -61,7 +64,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
      * with expire_at extended by the plan's days (same id). Concurrent calls serialise on the unique
      * index: the second extends what the first made. None when the plan does not exist.
      */
-    const upsert = SqlSchema.findOne({
+    const upsert = SqlSchema.findOneOption({
       Request: Schema.Struct({ userId: Schema.Int, planId: Schema.Int, guestId: Schema.NullOr(Schema.Int) }),
       Result: SavedRow,
       execute: ({ guestId, planId, userId }) =>
@@ -73,7 +76,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
           RETURNING m.id::int AS id, m.status, m.expire_at, (m.xmax::text <> '0') AS renewed`
     })
 
-    const lock = SqlSchema.findOne({
+    const lock = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int, status: MembershipStatus }),
       execute: (id) => sql`SELECT id::int AS id, status FROM memberships WHERE id = ${id} FOR UPDATE`
@@ -84,7 +87,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
       execute: ({ id, status }) => sql`UPDATE memberships SET status = ${status}, updated_at = now() WHERE id = ${id}`
     })
 
-    const findById = SqlSchema.findOne({
+    const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: MembershipRow,
       execute: (id) => sql`SELECT ${cols} FROM memberships m JOIN membership_plans p ON p.id = m.plan_id WHERE m.id = ${id}`
@@ -96,7 +99,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
      * second daemon running it at once waits on the row locks, re-checks `status = 'active'` and
      * moves nothing twice, so no event is written twice.
      */
-    const expire = SqlSchema.single({
+    const expire = SqlSchema.findOne({
       Request: Schema.Struct({ timeZone: Schema.String, scope: Schema.NullOr(Schema.Struct({ userId: Schema.Int, planId: Schema.Int })) }),
       Result: CountRow,
       execute: ({ scope, timeZone }) =>
@@ -118,7 +121,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.typeSchema(MembershipListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ p: Schema.toType(MembershipListParams), window: Schema.Boolean }),
       Result: MembershipPageRow,
       execute: ({ p, window }) => {
         const { offset, pageSize } = pageOf(p, MEMBERSHIP_PAGE)
@@ -129,7 +132,7 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
     })
     const counterTotal = makeCounterTotal(sql, "memberships", ["status", "user_id"])
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(MembershipListParams),
+      Request: Schema.toType(MembershipListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM memberships m WHERE ${where(p)}`
     })
@@ -162,4 +165,6 @@ export class MembershipsRepo extends Effect.Service<MembershipsRepo>()("Membersh
         ))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(MembershipsRepo, MembershipsRepo.make)
+}

@@ -2,10 +2,12 @@
 // queue's depth, oldest waiting work and recent failures, held card tasks with their holder's
 // liveness, the webhook backlog per client and a count of clients. Read-only, small queries on the
 // queues' partial indexes, cheap enough for every scrape.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { MISSED_BEATS } from "./DaemonsRepo.js"
 import { IsoTimestamp, PlatformTimeZone } from "./rows.js"
@@ -15,7 +17,7 @@ import { sqlEdge } from "./sqlHelpers.js"
 export const QUEUES = ["card-tasks", "webhook-deliveries", "follow-up-generate", "time-moves"] as const
 
 export const QueueStat = Schema.Struct({
-  queue: Schema.Literal(...QUEUES),
+  queue: Schema.Literals(QUEUES),
   /** Everything waiting: pending, held, and (webhooks) retries scheduled for later. */
   depth: Schema.Int,
   /** What a daemon could take now. */
@@ -65,8 +67,8 @@ export const ClientsSummary = Schema.Struct({
   webhooks_on: Schema.Int
 })
 
-export class MonitoringRepo extends Effect.Service<MonitoringRepo>()("Monitoring/Repo", {
-  effect: Effect.gen(function*() {
+export class MonitoringRepo extends Context.Service<MonitoringRepo>()("Monitoring/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     const migrationRows = SqlSchema.findAll({
@@ -169,7 +171,7 @@ export class MonitoringRepo extends Effect.Service<MonitoringRepo>()("Monitoring
           ORDER BY pending DESC, failed DESC, c.app_key`
     })
 
-    const clientRows = SqlSchema.single({
+    const clientRows = SqlSchema.findOne({
       Request: Schema.Void,
       Result: ClientsSummary,
       execute: () =>
@@ -193,4 +195,6 @@ export class MonitoringRepo extends Effect.Service<MonitoringRepo>()("Monitoring
       clients: sqlEdge(clientRows(undefined))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(MonitoringRepo, MonitoringRepo.make)
+}

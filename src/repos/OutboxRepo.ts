@@ -3,21 +3,23 @@
 // subscribed clients' webhook deliveries in that same transaction.
 import { randomBytes } from "node:crypto"
 
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "../../schema/Events.js"
 import { Instant } from "./rows.js"
-import { sqlEdge } from "./sqlHelpers.js"
+import { insertRows, sqlEdge } from "./sqlHelpers.js"
 
 /** The event types of DECISIONS §9 are part of the contract (the events feed lists them). */
 export { EventType }
 
 /** An event's payload: a JSON object, stored as sent (jsonb). */
-const EventData = Schema.parseJson(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+const EventData = Schema.fromJsonString(Schema.Record(Schema.String, Schema.Unknown))
 
 /** An `events` row. Payloads are free-form per event type; the instant is kept for ordering and delivery. */
 const OutboxEventRow = Schema.Struct({
@@ -33,11 +35,11 @@ export type OutboxEvent = typeof OutboxEventRow.Type
 
 const newEventId = () => "evt_" + randomBytes(12).toString("hex")
 
-export class OutboxRepo extends Effect.Service<OutboxRepo>()("Events/Outbox", {
-  effect: Effect.gen(function*() {
+export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.single({
+    const insert = SqlSchema.findOne({
       Request: Schema.Struct({ type: EventType, permission: Permission, data: EventData }),
       Result: Schema.Struct({ event_id: Schema.String }),
       execute: ({ data, permission, type }) =>
@@ -49,7 +51,7 @@ export class OutboxRepo extends Effect.Service<OutboxRepo>()("Events/Outbox", {
     const insertMany = SqlSchema.void({
       Request: Schema.Struct({ type: EventType, permission: Permission, items: Schema.Array(EventData) }),
       execute: ({ items, permission, type }) =>
-        sql`INSERT INTO events ${sql.insert(items.map((data) => ({ event_id: newEventId(), type, permission, data })))}`
+        sql`INSERT INTO events ${sql.insert(insertRows(items.map((data) => ({ event_id: newEventId(), type, permission, data }))))}`
     })
 
     const after = SqlSchema.findAll({
@@ -71,4 +73,6 @@ export class OutboxRepo extends Effect.Service<OutboxRepo>()("Events/Outbox", {
       after: (id: number, limit: number) => sqlEdge(after({ id, limit }))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(OutboxRepo, OutboxRepo.make)
+}

@@ -1,9 +1,11 @@
 // Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets
 // (unlogged tables, migration 0013).
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
@@ -34,12 +36,12 @@ const AdmitRow = Schema.Struct({
 })
 export type AdmitResult = typeof AdmitRow.Type
 
-export class ReplayRepo extends Effect.Service<ReplayRepo>()("Auth/ReplayRepo", {
-  effect: Effect.gen(function*() {
+export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // One statement, so two instances racing on the same nonce cannot both accept it.
-    const admit = SqlSchema.single({
+    const admit = SqlSchema.findOne({
       Request: AdmitRequest,
       Result: AdmitRow,
       execute: (r) => sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst])
@@ -53,7 +55,7 @@ export class ReplayRepo extends Effect.Service<ReplayRepo>()("Auth/ReplayRepo", 
           ON CONFLICT (id) DO NOTHING`
     })
 
-    const pruneNonces = SqlSchema.single({
+    const pruneNonces = SqlSchema.findOne({
       Request: Schema.Number,
       Result: CountRow,
       execute: (beforeMs) =>
@@ -82,4 +84,6 @@ export class ReplayRepo extends Effect.Service<ReplayRepo>()("Auth/ReplayRepo", 
       resetBucket: (appKey: string) => sqlEdge(resetBucket(appKey))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(ReplayRepo, ReplayRepo.make)
+}

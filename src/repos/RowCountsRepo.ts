@@ -1,10 +1,12 @@
 // Exact totals of the large lists from the counters of migration 0012 (`row_counts`), and their
 // compaction. A total is the sum of one key's delta rows, so it is exact in any snapshot; folding
 // the rows of each key into one keeps that sum a read of a few rows.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
@@ -36,7 +38,7 @@ export const counterKeyOf = (
  * counters (one statement), or undefined when the filters need a real count.
  */
 export const makeCounterTotal = (sql: SqlClient.SqlClient, tbl: string, counted: ReadonlyArray<string>) => {
-  const total = SqlSchema.single({
+  const total = SqlSchema.findOne({
     Request: Schema.Struct({ dim: Schema.String, val: Schema.String }),
     Result: CountRow,
     execute: ({ dim, val }) =>
@@ -50,8 +52,8 @@ export const makeCounterTotal = (sql: SqlClient.SqlClient, tbl: string, counted:
 
 const COMPACT_LOCK = 727_002_1
 
-export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("RowCounts/Repo", {
-  effect: Effect.gen(function*() {
+export class RowCountsRepo extends Context.Service<RowCountsRepo>()("RowCounts/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // One statement: the rows of every key with more than one are deleted and their sum inserted
@@ -62,7 +64,7 @@ export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("RowCounts/Re
     // (it took the lock just after) finds the rows that one deleted gone when it comes to delete
     // them (READ COMMITTED rechecks a row changed since the snapshot), so it neither returns nor
     // re-adds them, and it cannot see the row that one inserted. Each delta is summed once.
-    const fold = SqlSchema.single({
+    const fold = SqlSchema.findOne({
       Request: Schema.Void,
       Result: CountRow,
       execute: () =>
@@ -81,4 +83,6 @@ export class RowCountsRepo extends Effect.Service<RowCountsRepo>()("RowCounts/Re
       compact: sqlEdge(Effect.map(fold(undefined), (row) => row.n))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(RowCountsRepo, RowCountsRepo.make)
+}

@@ -1,9 +1,12 @@
 // Platform users (memberships, work-account attribution): the only SQL over `users`.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { sqlEdge } from "./sqlHelpers.js"
 
@@ -18,25 +21,25 @@ export type UserRow = typeof UserRow.Type
 
 const COLUMNS = "id::int AS id, name, phone, work_wechat_id::int AS work_wechat_id"
 
-export class UsersRepo extends Effect.Service<UsersRepo>()("Users/Repo", {
-  effect: Effect.gen(function*() {
+export class UsersRepo extends Context.Service<UsersRepo>()("Users/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
-    const insert = SqlSchema.single({
-      Request: UserRow.omit("id"),
+    const insert = SqlSchema.findOne({
+      Request: UserRow.mapFields(Struct.omit(["id"])),
       Result: UserRow,
       execute: (input) => sql`INSERT INTO users ${sql.insert(input)} RETURNING ${cols}`
     })
 
-    const setWorkWechat = SqlSchema.findOne({
-      Request: UserRow.pick("id", "work_wechat_id"),
+    const setWorkWechat = SqlSchema.findOneOption({
+      Request: UserRow.mapFields(Struct.pick(["id", "work_wechat_id"])),
       Result: UserRow,
       execute: ({ id, work_wechat_id }) =>
         sql`UPDATE users SET work_wechat_id = ${work_wechat_id}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
-    const findId = SqlSchema.findOne({
+    const findId = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int }),
       execute: (id) => sql`SELECT id::int AS id FROM users WHERE id = ${id}`
@@ -49,4 +52,6 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("Users/Repo", {
       exists: (id: number) => sqlEdge(Effect.map(findId(id), Option.isSome))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(UsersRepo, UsersRepo.make)
+}

@@ -2,11 +2,13 @@
 // `webhook_attempts`. Deliveries are created by the fan-out trigger of migration 0009 when an
 // event commits; daemons claim them with row locks (SKIP LOCKED) and a lease, under per-client
 // and per-daemon bounds, and record each attempt only while they still hold the delivery.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
@@ -14,10 +16,10 @@ import { sqlEdge } from "./sqlHelpers.js"
 /** NOTIFY channel of new (or redelivered) deliveries; the fan-out trigger notifies it too. */
 export const WEBHOOK_CHANNEL = "webhook_deliveries"
 
-export const DeliveryStatus = Schema.Literal("pending", "succeeded", "failed")
+export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"])
 export type DeliveryStatus = typeof DeliveryStatus.Type
 
-const JsonObject = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const JsonObject = Schema.Record(Schema.String, Schema.Unknown)
 
 /** A claimed delivery: the attempt it is, the event, and the client as it is now. */
 const ClaimedRow = Schema.Struct({
@@ -100,8 +102,8 @@ const ListRequest = Schema.Struct({
 
 const Held = Schema.Struct({ id: Schema.Int, worker: Schema.String, attempt: Schema.Int })
 
-export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo", {
-  effect: Effect.gen(function*() {
+export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
     // The turn is the function webhook_cycle of migration 0009: record, then claim, in one round
@@ -116,7 +118,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
         perClient: Schema.Int,
         leaseMs: Schema.Number
       }),
-      Result: Schema.Union(Schema.Struct({ recorded: Schema.Literal(true), id: Schema.Int }), ClaimedRow),
+      Result: Schema.Union([Schema.Struct({ recorded: Schema.Literal(true), id: Schema.Int }), ClaimedRow]),
       execute: ({ free, leaseMs, perClient, records, worker }) =>
         sql`SELECT recorded, id::int AS id, attempt, schedule_step, event_id, type, permission, data, created_at,
             client_id::int AS client_id, app_key, status, permissions, masking, webhook_url, webhook_events, webhook_enabled,
@@ -131,7 +133,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
           WHERE id = ${id} AND locked_by = ${worker} AND attempt_count = ${attempt} AND status = 'pending'`
     })
 
-    const nextDueRow = SqlSchema.findOne({
+    const nextDueRow = SqlSchema.findOneOption({
       Request: Schema.Void,
       Result: Schema.Struct({ ms: Schema.NullOr(Schema.Number) }),
       execute: () =>
@@ -166,7 +168,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
             next_attempt_at, worker FROM webhook_attempts WHERE delivery_id IN ${sql.in(ids)} ORDER BY delivery_id, attempt`
     })
 
-    const redeliverRow = SqlSchema.findOne({
+    const redeliverRow = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int, in_flight: Schema.Boolean }),
       execute: (id) =>
@@ -192,8 +194,8 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
 
     const notifyRow = SqlSchema.void({
       Request: Schema.Void,
-      // pg_notify: PgClient.notify sends `NOTIFY ch, $1`, which PostgreSQL refuses. The payload
-      // must not be empty: PgClient.listen drops notifications without one.
+      // pg_notify in the statement (NOTIFY takes no parameters), with a payload: a listener may
+      // drop notifications without one.
       execute: () => sql`SELECT pg_notify(${WEBHOOK_CHANNEL}, 'due')`
     })
 
@@ -217,7 +219,7 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
     const release = (id: number, worker: string, attempt: number) => sqlEdge(releaseRow({ id, worker, attempt }))
 
     /** Milliseconds until the next pending delivery comes due (none when nothing waits). */
-    const nextDueInMs = sqlEdge(Effect.map(nextDueRow(undefined), Option.flatMap((r) => Option.fromNullable(r.ms))))
+    const nextDueInMs = sqlEdge(Effect.map(nextDueRow(undefined), Option.flatMap((r) => Option.fromNullishOr(r.ms))))
 
     /** Deliveries, newest first, with every attempt. */
     const list = (filter: { readonly clientId: number | null; readonly status: DeliveryStatus | null; readonly limit: number }) =>
@@ -251,4 +253,6 @@ export class WebhooksRepo extends Effect.Service<WebhooksRepo>()("Webhooks/Repo"
 
     return { cycle, release, nextDueInMs, list, redeliver, redeliverSince } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(WebhooksRepo, WebhooksRepo.make)
+}

@@ -1,10 +1,13 @@
 // WeChat groups, their members and logs: the only SQL over those tables. Rows are decoded by their
 // schema at the boundary; a taken group_no is the 400 it means.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { pageOf, type PageParams } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
@@ -24,7 +27,7 @@ import { makeOperationLogs } from "./operationLogs.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
 import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
 
-export const MemberKind = Schema.Literal("matchmaker", "work_wechat")
+export const MemberKind = Schema.Literals(["matchmaker", "work_wechat"])
 export type MemberKind = typeof MemberKind.Type
 
 /** A non-empty group_no belongs to one live group: a write that takes another's is the client's 400. */
@@ -42,10 +45,10 @@ const GROUP_COLUMNS = `g.id::int AS id, g.name, g.group_no, g.qr_code, g.status,
 
 /** A group as selected by GROUP_COLUMNS: the contract's record, instants as platform-time text. */
 const GroupRow = Schema.Struct({ ...WorkGroup.fields, created_at: Timestamp, updated_at: Timestamp })
-const GroupPageRow = Schema.extend(GroupRow, TotalCount)
+const GroupPageRow = Schema.Struct({ ...GroupRow.fields, ...TotalCount.fields })
 
 /** The columns an update may change, with the id and status, of a locked live group. */
-const LockedGroup = WorkGroup.pick("id", "status", "name", "group_no", "qr_code", "remark")
+const LockedGroup = WorkGroup.mapFields(Struct.pick(["id", "status", "name", "group_no", "qr_code", "remark"]))
 
 const MatchmakerMemberPageRow = Schema.Struct({ ...MatchmakerMember.fields, joined_at: Timestamp, ...TotalCount.fields })
 const AccountMemberPageRow = Schema.Struct({ ...WorkWechatMember.fields, joined_at: Timestamp, ...TotalCount.fields })
@@ -55,24 +58,24 @@ const IdRow = Schema.Struct({ id: Schema.Int })
 const Ids = Schema.Array(Schema.Int)
 const MemberPageRequest = Schema.Struct({ groupId: Schema.Int, offset: Schema.Int, pageSize: Schema.Int })
 
-export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups/Repo", {
-  effect: Effect.gen(function*() {
+export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroups/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(GROUP_COLUMNS)
 
-    const insert = SqlSchema.single({
-      Request: Schema.typeSchema(WorkGroupCreate),
+    const insert = SqlSchema.findOne({
+      Request: Schema.toType(WorkGroupCreate),
       Result: IdRow,
       execute: (input) => sql`INSERT INTO work_groups ${sql.insert({ ...input })} RETURNING id::int AS id`
     })
 
-    const findLive = SqlSchema.findOne({
+    const findLive = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: GroupRow,
       execute: (id) => sql`SELECT ${cols} FROM work_groups g WHERE g.id = ${id} AND g.deleted_at IS NULL`
     })
 
-    const lockLive = SqlSchema.findOne({
+    const lockLive = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: LockedGroup,
       execute: (id) =>
@@ -81,7 +84,7 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
     })
 
     const update = SqlSchema.void({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }),
+      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
       execute: ({ change, id }) => sql`UPDATE work_groups SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id}`
     })
 
@@ -93,7 +96,7 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
           group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}`
     })
 
-    const memberCounts = SqlSchema.single({
+    const memberCounts = SqlSchema.findOne({
       Request: Schema.Int,
       Result: Schema.Struct({ matchmakers: Schema.Int, accounts: Schema.Int }),
       execute: (id) =>
@@ -134,7 +137,7 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
       ])
     }
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(WorkGroupListParams),
+      Request: Schema.toType(WorkGroupListParams),
       Result: GroupPageRow,
       execute: (p) => {
         const { offset, pageSize } = pageOf(p, GROUP_PAGE)
@@ -143,7 +146,7 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(WorkGroupListParams),
+      Request: Schema.toType(WorkGroupListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM work_groups g WHERE ${where(p)}`
     })
@@ -158,7 +161,7 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
           RETURNING ${sql(MEMBER_COLUMN[kind])}::int AS member`
     })
 
-    const deleteMember = SqlSchema.findOne({
+    const deleteMember = SqlSchema.findOneOption({
       Request: Schema.Struct({ groupId: Schema.Int, kind: MemberKind, id: Schema.Int }),
       Result: IdRow,
       execute: ({ groupId, id, kind }) =>
@@ -254,4 +257,6 @@ export class WorkGroupsRepo extends Effect.Service<WorkGroupsRepo>()("WorkGroups
           : sqlEdge(Effect.map(selectExisting({ kind, ids }), (rows) => new Set(rows.map((r) => r.id))))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(WorkGroupsRepo, WorkGroupsRepo.make)
+}

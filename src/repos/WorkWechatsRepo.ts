@@ -1,10 +1,13 @@
 // Work WeChat accounts, their associations and logs: the only SQL over those tables. Rows are
 // decoded by their schema at the boundary; a taken unique value is the 400 it means.
-import * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
+import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import { BadRequest } from "../../schema/Errors.js"
@@ -34,10 +37,10 @@ const mapDuplicates = onUniqueViolation({
 
 /** An account as selected by ACCOUNT_COLUMNS: the contract's record, instants as platform-time text. */
 const AccountRow = Schema.Struct({ ...WorkWechat.fields, created_at: Timestamp, updated_at: Timestamp })
-const AccountPageRow = Schema.extend(AccountRow, TotalCount)
+const AccountPageRow = Schema.Struct({ ...AccountRow.fields, ...TotalCount.fields })
 
 /** The columns an update may change, with the id and status, of a locked live account. */
-const LockedAccount = WorkWechat.pick(
+const LockedAccount = WorkWechat.mapFields(Struct.pick([
   "id",
   "status",
   "admin_id",
@@ -48,7 +51,7 @@ const LockedAccount = WorkWechat.pick(
   "avatar",
   "qr_code",
   "remark"
-)
+]))
 
 const AssociationPageRow = Schema.Struct({ ...Association.fields, created_at: Timestamp, ...TotalCount.fields })
 const LogPageRow = Schema.Struct({ ...WorkWechatLog.fields, created_at: Timestamp, ...TotalCount.fields })
@@ -56,7 +59,7 @@ const LogPageRow = Schema.Struct({ ...WorkWechatLog.fields, created_at: Timestam
 const IdRow = Schema.Struct({ id: Schema.Int })
 const TargetRow = Schema.Struct({ target_id: Schema.Int })
 const Ids = Schema.Array(Schema.Int)
-const Change = Schema.Struct({ id: Schema.Int, change: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+const Change = Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) })
 
 const ACCOUNT_COLUMNS = `w.id::int AS id, w.admin_id::int AS admin_id, w.wechat_number, w.phone, w.device_id,
   w.wechat_nickname, w.avatar, w.qr_code, w.status, w.remark,
@@ -64,24 +67,24 @@ const ACCOUNT_COLUMNS = `w.id::int AS id, w.admin_id::int AS admin_id, w.wechat_
   (SELECT count(*)::int FROM users u WHERE u.work_wechat_id = w.id) AS user_count,
   w.created_at, w.updated_at`
 
-export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWechats/Repo", {
-  effect: Effect.gen(function*() {
+export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWechats/Repo", {
+  make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(ACCOUNT_COLUMNS)
 
-    const insert = SqlSchema.single({
-      Request: Schema.typeSchema(WorkWechatCreate),
+    const insert = SqlSchema.findOne({
+      Request: Schema.toType(WorkWechatCreate),
       Result: IdRow,
       execute: (input) => sql`INSERT INTO work_wechats ${sql.insert({ ...input })} RETURNING id::int AS id`
     })
 
-    const findLive = SqlSchema.findOne({
+    const findLive = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: AccountRow,
       execute: (id) => sql`SELECT ${cols} FROM work_wechats w WHERE w.id = ${id} AND w.deleted_at IS NULL`
     })
 
-    const lockLive = SqlSchema.findOne({
+    const lockLive = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: LockedAccount,
       execute: (id) =>
@@ -105,7 +108,7 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
       execute: (id) => sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}`
     })
 
-    const attachments = SqlSchema.single({
+    const attachments = SqlSchema.findOne({
       Request: Schema.Int,
       Result: Schema.Struct({ associations: Schema.Int, users: Schema.Int }),
       execute: (id) =>
@@ -128,7 +131,7 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
       ])
     }
     const page = SqlSchema.findAll({
-      Request: Schema.typeSchema(WorkWechatListParams),
+      Request: Schema.toType(WorkWechatListParams),
       Result: AccountPageRow,
       execute: (p) => {
         const { offset, pageSize } = pageOf(p, WORK_WECHAT_PAGE)
@@ -137,7 +140,7 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.typeSchema(WorkWechatListParams),
+      Request: Schema.toType(WorkWechatListParams),
       Result: CountRow,
       execute: (p) => sql`SELECT count(*)::int AS n FROM work_wechats w WHERE ${where(p)}`
     })
@@ -183,7 +186,7 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
         ? Effect.succeed<Array<number>>([])
         : sqlEdge(Effect.map(insertAssociations({ accountId, type, ids, remark }), (rows) => rows.map((r) => r.target_id)))
 
-    const deleteAssociation = SqlSchema.findOne({
+    const deleteAssociation = SqlSchema.findOneOption({
       Request: Schema.Struct({ accountId: Schema.Int, type: TargetType, targetId: Schema.Int }),
       Result: IdRow,
       execute: ({ accountId, targetId, type }) =>
@@ -217,7 +220,7 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
         sql`a.work_wechat_id = ${accountId}`,
         ...(p.target_type ? [sql`a.target_type = ${p.target_type}`] : [])
       ])
-    const AssociationsRequest = Schema.Struct({ accountId: Schema.Int, params: Schema.typeSchema(AssociationListParams) })
+    const AssociationsRequest = Schema.Struct({ accountId: Schema.Int, params: Schema.toType(AssociationListParams) })
     const associationPage = SqlSchema.findAll({
       Request: AssociationsRequest,
       Result: AssociationPageRow,
@@ -299,4 +302,6 @@ export class WorkWechatsRepo extends Effect.Service<WorkWechatsRepo>()("WorkWech
           : sqlEdge(Effect.map(selectLive(ids), (rows) => new Set(rows.map((r) => r.id))))
     } as const
   })
-}) {}
+}) {
+  static readonly layer = Layer.effect(WorkWechatsRepo, WorkWechatsRepo.make)
+}

@@ -1,16 +1,16 @@
 // Operation logs of work accounts and groups share one shape (SPEC §2.4, §2.5): writing entries
 // (operator: this interface) and reading a page of them, newest first, for one owner row. Each
 // owner's repository passes its log record's row schema; rows are decoded by it at the boundary.
-import type * as SqlClient from "@effect/sql/SqlClient"
-import * as SqlSchema from "@effect/sql/SqlSchema"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js"
 import { LogAction } from "../../schema/WorkWechats.js"
 import type { LogEntry } from "../domain/operationLog.js"
 import { CountRow, type TotalCount } from "./rows.js"
-import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { insertRows, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
 
 /** Operations made through this interface log operator 0, "Open API" (SPEC §2.4). */
 export const OPERATOR = { id: 0, name: "Open API" } as const
@@ -42,7 +42,7 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
     readonly table: "work_wechat_logs" | "work_group_logs"
     readonly owner: "work_wechat_id" | "work_group_id"
     readonly limits: PageLimits
-    readonly pageRow: Schema.Schema<A, I, R>
+    readonly pageRow: Schema.Codec<A, I, R>
   }
 ) => {
   const { limits, owner, pageRow, table } = options
@@ -51,7 +51,7 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
     Request: Schema.Struct({ ownerId: Schema.Int, entries: Schema.Array(Entry) }),
     execute: ({ entries, ownerId }) =>
       sql`INSERT INTO ${sql(table)} ${
-        sql.insert(entries.map((e) => ({
+        sql.insert(insertRows(entries.map((e) => ({
           [owner]: ownerId,
           action: e.action,
           target_type: e.target_type ?? null,
@@ -61,7 +61,7 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
           operator_id: OPERATOR.id,
           operator_name: OPERATOR.name,
           remark: e.remark ?? null
-        })))
+        }))))
       }`
   })
 
@@ -96,7 +96,7 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
     ))
   }
 
-  const everExisted = SqlSchema.single({
+  const everExisted = SqlSchema.findOne({
     Request: Schema.Int,
     Result: Schema.Struct({ found: Schema.Boolean }),
     execute: (ownerId) => sql`SELECT EXISTS (SELECT 1 FROM ${sql(OWNER_TABLE[table])} WHERE id = ${ownerId}) AS found`

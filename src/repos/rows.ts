@@ -1,12 +1,12 @@
 // Row schemas' shared pieces: every repository decodes what PostgreSQL returns at the boundary
 // (a column that changes type fails there, loudly, instead of reaching a client), and instants
 // become text in the platform time zone through one transform.
-import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as FiberRef from "effect/FiberRef"
-import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { PlatformTimeZone } from "../Config.js"
 import { formatDate, formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
@@ -15,27 +15,26 @@ export { PlatformTimeZone }
 
 /**
  * The platform time zone of the fiber decoding (PlatformTimeZone from its context), read without
- * an Effect: an effectful transform would push every row of a page onto the schema parser's slow,
- * effectful path, and this one runs per instant of every row. Outside a fiber: the reference's default.
+ * an Effect: this runs per instant of every row, and a plain transform keeps the schema parser
+ * from building an effect for each. Outside a fiber: the reference's default.
  */
-const currentTimeZone = (): string =>
-  Option.match(Fiber.getCurrentFiber(), {
-    onNone: () => PlatformTimeZone.defaultValue(),
-    onSome: (fiber) => Context.get(fiber.getFiberRef(FiberRef.currentContext), PlatformTimeZone)
-  })
+const currentTimeZone = (): string => {
+  const fiber = Fiber.getCurrent()
+  return fiber === undefined ? PlatformTimeZone.defaultValue() : fiber.getRef(PlatformTimeZone)
+}
 
 const instantAs = (format: (date: Date, timeZone: string) => string, description: string) =>
-  Schema.transformOrFail(Schema.ValidDateFromSelf, Schema.String, {
-    strict: true,
-    decode: (date) => ParseResult.succeed(format(date, currentTimeZone())),
-    encode: (text, _, ast) => {
-      try {
-        return ParseResult.succeed(parseTimestamp(text, currentTimeZone()))
-      } catch {
-        return ParseResult.fail(new ParseResult.Type(ast, text, "not a timestamp"))
-      }
-    }
-  }).annotations({ description })
+  Schema.Date.pipe(
+    Schema.decodeTo(Schema.String, {
+      decode: SchemaGetter.transform((date: Date) => format(date, currentTimeZone())),
+      encode: SchemaGetter.transformEffect((text: string, options) =>
+        Effect.try({
+          try: () => parseTimestamp(text, currentTimeZone()),
+          catch: () => new SchemaIssue.InvalidValue({ message: "not a timestamp" }, text, options)
+        })
+      )
+    })
+  ).annotate({ description })
 
 /** A `timestamptz` column as `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
 export const Timestamp = instantAs(formatTimestamp, "YYYY-MM-DD HH:MM:SS (platform time zone)")
@@ -47,10 +46,19 @@ export const IsoTimestamp = instantAs(formatIso, "YYYY-MM-DDTHH:MM:SS (platform 
 export const DateOfInstant = instantAs(formatDate, "YYYY-MM-DD (platform time zone)")
 
 /** A `timestamptz` column kept as an instant (leases, expiries: compared, not shown). */
-export const Instant = Schema.ValidDateFromSelf
+export const Instant = Schema.Date
 
 /** `count(*) OVER ()` of a page query. */
 export const TotalCount = Schema.Struct({ total_count: Schema.Int })
 
 /** `SELECT count(*)::int AS n`. */
 export const CountRow = Schema.Struct({ n: Schema.Int })
+
+/**
+ * A `bytea` column as a plain copy of its bytes: the driver hands out a view into its read buffer,
+ * which would keep that whole buffer alive for as long as the value is held.
+ */
+export const Bytes = Schema.Uint8Array.pipe(Schema.decodeTo(
+  Schema.Uint8Array,
+  SchemaTransformation.transform<Uint8Array, Uint8Array>({ decode: (bytes) => new Uint8Array(bytes), encode: (bytes) => bytes })
+))

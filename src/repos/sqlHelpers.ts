@@ -1,25 +1,37 @@
 // The repository edge and small helpers shared by repositories: SQL and row-decoding failures are
 // mapped here, once (a lost connection is the 503 of DECISIONS §1, a unique violation the typed
 // error it means, anything else a defect); LIKE patterns and page windows.
-import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
+import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as SqlError from "effect/sql/SqlError"
 
 import { ServiceUnavailable } from "../../schema/Errors.js"
+
+/**
+ * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
+ * nothing to insert, so an empty list here is a bug (a defect).
+ */
+export const insertRows = <A>(rows: ReadonlyArray<A>): Arr.NonEmptyReadonlyArray<A> => {
+  if (!Arr.isReadonlyArrayNonEmpty(rows)) throw new Error("sql.insert: no rows")
+  return rows
+}
 
 /** `%text%` with LIKE's own wildcards escaped, for a case-insensitive substring match. */
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
-const isSqlError = (error: unknown): error is SqlError.SqlError =>
-  typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError"
+const isSqlError = SqlError.isSqlError
 
-/** The constraint a Postgres unique violation names, if the error is one. */
-const violatedConstraint = (error: unknown): string | undefined => {
-  const cause = isSqlError(error) ? (error.cause as { code?: unknown; constraint?: unknown } | undefined) : undefined
-  return cause?.code === "23505" && typeof cause.constraint === "string" ? cause.constraint : undefined
-}
+/**
+ * The constraint a Postgres unique violation (23505) names, if the error is one: the driver
+ * classifies it as the UniqueViolation reason, which carries the constraint.
+ */
+const violatedConstraint = (error: unknown): string | undefined =>
+  isSqlError(error) && error.reason._tag === "UniqueViolation" ? error.reason.constraint : undefined
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 2
@@ -36,16 +48,16 @@ export const databaseUnavailable = () =>
  * row that does not match its schema or a missing row that must exist becomes a defect (a bug,
  * answered 500 and logged).
  */
-type EdgeFailure = SqlError.SqlError | ParseResult.ParseError | Cause.NoSuchElementException
+type EdgeFailure = SqlError.SqlError | Schema.SchemaError | Cause.NoSuchElementError
 
 export const sqlEdge = <A, E, R>(
   self: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, EdgeFailure> | ServiceUnavailable, R> =>
-  Effect.catchAll(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | ServiceUnavailable> =>
+  Effect.catch(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | ServiceUnavailable> =>
     isSqlError(error)
       ? isConnectionFailure(error) ? Effect.fail(databaseUnavailable()) : Effect.die(error)
       // A row that does not match its schema, or no row where the statement always returns one.
-      : ParseResult.isParseError(error) || Cause.isNoSuchElementException(error)
+      : Schema.isSchemaError(error) || Cause.isNoSuchElementError(error)
       ? Effect.die(error)
       : Effect.fail(error as Exclude<E, EdgeFailure>))
 
@@ -65,11 +77,13 @@ export const onUniqueViolation =
     )
 
 /** The one way services run a unit of work atomically; BEGIN/COMMIT failures pass the same edge. */
-export class Transaction extends Effect.Service<Transaction>()("Sql/Transaction", {
-  effect: Effect.map(SqlClient.SqlClient, (sql) => ({
+export class Transaction extends Context.Service<Transaction>()("Sql/Transaction", {
+  make: Effect.map(SqlClient.SqlClient, (sql) => ({
     run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self))
   }))
-}) {}
+}) {
+  static readonly layer = Layer.effect(Transaction, Transaction.make)
+}
 
 /**
  * A page of rows selected with `count(*) OVER () AS total_count`, and the total. Only a page past
@@ -132,9 +146,16 @@ const causes = function*(error: unknown): Generator<{ readonly code?: unknown; r
   }
 }
 
-/** The database could not be reached or dropped the connection: a moment's outage, a 503. */
+const isConnectionReason = (c: unknown): boolean => SqlError.isSqlErrorReason(c) && c._tag === "ConnectionError"
+
+/**
+ * The database could not be reached or dropped the connection: a moment's outage, a 503. A v4
+ * SqlError says so by its reason (ConnectionError); the SQLSTATE of a server error sits on the
+ * reason's cause (`error.reason.cause.code`), reached by walking `cause` (SqlError.cause is its reason).
+ */
 export const isConnectionFailure = (error: unknown): boolean => {
   for (const c of causes(error)) {
+    if (isConnectionReason(c)) return true
     if (typeof c.code === "string" && CONNECTION_CODES.has(c.code)) return true
     if (c instanceof AggregateError && c.errors.some(isConnectionFailure)) return true
     if (typeof c.message === "string" && CONNECTION_MESSAGES.test(c.message)) return true
@@ -147,8 +168,7 @@ export const isConnectionFailure = (error: unknown): boolean => {
  * the contract should have refused. It is the client's error, a 400, never a 500.
  */
 export const isDataException = (error: unknown): boolean => {
-  const isSql = typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError"
-  if (!isSql) return false
+  if (!isSqlError(error)) return false
   for (const c of causes(error)) {
     if (typeof c.code === "string" && (c.code.startsWith("22") || c.code === "54000")) return true
   }

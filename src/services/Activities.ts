@@ -1,6 +1,8 @@
 // Activity use cases (SPEC §4.8; DECISIONS §4, §5): create, list, register with per-gender quota,
 // and the operator's audit and opening. The daemon's time moves are in jobs/TimeMoves.ts.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { ActivityCreate, ActivityListParams, RegistrationCreate } from "../../schema/Activities.js"
@@ -12,70 +14,69 @@ import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { someOrNotFound } from "./common.js"
 
-export class Activities extends Effect.Service<Activities>()("Activities/Service", {
-  dependencies: [ActivitiesRepo.Default, CompaniesRepo.Default, GuestsRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class Activities extends Context.Service<Activities>()("Activities/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* ActivitiesRepo
     const companies = yield* CompaniesRepo
     const guests = yield* GuestsRepo
     const tx = yield* Transaction
 
-    const create = (input: ActivityCreate) =>
-      Effect.gen(function*() {
-        if (!windowIsValid(input.start_time, input.end_time)) {
-          return yield* BadRequest.invalid([{ path: "end_time", message: "must be after start_time" }])
-        }
-        yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
-        const activity = yield* repo.insert({
-          title: input.title,
-          address: input.address,
-          start_time: input.start_time,
-          end_time: input.end_time,
-          company_id: input.company_id,
-          description: input.description ?? null,
-          cover_url: input.cover_url ?? null,
-          male_quota: input.male_quota ?? null,
-          female_quota: input.female_quota ?? null,
-          male_fee: input.male_fee ?? 0,
-          female_fee: input.female_fee ?? 0
-        })
-        return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
-      }).pipe(Effect.withSpan("Activities.create"))
+    const create = Effect.fn("Activities.create")(function*(input: ActivityCreate) {
+      if (!windowIsValid(input.start_time, input.end_time)) {
+        return yield* BadRequest.invalid([{ path: "end_time", message: "must be after start_time" }])
+      }
+      yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
+      const activity = yield* repo.insert({
+        title: input.title,
+        address: input.address,
+        start_time: input.start_time,
+        end_time: input.end_time,
+        company_id: input.company_id,
+        description: input.description ?? null,
+        cover_url: input.cover_url ?? null,
+        male_quota: input.male_quota ?? null,
+        female_quota: input.female_quota ?? null,
+        male_fee: input.male_fee ?? 0,
+        female_fee: input.female_fee ?? 0
+      })
+      return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
+    })
 
-    const list = (params: ActivityListParams) => repo.list(params).pipe(Effect.withSpan("Activities.list"))
+    const list = Effect.fn("Activities.list")(function*(params: ActivityListParams) {
+      return yield* repo.list(params)
+    })
 
     /**
      * Takes a place of the guest's gender and records the registration in one transaction: a
      * refused registration (already registered) gives its place back by rolling back.
      */
-    const register = (id: number, input: RegistrationCreate) =>
-      Effect.gen(function*() {
-        yield* repo.findById(id).pipe(someOrNotFound("activity", id))
-        const guest = yield* guests.findById(input.guest_id).pipe(someOrNotFound("guest", input.guest_id))
-        return yield* tx.run(Effect.gen(function*() {
-          const fee = yield* repo.takePlace(id, guest.gender)
-          if (Option.isNone(fee)) {
-            const state = yield* repo.registrationState(id, guest.id).pipe(someOrNotFound("activity", id))
-            return yield* state.status !== "registering"
-              ? new BadRequest({ error: "activity_not_open", message: `the activity is ${state.status}, not open for registration` })
-              : state.registered
-              ? new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
-              : new BadRequest({ error: "quota_full", message: `no ${guest.gender} places are left` })
-          }
-          return yield* repo.insertRegistration({
-            activity_id: id,
-            guest_id: guest.id,
-            name: input.name ?? guest.name,
-            phone: input.phone ?? guest.phone,
-            remark: input.remark ?? null,
-            fee: fee.value
-          })
-        }))
-      }).pipe(Effect.withSpan("Activities.register"))
+    const register = Effect.fn("Activities.register")(function*(id: number, input: RegistrationCreate) {
+      yield* repo.findById(id).pipe(someOrNotFound("activity", id))
+      const guest = yield* guests.findById(input.guest_id).pipe(someOrNotFound("guest", input.guest_id))
+      return yield* tx.run(Effect.gen(function*() {
+        const fee = yield* repo.takePlace(id, guest.gender)
+        if (Option.isNone(fee)) {
+          const state = yield* repo.registrationState(id, guest.id).pipe(someOrNotFound("activity", id))
+          return yield* state.status !== "registering"
+            ? new BadRequest({ error: "activity_not_open", message: `the activity is ${state.status}, not open for registration` })
+            : state.registered
+            ? new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
+            : new BadRequest({ error: "quota_full", message: `no ${guest.gender} places are left` })
+        }
+        return yield* repo.insertRegistration({
+          activity_id: id,
+          guest_id: guest.id,
+          name: input.name ?? guest.name,
+          phone: input.phone ?? guest.phone,
+          remark: input.remark ?? null,
+          fee: fee.value
+        })
+      }))
+    })
 
     /** The operator's approve / reject / open (DECISIONS §3, §5); answers the activity as it is after. */
-    const operate = (id: number, action: OperatorAction) =>
-      tx.run(Effect.gen(function*() {
+    const operate = Effect.fn("Activities.operate")(function*(id: number, action: OperatorAction) {
+      return yield* tx.run(Effect.gen(function*() {
         const current = yield* repo.lockState(id).pipe(someOrNotFound("activity", id))
         const outcome = operatorMove(current, action)
         switch (outcome._tag) {
@@ -86,8 +87,14 @@ export class Activities extends Effect.Service<Activities>()("Activities/Service
           case "Next":
             return yield* repo.setState({ id, ...outcome.state })
         }
-      })).pipe(Effect.withSpan("Activities.operate"))
+      }))
+    })
 
     return { create, list, register, operate } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Activities, Activities.make)
+  static readonly layer = Activities.layerWithoutDependencies.pipe(
+    Layer.provide([ActivitiesRepo.layer, CompaniesRepo.layer, GuestsRepo.layer, Transaction.layer])
+  )
+}

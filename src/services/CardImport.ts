@@ -2,11 +2,13 @@
 // content, blacklist, duplicates), synchronous parsing, queued tasks, and the processing of one
 // claimed task into a guest — all of it in one transaction at the end, never during parsing. The
 // HTTP handlers decode the form; this service takes the image and the domain values.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 
 import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "../../schema/Errors.js"
 import { type CardOverrides, type CreateFromCardResult, GuestCreate, type ParseCardResult } from "../../schema/Guests.js"
@@ -45,18 +47,10 @@ export interface CreateFromCardInput {
   readonly overrides: CardOverrides
 }
 
-export class CardImport extends Effect.Service<CardImport>()("CardImport/Service", {
-  dependencies: [
-    CardTasksRepo.Default,
-    CompaniesRepo.Default,
-    GuestsRepo.Default,
-    MatchmakersRepo.Default,
-    OutboxRepo.Default,
-    Guests.Default,
-    ImageBlacklist.Default,
-    Transaction.Default
-  ],
-  effect: Effect.gen(function*() {
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+export class CardImport extends Context.Service<CardImport>()("CardImport/Service", {
+  make: Effect.gen(function*() {
     const parser = yield* CardParser
     const blacklist = yield* ImageBlacklist
     const guestsRepo = yield* GuestsRepo
@@ -103,67 +97,65 @@ export class CardImport extends Effect.Service<CardImport>()("CardImport/Service
         })
       )
 
-    const parseCard = ({ image, matchmakerId }: ParseCardInput) =>
-      Effect.gen(function*() {
-        if (matchmakerId !== undefined && Option.isNone(yield* matchmakers.findById(matchmakerId))) {
-          return yield* NotFound.of("matchmaker", matchmakerId)
-        }
-        yield* refuseBlacklisted(image.imageHash)
-        const existing = matchmakerId === undefined ? Option.none() : yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
-        const outcome = yield* parse(image.bytes)
-        const result: ParseCardResult = {
-          duplicate: Option.isSome(existing),
-          image_hash: image.imageHash,
-          method: outcome.method,
-          parsed: {
-            ...outcome.parsed,
-            requirementTags: outcome.parsed.requirementTags === null ? null : { ...outcome.parsed.requirementTags }
-          },
-          confidence: outcome.confidence,
-          ...(Option.isSome(existing) ? { existing_guest: existing.value } : {})
-        }
-        return result
-      }).pipe(Effect.withSpan("CardImport.parseCard"))
+    const parseCard = Effect.fn("CardImport.parseCard")(function*({ image, matchmakerId }: ParseCardInput) {
+      if (matchmakerId !== undefined && Option.isNone(yield* matchmakers.findById(matchmakerId))) {
+        return yield* NotFound.of("matchmaker", matchmakerId)
+      }
+      yield* refuseBlacklisted(image.imageHash)
+      const existing = matchmakerId === undefined ? Option.none() : yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
+      const outcome = yield* parse(image.bytes)
+      const result: ParseCardResult = {
+        duplicate: Option.isSome(existing),
+        image_hash: image.imageHash,
+        method: outcome.method,
+        parsed: {
+          ...outcome.parsed,
+          requirementTags: outcome.parsed.requirementTags === null ? null : { ...outcome.parsed.requirementTags }
+        },
+        confidence: outcome.confidence,
+        ...(Option.isSome(existing) ? { existing_guest: existing.value } : {})
+      }
+      return result
+    })
 
-    const createFromCard = (
+    const createFromCard = Effect.fn("CardImport.createFromCard")(function*(
       { companyId: sentCompanyId, image, matchmakerId, overrides }: CreateFromCardInput,
       clientAppKey: string | null
-    ) =>
-      Effect.gen(function*() {
-        const matchmaker = yield* matchmakers.findById(matchmakerId)
-        if (Option.isNone(matchmaker)) return yield* NotFound.of("matchmaker", matchmakerId)
-        const companyId = sentCompanyId ?? matchmaker.value.company_id
-        if (companyId === null) {
-          return yield* BadRequest.invalid([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
-        }
-        if (Option.isNone(yield* companies.findById(companyId))) return yield* NotFound.of("company", companyId)
-        yield* refuseBlacklisted(image.imageHash)
-        const existing = yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
-        if (Option.isSome(existing)) {
-          const result: CreateFromCardResult = {
-            duplicate: true,
-            existing_guest: existing.value,
-            message: `a guest was already created from this image: ${existing.value.id}`
-          }
-          return result
-        }
-        const task = yield* tasks.enqueue({
-          matchmaker_id: matchmakerId,
-          company_id: companyId,
-          image_hash: image.imageHash,
-          image: image.bytes,
-          content_type: image.contentType,
-          overrides,
-          client_app_key: clientAppKey
-        })
+    ) {
+      const matchmaker = yield* matchmakers.findById(matchmakerId)
+      if (Option.isNone(matchmaker)) return yield* NotFound.of("matchmaker", matchmakerId)
+      const companyId = sentCompanyId ?? matchmaker.value.company_id
+      if (companyId === null) {
+        return yield* BadRequest.invalid([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
+      }
+      if (Option.isNone(yield* companies.findById(companyId))) return yield* NotFound.of("company", companyId)
+      yield* refuseBlacklisted(image.imageHash)
+      const existing = yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
+      if (Option.isSome(existing)) {
         const result: CreateFromCardResult = {
-          task_id: task.task_id,
-          status: task.status,
-          async: true,
-          message: task.created ? "accepted; poll GET /guests/card-task/{task_id}" : "this image is already being processed; poll its task"
+          duplicate: true,
+          existing_guest: existing.value,
+          message: `a guest was already created from this image: ${existing.value.id}`
         }
         return result
-      }).pipe(Effect.withSpan("CardImport.createFromCard"))
+      }
+      const task = yield* tasks.enqueue({
+        matchmaker_id: matchmakerId,
+        company_id: companyId,
+        image_hash: image.imageHash,
+        image: image.bytes,
+        content_type: image.contentType,
+        overrides,
+        client_app_key: clientAppKey
+      })
+      const result: CreateFromCardResult = {
+        task_id: task.task_id,
+        status: task.status,
+        async: true,
+        message: task.created ? "accepted; poll GET /guests/card-task/{task_id}" : "this image is already being processed; poll its task"
+      }
+      return result
+    })
 
     const getTask = (taskId: string) =>
       Effect.gen(function*() {
@@ -173,7 +165,7 @@ export class CardImport extends Effect.Service<CardImport>()("CardImport/Service
       })
 
     /** The guest a parsed card gives: parsed fields, overrides over them, the form's ids. */
-    const guestInput = (task: ClaimedCardTask, outcome: ParseOutcome): Either.Either<GuestCreate, string> => {
+    const guestInput = (task: ClaimedCardTask, outcome: ParseOutcome): Result.Result<GuestCreate, string> => {
       const overrides = task.overrides
       const parsedFields = cardGuestFields(outcome.parsed)
       let candidate: Record<string, unknown> = {
@@ -184,62 +176,61 @@ export class CardImport extends Effect.Service<CardImport>()("CardImport/Service
         matchmaker_id: task.matchmaker_id
       }
       if (typeof candidate.name !== "string" || candidate.name === "" || (candidate.gender !== "male" && candidate.gender !== "female")) {
-        return Either.left("name or gender could not be recognised on the card")
+        return Result.fail("name or gender could not be recognised on the card")
       }
       // A value misread by OCR (an age of 8, a height of 17) is dropped rather than failing the card.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const decoded = Schema.decodeUnknownEither(GuestCreate)(candidate)
-        if (Either.isRight(decoded)) return Either.right(decoded.right)
-        const bad = new Set(ParseResult.ArrayFormatter.formatErrorSync(decoded.left).map((i) => String(i.path[0] ?? "")))
+        const decoded = Schema.decodeUnknownResult(GuestCreate)(candidate)
+        if (Result.isSuccess(decoded)) return Result.succeed(decoded.success)
+        const bad = new Set(formatIssues(decoded.failure.issue).issues.map((i) => String(i.path?.[0] ?? "")))
         const fromOverrides = [...bad].filter((k) => k in overrides || k === "name" || k === "gender")
-        if (fromOverrides.length > 0) return Either.left(`invalid guest fields: ${[...bad].join(", ")}`)
+        if (fromOverrides.length > 0) return Result.fail(`invalid guest fields: ${[...bad].join(", ")}`)
         candidate = Object.fromEntries(Object.entries(candidate).filter(([k]) => !bad.has(k)))
       }
-      return Either.left("the card's fields could not be turned into a guest")
+      return Result.fail("the card's fields could not be turned into a guest")
     }
 
     /**
      * Finishes one claimed task: parse (no transaction open), then, in one transaction, create the
      * guest, record guest.card_created and mark the task done — only while this worker holds it.
      */
-    const processTask = (task: ClaimedCardTask, worker: string) =>
-      Effect.gen(function*() {
-        const parsed = yield* Effect.either(parser.parse(task.image))
-        if (Either.isLeft(parsed)) {
-          yield* finishIfHeld(task, worker, { status: "failed", error: parsed.left.message })
+    const processTask = Effect.fn("CardImport.processTask")(function*(task: ClaimedCardTask, worker: string) {
+      const parsed = yield* Effect.result(parser.parse(task.image))
+      if (Result.isFailure(parsed)) {
+        yield* finishIfHeld(task, worker, { status: "failed", error: parsed.failure.message })
+        return "failed" as const
+      }
+      const input = guestInput(task, parsed.success)
+      if (Result.isFailure(input)) {
+        yield* finishIfHeld(task, worker, { status: "failed", error: input.failure })
+        return "failed" as const
+      }
+      return yield* tx.run(Effect.gen(function*() {
+        if (!(yield* tasks.lockHeld(task.id, worker))) return "lost" as const
+        const existing = yield* guestsRepo.findByImage(task.matchmaker_id, task.image_hash)
+        if (Option.isSome(existing)) {
+          yield* tasks.finish(task.id, { status: "failed", error: `a guest was already created from this image: ${existing.value.id}` })
           return "failed" as const
         }
-        const input = guestInput(task, parsed.right)
-        if (Either.isLeft(input)) {
-          yield* finishIfHeld(task, worker, { status: "failed", error: input.left })
-          return "failed" as const
+        const guest = yield* guests.insertNew(input.success, { image_hash: task.image_hash })
+        const result = {
+          method: parsed.success.method,
+          summary: cardSummary(input.success),
+          completeness: guest.completeness,
+          saved: true,
+          guest_id: guest.id
         }
-        return yield* tx.run(Effect.gen(function*() {
-          if (!(yield* tasks.lockHeld(task.id, worker))) return "lost" as const
-          const existing = yield* guestsRepo.findByImage(task.matchmaker_id, task.image_hash)
-          if (Option.isSome(existing)) {
-            yield* tasks.finish(task.id, { status: "failed", error: `a guest was already created from this image: ${existing.value.id}` })
-            return "failed" as const
-          }
-          const guest = yield* guests.insertNew(input.right, { image_hash: task.image_hash })
-          const result = {
-            method: parsed.right.method,
-            summary: cardSummary(input.right),
-            completeness: guest.completeness,
-            saved: true,
-            guest_id: guest.id
-          }
-          yield* outbox.record("guest.card_created", "open:guest:read", {
-            task_id: task.task_id,
-            guest_id: guest.id,
-            name: guest.name,
-            matchmaker_id: task.matchmaker_id,
-            completeness: guest.completeness
-          })
-          yield* tasks.finish(task.id, { status: "done", result, guest_id: guest.id })
-          return "done" as const
-        }))
-      }).pipe(Effect.withSpan("CardImport.processTask"), Effect.annotateLogs({ task_id: task.task_id }))
+        yield* outbox.record("guest.card_created", "open:guest:read", {
+          task_id: task.task_id,
+          guest_id: guest.id,
+          name: guest.name,
+          matchmaker_id: task.matchmaker_id,
+          completeness: guest.completeness
+        })
+        yield* tasks.finish(task.id, { status: "done", result, guest_id: guest.id })
+        return "done" as const
+      }))
+    }, (effect, task) => Effect.annotateLogs(effect, { task_id: task.task_id }))
 
     const finishIfHeld = (task: ClaimedCardTask, worker: string, outcome: { status: "failed"; error: string }) =>
       tx.run(Effect.gen(function*() {
@@ -248,4 +239,18 @@ export class CardImport extends Effect.Service<CardImport>()("CardImport/Service
 
     return { checkImage, parseCard, createFromCard, getTask, processTask, finishIfHeld } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(CardImport, CardImport.make)
+  static readonly layer = CardImport.layerWithoutDependencies.pipe(
+    Layer.provide([
+      CardTasksRepo.layer,
+      CompaniesRepo.layer,
+      GuestsRepo.layer,
+      MatchmakersRepo.layer,
+      OutboxRepo.layer,
+      Guests.layer,
+      ImageBlacklist.layer,
+      Transaction.layer
+    ])
+  )
+}

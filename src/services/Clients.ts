@@ -3,8 +3,10 @@
 import { randomBytes } from "node:crypto"
 
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
@@ -55,9 +57,8 @@ export const newAppSecret = (): string => randomBytes(32).toString("hex")
 const newAppKey = (): string => "ak_" + randomBytes(8).toString("hex")
 const newWebhookSecret = (): string => "whsec_" + randomBytes(32).toString("base64")
 
-export class Clients extends Effect.Service<Clients>()("Clients/Service", {
-  dependencies: [ClientsRepo.Default, ReplayRepo.Default, ClientCache.Default],
-  effect: Effect.gen(function*() {
+export class Clients extends Context.Service<Clients>()("Clients/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* ClientsRepo
     // Other instances learn of a change through NOTIFY; this one at once.
     const cache = yield* ClientCache
@@ -218,4 +219,7 @@ export class Clients extends Effect.Service<Clients>()("Clients/Service", {
 
     return { create, list, grant, revoke, setStatus, setMasking, setRateLimit, resetSecret, webhook } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Clients, Clients.make)
+  static readonly layer = Clients.layerWithoutDependencies.pipe(Layer.provide([ClientsRepo.layer, ReplayRepo.layer, ClientCache.layer]))
+}

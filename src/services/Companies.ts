@@ -1,31 +1,36 @@
 // Company use cases (SPEC §4.7): create, read, update, list; status and certification are the
 // operator's (DECISIONS §5), through the admin command line.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { CompanyCreate, CompanyListParams, CompanyStatus, CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { pickSent, someOrNotFound } from "./common.js"
 
-export class Companies extends Effect.Service<Companies>()("Companies/Service", {
-  dependencies: [CompaniesRepo.Default],
-  effect: Effect.gen(function*() {
+export class Companies extends Context.Service<Companies>()("Companies/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* CompaniesRepo
     const orNotFound = (id: number) => someOrNotFound("company", id)
 
-    const create = (input: CompanyCreate) => repo.insert(input).pipe(Effect.withSpan("Companies.create"))
+    const create = Effect.fn("Companies.create")(function*(input: CompanyCreate) {
+      return yield* repo.insert(input)
+    })
 
-    const get = (id: number) => repo.findById(id).pipe(orNotFound(id), Effect.withSpan("Companies.get"))
+    const get = Effect.fn("Companies.get")(function*(id: number) {
+      return yield* repo.findById(id).pipe(orNotFound(id))
+    })
 
-    const update = (id: number, change: CompanyUpdate) =>
-      Effect.gen(function*() {
-        const company = yield* repo.update(id, change).pipe(orNotFound(id))
-        return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
-      }).pipe(Effect.withSpan("Companies.update"))
+    const update = Effect.fn("Companies.update")(function*(id: number, change: CompanyUpdate) {
+      const company = yield* repo.update(id, change).pipe(orNotFound(id))
+      return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
+    })
 
-    const list = (params: CompanyListParams) =>
-      Effect.map(repo.list(params), ({ list, total }) => ({ list: list.map(({ updated_at: _, ...item }) => item), total }))
-        .pipe(Effect.withSpan("Companies.list"))
+    const list = Effect.fn("Companies.list")(function*(params: CompanyListParams) {
+      const { list, total } = yield* repo.list(params)
+      return { list: list.map(({ updated_at: _, ...item }) => item), total }
+    })
 
     const setStatus = (id: number, status: CompanyStatus) => repo.setColumn(id, { status }).pipe(orNotFound(id))
     const setCertLevel = (id: number, cert_level: CertLevel) => repo.setColumn(id, { cert_level }).pipe(orNotFound(id))
@@ -35,4 +40,7 @@ export class Companies extends Effect.Service<Companies>()("Companies/Service", 
 
     return { create, get, update, list, setStatus, setCertLevel, ensureExists } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Companies, Companies.make)
+  static readonly layer = Companies.layerWithoutDependencies.pipe(Layer.provide(CompaniesRepo.layer))
+}

@@ -2,7 +2,9 @@
 // with its lease, the three reports (complete records its event in the same transaction), and the
 // operator's plans and task generation (also run by the job daemon).
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { BadRequest, Conflict, NotFound } from "../../schema/Errors.js"
@@ -107,9 +109,8 @@ const completedEvent = (t: CompletedRow) => ({
   completed_at: t.finished_at
 })
 
-export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", {
-  dependencies: [FollowUpsRepo.Default, OutboxRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* FollowUpsRepo
     const outbox = yield* OutboxRepo
     const tx = yield* Transaction
@@ -117,38 +118,36 @@ export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", 
     const leaseMs = config.followUpLeaseSeconds * 1000
     const todayOf = (nowMs: number) => formatDate(new Date(nowMs), config.timeZone)
 
-    const list = (params: FollowUpTaskListParams) =>
-      Effect.gen(function*() {
-        const nowMs = yield* Clock.currentTimeMillis
-        const { rows, total } = yield* repo.list(params, params.date ?? todayOf(nowMs), nowMs - leaseMs)
-        const items = rows.map((r): FollowUpTaskListItem => ({
-          id: r.id,
-          follow_up_id: r.follow_up_id,
-          guest_id: r.guest_id,
-          guest_name: r.guest_name,
-          company_id: r.company_id,
-          task_type: r.task_type,
-          task_day: r.task_day,
-          scheduled_date: r.scheduled_date,
-          status: r.status,
-          guest_brief: {
-            gender: r.gender,
-            age: r.age,
-            city: cityOfCode(r.native_place_code),
-            education: r.education,
-            occupation: r.occupation
-          },
-          matchmaker_brief: r.matchmaker
-        }))
-        return { list: items, total }
-      }).pipe(Effect.withSpan("FollowUps.list"))
+    const list = Effect.fn("FollowUps.list")(function*(params: FollowUpTaskListParams) {
+      const nowMs = yield* Clock.currentTimeMillis
+      const { rows, total } = yield* repo.list(params, params.date ?? todayOf(nowMs), nowMs - leaseMs)
+      const items = rows.map((r): FollowUpTaskListItem => ({
+        id: r.id,
+        follow_up_id: r.follow_up_id,
+        guest_id: r.guest_id,
+        guest_name: r.guest_name,
+        company_id: r.company_id,
+        task_type: r.task_type,
+        task_day: r.task_day,
+        scheduled_date: r.scheduled_date,
+        status: r.status,
+        guest_brief: {
+          gender: r.gender,
+          age: r.age,
+          city: cityOfCode(r.native_place_code),
+          education: r.education,
+          occupation: r.occupation
+        },
+        matchmaker_brief: r.matchmaker
+      }))
+      return { list: items, total }
+    })
 
-    const get = (id: number) =>
-      Effect.gen(function*() {
-        const nowMs = yield* Clock.currentTimeMillis
-        const row = yield* repo.detail(id, nowMs - leaseMs)
-        return Option.isSome(row) ? toDetail(row.value) : yield* NotFound.of("follow_up_task", id)
-      }).pipe(Effect.withSpan("FollowUps.get"))
+    const get = Effect.fn("FollowUps.get")(function*(id: number) {
+      const nowMs = yield* Clock.currentTimeMillis
+      const row = yield* repo.detail(id, nowMs - leaseMs)
+      return Option.isSome(row) ? toDetail(row.value) : yield* NotFound.of("follow_up_task", id)
+    })
 
     /**
      * Why an action's conditional update changed nothing, as the error (or idempotent answer) it
@@ -178,18 +177,17 @@ export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", 
         }
       })
 
-    const dispatch = (id: number, caller: string) =>
-      Effect.gen(function*() {
-        for (let attempt = 1;; attempt++) {
-          const nowMs = yield* Clock.currentTimeMillis
-          const lock = yield* repo.dispatch(id, caller, nowMs, leaseMs)
-          if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
-          const why = yield* explain(id, "dispatch", caller, nowMs)
-          if (attempt >= ATTEMPTS) {
-            return yield* Effect.dieMessage(`follow-up task ${id}: dispatch kept racing (${why})`)
-          }
+    const dispatch = Effect.fn("FollowUps.dispatch")(function*(id: number, caller: string) {
+      for (let attempt = 1;; attempt++) {
+        const nowMs = yield* Clock.currentTimeMillis
+        const lock = yield* repo.dispatch(id, caller, nowMs, leaseMs)
+        if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
+        const why = yield* explain(id, "dispatch", caller, nowMs)
+        if (attempt >= ATTEMPTS) {
+          return yield* Effect.die(new Error(`follow-up task ${id}: dispatch kept racing (${why})`))
         }
-      }).pipe(Effect.withSpan("FollowUps.dispatch"))
+      }
+    })
 
     /** Runs a report's conditional update until it applies or its refusal is explained. */
     const report = <E, R>(
@@ -205,44 +203,45 @@ export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", 
           if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
           const why = yield* explain(id, action, caller, nowMs)
           if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
-          if (attempt >= ATTEMPTS) return yield* Effect.dieMessage(`follow-up task ${id}: ${action} kept racing`)
+          if (attempt >= ATTEMPTS) return yield* Effect.die(new Error(`follow-up task ${id}: ${action} kept racing`))
         }
       })
 
-    const complete = (id: number, caller: string, body: CompleteBody) =>
-      Effect.gen(function*() {
-        const matched = body.matched_guest_id ?? null
-        if (matched !== null && !(yield* repo.guestExists(matched))) return yield* NotFound.of("guest", matched)
-        const input = {
-          matched_guest_id: matched,
-          match_score: body.match_score ?? null,
-          share_link: body.share_link ?? null,
-          share_channel: body.share_channel ?? null,
-          extra: body.extra ?? null
-        }
-        return yield* report(id, "complete", caller, (nowMs) =>
-          tx.run(Effect.gen(function*() {
-            const done = yield* repo.complete(id, caller, input, nowMs)
-            if (Option.isNone(done)) return false
-            if (done.value.guest_id === matched) {
-              // Rolls the completion back: a guest is not recommended to themself.
-              return yield* BadRequest.invalid([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
-            }
-            yield* outbox.record("follow_up.task_completed", READ, completedEvent(done.value))
-            return true
-          })))
-      }).pipe(Effect.withSpan("FollowUps.complete"))
+    const complete = Effect.fn("FollowUps.complete")(function*(id: number, caller: string, body: CompleteBody) {
+      const matched = body.matched_guest_id ?? null
+      if (matched !== null && !(yield* repo.guestExists(matched))) return yield* NotFound.of("guest", matched)
+      const input = {
+        matched_guest_id: matched,
+        match_score: body.match_score ?? null,
+        share_link: body.share_link ?? null,
+        share_channel: body.share_channel ?? null,
+        extra: body.extra ?? null
+      }
+      return yield* report(id, "complete", caller, (nowMs) =>
+        tx.run(Effect.gen(function*() {
+          const done = yield* repo.complete(id, caller, input, nowMs)
+          if (Option.isNone(done)) return false
+          if (done.value.guest_id === matched) {
+            // Rolls the completion back: a guest is not recommended to themself.
+            return yield* BadRequest.invalid([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
+          }
+          yield* outbox.record("follow_up.task_completed", READ, completedEvent(done.value))
+          return true
+        })))
+    })
 
-    const fail = (id: number, caller: string, body: FailBody) =>
-      report(
+    const fail = Effect.fn("FollowUps.fail")(function*(id: number, caller: string, body: FailBody) {
+      return yield* report(
         id,
         "fail",
         caller,
         (nowMs) => repo.fail(id, caller, { error_code: body.error_code ?? null, error_msg: body.error_msg ?? null }, nowMs)
-      ).pipe(Effect.withSpan("FollowUps.fail"))
+      )
+    })
 
-    const skip = (id: number, caller: string, body: SkipBody) =>
-      report(id, "skip", caller, (nowMs) => repo.skip(id, body.reason ?? null, nowMs)).pipe(Effect.withSpan("FollowUps.skip"))
+    const skip = Effect.fn("FollowUps.skip")(function*(id: number, caller: string, body: SkipBody) {
+      return yield* report(id, "skip", caller, (nowMs) => repo.skip(id, body.reason ?? null, nowMs))
+    })
 
     // Plans and generation (the operator's command line and the job daemon).
 
@@ -258,31 +257,33 @@ export class FollowUps extends Effect.Service<FollowUps>()("FollowUps/Service", 
       date === undefined ? generateDue : Effect.map(repo.generateOnDate(date), (created) => ({ date, created }))
 
     /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
-    const createPlan = (input: {
+    const createPlan = Effect.fn("FollowUps.createPlan")(function*(input: {
       readonly guestId: number
       readonly taskType: TaskType
       readonly days: ReadonlyArray<number>
       readonly startDate: string | undefined
-    }) =>
-      Effect.gen(function*() {
-        const today = todayOf(yield* Clock.currentTimeMillis)
-        const start = input.startDate ?? today
-        return yield* tx.run(Effect.gen(function*() {
-          const id = yield* repo.insertPlan({
-            guestId: input.guestId,
-            taskType: input.taskType,
-            startDate: start,
-            days: input.days,
-            firstDate: scheduledDate(start, input.days[0]!)
-          })
-          if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
-          const { created } = yield* repo.generateDue(today, id.value)
-          return { id: id.value, start_date: start, days: input.days, tasks_created: created }
-        }))
-      }).pipe(Effect.withSpan("FollowUps.createPlan"))
+    }) {
+      const today = todayOf(yield* Clock.currentTimeMillis)
+      const start = input.startDate ?? today
+      return yield* tx.run(Effect.gen(function*() {
+        const id = yield* repo.insertPlan({
+          guestId: input.guestId,
+          taskType: input.taskType,
+          startDate: start,
+          days: input.days,
+          firstDate: scheduledDate(start, input.days[0]!)
+        })
+        if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
+        const { created } = yield* repo.generateDue(today, id.value)
+        return { id: id.value, start_date: start, days: input.days, tasks_created: created }
+      }))
+    })
 
     const listPlans = (guestId: number | undefined) => repo.plans(guestId ?? null)
 
     return { list, get, dispatch, complete, fail, skip, createPlan, listPlans, generate, generateDue } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(FollowUps, FollowUps.make)
+  static readonly layer = FollowUps.layerWithoutDependencies.pipe(Layer.provide([FollowUpsRepo.layer, OutboxRepo.layer, Transaction.layer]))
+}

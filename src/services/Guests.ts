@@ -1,8 +1,10 @@
 // Guest use cases (SPEC §4.2 without the card endpoints): create, read, update, list and both
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
 // counters and records its event in the same transaction.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 import { BadRequest, type Issue, NotFound } from "../../schema/Errors.js"
@@ -17,20 +19,21 @@ import {
   UPDATE_ONLY_FIELDS
 } from "../../schema/Guests.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
-import { issuesOfParseError } from "../domain/issues.js"
+import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { pickSent, someOrNotFound } from "./common.js"
 
-const decodeItem = <A, I>(schema: Schema.Schema<A, I>, item: unknown): Either.Either<A, ReadonlyArray<Issue>> => {
+const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown): Result.Result<S["Type"], ReadonlyArray<Issue>> => {
   // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
   const textIssues = jsonTextIssues(item)
-  if (textIssues.length > 0) return Either.left(textIssues.map((i) => (i.path === "body" ? { ...i, path: "item" } : i)))
-  return Either.mapLeft(
-    Schema.decodeUnknownEither(schema, { errors: "all" })(item),
-    (error) => issuesOfParseError(error, "item")
+  if (textIssues.length > 0) return Result.fail(textIssues.map((i) => (i.path === "body" ? { ...i, path: "item" } : i)))
+  return Result.mapError(
+    // The rejected value in the messages ("Expected number, actual \"x\""), as the contract's decoding words them.
+    Schema.decodeUnknownResult(schema, { errors: "all", reportInput: true })(item),
+    (error) => issuesOfSchemaError(error, "item")
   )
 }
 
@@ -68,9 +71,8 @@ const createdEvent = (
   status: g.status
 })
 
-export class Guests extends Effect.Service<Guests>()("Guests/Service", {
-  dependencies: [GuestsRepo.Default, OutboxRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class Guests extends Context.Service<Guests>()("Guests/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* GuestsRepo
     const outbox = yield* OutboxRepo
     const tx = yield* Transaction
@@ -110,42 +112,44 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
         return g
       })
 
-    const create = (input: GuestCreate) =>
-      Effect.gen(function*() {
-        yield* checkRefs(input)
-        const guest = yield* tx.run(insertNew(input))
-        return {
-          id: guest.id,
-          name: guest.name,
-          gender: guest.gender,
-          age: guest.age,
-          requirement: guest.requirement,
-          requirement_tags: guest.requirement_tags,
-          status: guest.status,
-          created_at: guest.created_at
-        }
-      }).pipe(Effect.withSpan("Guests.create"))
+    const create = Effect.fn("Guests.create")(function*(input: GuestCreate) {
+      yield* checkRefs(input)
+      const guest = yield* tx.run(insertNew(input))
+      return {
+        id: guest.id,
+        name: guest.name,
+        gender: guest.gender,
+        age: guest.age,
+        requirement: guest.requirement,
+        requirement_tags: guest.requirement_tags,
+        status: guest.status,
+        created_at: guest.created_at
+      }
+    })
 
-    const get = (id: number) => repo.findById(id).pipe(someOrNotFound("guest", id), Effect.withSpan("Guests.get"))
+    const get = Effect.fn("Guests.get")(function*(id: number) {
+      return yield* repo.findById(id).pipe(someOrNotFound("guest", id))
+    })
 
-    const list = (params: GuestListParams) => repo.list(params).pipe(Effect.withSpan("Guests.list"))
+    const list = Effect.fn("Guests.list")(function*(params: GuestListParams) {
+      return yield* repo.list(params)
+    })
 
-    const update = (id: number, change: GuestUpdate) =>
-      Effect.gen(function*() {
-        yield* checkRefs(change)
-        const guest = yield* tx.run(Effect.gen(function*() {
-          const current = (yield* repo.lockStates([id])).get(id)
-          if (current === undefined) return yield* Effect.fail(NotFound.of("guest", id))
-          const next = deriveGuest(change as GuestSent, current)
-          const g = yield* repo.update(id, next)
-          const deltas = new Map<number, number>()
-          counterDelta(deltas, current, next)
-          yield* repo.adjustGuestCounts(deltas)
-          yield* outbox.record("guest.updated", "open:guest:read", { guest_id: id, changed_fields: Object.keys(change) })
-          return g
-        }))
-        return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
-      }).pipe(Effect.withSpan("Guests.update"))
+    const update = Effect.fn("Guests.update")(function*(id: number, change: GuestUpdate) {
+      yield* checkRefs(change)
+      const guest = yield* tx.run(Effect.gen(function*() {
+        const current = (yield* repo.lockStates([id])).get(id)
+        if (current === undefined) return yield* Effect.fail(NotFound.of("guest", id))
+        const next = deriveGuest(change as GuestSent, current)
+        const g = yield* repo.update(id, next)
+        const deltas = new Map<number, number>()
+        counterDelta(deltas, current, next)
+        yield* repo.adjustGuestCounts(deltas)
+        yield* outbox.record("guest.updated", "open:guest:read", { guest_id: id, changed_fields: Object.keys(change) })
+        return g
+      }))
+      return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
+    })
 
     const checkBatchSize = (items: ReadonlyArray<unknown>) =>
       items.length > GUEST_BATCH_MAX
@@ -154,103 +158,104 @@ export class Guests extends Effect.Service<Guests>()("Guests/Service", {
         )
         : Effect.void
 
-    const batchCreate = (items: ReadonlyArray<unknown>) =>
-      Effect.gen(function*() {
-        yield* checkBatchSize(items)
-        const results: Array<BatchResult> = []
-        const valid: Array<{ index: number; input: GuestCreate }> = []
-        items.forEach((item, index) => {
-          const decoded = decodeItem(GuestCreate, item)
-          if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left))
-          else valid.push({ index, input: decoded.right })
-        })
-        const companies = yield* repo.existingIds("companies", valid.map((v) => v.input.company_id))
-        const matchmakers = yield* repo.existingIds(
-          "matchmakers",
-          valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
-        )
-        const accepted: Array<{ index: number; state: GuestState }> = []
-        for (const { index, input } of valid) {
-          if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
-          else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) {
-            results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
-          } else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
+    const batchCreate = Effect.fn("Guests.batchCreate")(function*(items: ReadonlyArray<unknown>) {
+      yield* checkBatchSize(items)
+      const results: Array<BatchResult> = []
+      const valid: Array<{ index: number; input: GuestCreate }> = []
+      items.forEach((item, index) => {
+        const decoded = decodeItem(GuestCreate, item)
+        if (Result.isFailure(decoded)) results.push(invalidItem(index, decoded.failure))
+        else valid.push({ index, input: decoded.success })
+      })
+      const companies = yield* repo.existingIds("companies", valid.map((v) => v.input.company_id))
+      const matchmakers = yield* repo.existingIds(
+        "matchmakers",
+        valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
+      )
+      const accepted: Array<{ index: number; state: GuestState }> = []
+      for (const { index, input } of valid) {
+        if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
+        else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) {
+          results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
+        } else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
+      }
+      yield* tx.run(Effect.gen(function*() {
+        const deltas = new Map<number, number>()
+        const events: Array<Record<string, unknown>> = []
+        for (const { index, state } of accepted) {
+          const g = yield* repo.insert(state)
+          counterDelta(deltas, undefined, state)
+          events.push(createdEvent(g))
+          results.push({ index, status: "success", id: g.id })
         }
-        yield* tx.run(Effect.gen(function*() {
-          const deltas = new Map<number, number>()
-          const events: Array<Record<string, unknown>> = []
-          for (const { index, state } of accepted) {
-            const g = yield* repo.insert(state)
-            counterDelta(deltas, undefined, state)
-            events.push(createdEvent(g))
-            results.push({ index, status: "success", id: g.id })
-          }
-          yield* repo.adjustGuestCounts(deltas)
-          yield* outbox.recordMany("guest.created", "open:guest:read", events)
-        }))
-        return outcome(results)
-      }).pipe(Effect.withSpan("Guests.batchCreate"))
+        yield* repo.adjustGuestCounts(deltas)
+        yield* outbox.recordMany("guest.created", "open:guest:read", events)
+      }))
+      return outcome(results)
+    })
 
-    const batchUpdate = (items: ReadonlyArray<unknown>) =>
-      Effect.gen(function*() {
-        yield* checkBatchSize(items)
-        const results: Array<BatchResult> = []
-        const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
-        items.forEach((item, index) => {
-          const itemId = typeof item === "object" && item !== null && "id" in item && typeof item.id === "number" ? item.id : undefined
-          const unsupported = typeof item === "object" && item !== null
-            ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
-            : []
-          if (unsupported.length > 0) {
-            results.push(
-              invalidItem(
-                index,
-                unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })),
-                itemId
-              )
+    const batchUpdate = Effect.fn("Guests.batchUpdate")(function*(items: ReadonlyArray<unknown>) {
+      yield* checkBatchSize(items)
+      const results: Array<BatchResult> = []
+      const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
+      items.forEach((item, index) => {
+        const itemId = typeof item === "object" && item !== null && "id" in item && typeof item.id === "number" ? item.id : undefined
+        const unsupported = typeof item === "object" && item !== null
+          ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
+          : []
+        if (unsupported.length > 0) {
+          results.push(
+            invalidItem(
+              index,
+              unsupported.map((f) => ({ path: f, message: "not supported by batch update; use PUT /guests/{id}" })),
+              itemId
             )
-            return
+          )
+          return
+        }
+        const decoded = decodeItem(GuestBatchUpdateItem, item)
+        if (Result.isFailure(decoded)) results.push(invalidItem(index, decoded.failure, itemId))
+        else valid.push({ index, input: decoded.success })
+      })
+      const companies = yield* repo.existingIds(
+        "companies",
+        valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : []))
+      )
+      const matchmakers = yield* repo.existingIds(
+        "matchmakers",
+        valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
+      )
+      yield* tx.run(Effect.gen(function*() {
+        const states = yield* repo.lockStates(valid.map((v) => v.input.id))
+        const deltas = new Map<number, number>()
+        const events: Array<Record<string, unknown>> = []
+        for (const { index, input } of valid) {
+          const { id, ...change } = input
+          const current = states.get(id)
+          if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
+          else if (change.company_id !== undefined && !companies.has(change.company_id)) {
+            results.push(notFoundItem(index, "company", change.company_id, id))
+          } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {
+            results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
+          } else {
+            const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
+            yield* repo.update(id, next)
+            counterDelta(deltas, current, next)
+            // A later item of the same batch for the same guest starts from this one.
+            states.set(id, next)
+            events.push({ guest_id: id, changed_fields: Object.keys(change) })
+            results.push({ index, status: "success", id })
           }
-          const decoded = decodeItem(GuestBatchUpdateItem, item)
-          if (Either.isLeft(decoded)) results.push(invalidItem(index, decoded.left, itemId))
-          else valid.push({ index, input: decoded.right })
-        })
-        const companies = yield* repo.existingIds(
-          "companies",
-          valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : []))
-        )
-        const matchmakers = yield* repo.existingIds(
-          "matchmakers",
-          valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
-        )
-        yield* tx.run(Effect.gen(function*() {
-          const states = yield* repo.lockStates(valid.map((v) => v.input.id))
-          const deltas = new Map<number, number>()
-          const events: Array<Record<string, unknown>> = []
-          for (const { index, input } of valid) {
-            const { id, ...change } = input
-            const current = states.get(id)
-            if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
-            else if (change.company_id !== undefined && !companies.has(change.company_id)) {
-              results.push(notFoundItem(index, "company", change.company_id, id))
-            } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {
-              results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
-            } else {
-              const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
-              yield* repo.update(id, next)
-              counterDelta(deltas, current, next)
-              // A later item of the same batch for the same guest starts from this one.
-              states.set(id, next)
-              events.push({ guest_id: id, changed_fields: Object.keys(change) })
-              results.push({ index, status: "success", id })
-            }
-          }
-          yield* repo.adjustGuestCounts(deltas)
-          yield* outbox.recordMany("guest.updated", "open:guest:read", events)
-        }))
-        return outcome(results)
-      }).pipe(Effect.withSpan("Guests.batchUpdate"))
+        }
+        yield* repo.adjustGuestCounts(deltas)
+        yield* outbox.recordMany("guest.updated", "open:guest:read", events)
+      }))
+      return outcome(results)
+    })
 
     return { create, insertNew, get, list, update, batchCreate, batchUpdate } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Guests, Guests.make)
+  static readonly layer = Guests.layerWithoutDependencies.pipe(Layer.provide([GuestsRepo.layer, OutboxRepo.layer, Transaction.layer]))
+}

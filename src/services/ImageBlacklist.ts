@@ -1,6 +1,8 @@
 // Image blacklist use cases (SPEC §4.6, DECISIONS §8): add with per-item errors, check with hit
 // counting, list, permanent delete; the operator disables records.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
@@ -48,44 +50,41 @@ export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: st
   }
 }
 
-export class ImageBlacklist extends Effect.Service<ImageBlacklist>()("ImageBlacklist/Service", {
-  dependencies: [ImageBlacklistRepo.Default],
-  effect: Effect.gen(function*() {
+export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlacklist/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* ImageBlacklistRepo
 
     const list = (params: BlacklistListParams) => repo.list(params)
 
-    const add = (items: ReadonlyArray<unknown>) =>
-      Effect.gen(function*() {
-        if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)
-        const valid: Array<BlacklistItem> = []
-        const errors: Array<BlacklistAddOutcome["errors"][number]> = []
-        items.forEach((raw, index) => {
-          const checked = checkAddItem(raw)
-          if ("item" in checked) valid.push(checked.item)
-          else errors.push({ index, md5: checked.md5, reason: checked.reason })
-        })
-        const { added, restored } = yield* repo.add(valid)
-        const outcome: BlacklistAddOutcome = {
-          added: added.size,
-          restored: restored.size,
-          skipped: valid.length - added.size - restored.size,
-          errors
-        }
-        return outcome
-      }).pipe(Effect.withSpan("ImageBlacklist.add"))
+    const add = Effect.fn("ImageBlacklist.add")(function*(items: ReadonlyArray<unknown>) {
+      if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)
+      const valid: Array<BlacklistItem> = []
+      const errors: Array<BlacklistAddOutcome["errors"][number]> = []
+      items.forEach((raw, index) => {
+        const checked = checkAddItem(raw)
+        if ("item" in checked) valid.push(checked.item)
+        else errors.push({ index, md5: checked.md5, reason: checked.reason })
+      })
+      const { added, restored } = yield* repo.add(valid)
+      const outcome: BlacklistAddOutcome = {
+        added: added.size,
+        restored: restored.size,
+        skipped: valid.length - added.size - restored.size,
+        errors
+      }
+      return outcome
+    })
 
-    const check = (md5List: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        if (md5List.length > BLACKLIST_CHECK_MAX) return yield* tooMany(BLACKLIST_CHECK_MAX, md5List.length)
-        const invalid = md5List.filter((m) => !MD5.test(m))
-        const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())
-        const blockedSet = yield* repo.hit(valid)
-        const blocked = [...new Set(valid.filter((m) => blockedSet.has(m)))]
-        const allowed = [...new Set(valid.filter((m) => !blockedSet.has(m)))]
-        const outcome: BlacklistCheckOutcome = invalid.length > 0 ? { blocked, allowed, invalid } : { blocked, allowed }
-        return outcome
-      }).pipe(Effect.withSpan("ImageBlacklist.check"))
+    const check = Effect.fn("ImageBlacklist.check")(function*(md5List: ReadonlyArray<string>) {
+      if (md5List.length > BLACKLIST_CHECK_MAX) return yield* tooMany(BLACKLIST_CHECK_MAX, md5List.length)
+      const invalid = md5List.filter((m) => !MD5.test(m))
+      const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())
+      const blockedSet = yield* repo.hit(valid)
+      const blocked = [...new Set(valid.filter((m) => blockedSet.has(m)))]
+      const allowed = [...new Set(valid.filter((m) => !blockedSet.has(m)))]
+      const outcome: BlacklistCheckOutcome = invalid.length > 0 ? { blocked, allowed, invalid } : { blocked, allowed }
+      return outcome
+    })
 
     const remove = (id: number) =>
       Effect.gen(function*() {
@@ -100,4 +99,7 @@ export class ImageBlacklist extends Effect.Service<ImageBlacklist>()("ImageBlack
 
     return { list, add, check, remove, disable, blocks } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(ImageBlacklist, ImageBlacklist.make)
+  static readonly layer = ImageBlacklist.layerWithoutDependencies.pipe(Layer.provide(ImageBlacklistRepo.layer))
+}

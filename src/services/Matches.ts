@@ -1,7 +1,9 @@
 // Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
 // Each write moves the matchmakers' match_count / success_count and records its event in the
 // same transaction.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { Match, MatchCreate, MatchListParams, MatchStatus } from "../../schema/Matches.js"
@@ -25,46 +27,46 @@ const createdEvent = (m: Match) => ({
   status: m.status
 })
 
-export class Matches extends Effect.Service<Matches>()("Matches/Service", {
-  dependencies: [MatchesRepo.Default, GuestsRepo.Default, OutboxRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class Matches extends Context.Service<Matches>()("Matches/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* MatchesRepo
     const guests = yield* GuestsRepo
     const outbox = yield* OutboxRepo
     const tx = yield* Transaction
 
-    const create = (input: MatchCreate) =>
-      Effect.gen(function*() {
-        if (input.guest_a_id === input.guest_b_id) {
-          return yield* BadRequest.invalid([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
-        }
-        const [a, b] = yield* Effect.all([
-          guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
-          guests.findById(input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
-        ])
-        const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
-        const known = yield* guests.existingIds("matchmakers", sent)
-        const unknown = sent.find((id) => !known.has(id))
-        if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
-        const match = yield* tx.run(Effect.gen(function*() {
-          const m = yield* repo.insert({
-            guest_a_id: a.id,
-            guest_b_id: b.id,
-            guest_a_matchmaker_id: input.guest_a_matchmaker_id ?? a.matchmaker_id,
-            guest_b_matchmaker_id: input.guest_b_matchmaker_id ?? b.matchmaker_id,
-            match_score: matchScore(a, b)
-          })
-          yield* repo.bumpCounters(countedMatchmakers(m), "match_count")
-          yield* outbox.record("match.created", READ, createdEvent(m))
-          return m
-        }))
-        return { id: match.id, status: match.status, created_at: match.created_at }
-      }).pipe(Effect.withSpan("Matches.create"))
+    const create = Effect.fn("Matches.create")(function*(input: MatchCreate) {
+      if (input.guest_a_id === input.guest_b_id) {
+        return yield* BadRequest.invalid([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
+      }
+      const [a, b] = yield* Effect.all([
+        guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
+        guests.findById(input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
+      ])
+      const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
+      const known = yield* guests.existingIds("matchmakers", sent)
+      const unknown = sent.find((id) => !known.has(id))
+      if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
+      const match = yield* tx.run(Effect.gen(function*() {
+        const m = yield* repo.insert({
+          guest_a_id: a.id,
+          guest_b_id: b.id,
+          guest_a_matchmaker_id: input.guest_a_matchmaker_id ?? a.matchmaker_id,
+          guest_b_matchmaker_id: input.guest_b_matchmaker_id ?? b.matchmaker_id,
+          match_score: matchScore(a, b)
+        })
+        yield* repo.bumpCounters(countedMatchmakers(m), "match_count")
+        yield* outbox.record("match.created", READ, createdEvent(m))
+        return m
+      }))
+      return { id: match.id, status: match.status, created_at: match.created_at }
+    })
 
-    const list = (params: MatchListParams) => repo.list(params).pipe(Effect.withSpan("Matches.list"))
+    const list = Effect.fn("Matches.list")(function*(params: MatchListParams) {
+      return yield* repo.list(params)
+    })
 
-    const updateStatus = (id: number, status: MatchStatus) =>
-      tx.run(Effect.gen(function*() {
+    const updateStatus = Effect.fn("Matches.updateStatus")(function*(id: number, status: MatchStatus) {
+      return yield* tx.run(Effect.gen(function*() {
         const current = yield* repo.lock(id).pipe(someOrNotFound("match", id))
         const move = matchMove(current.status, status)
         if (move === "invalid") {
@@ -84,8 +86,14 @@ export class Matches extends Effect.Service<Matches>()("Matches/Service", {
           status
         })
         return { id, status: m.status, updated_at: m.updated_at }
-      })).pipe(Effect.withSpan("Matches.updateStatus"))
+      }))
+    })
 
     return { create, list, updateStatus } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Matches, Matches.make)
+  static readonly layer = Matches.layerWithoutDependencies.pipe(
+    Layer.provide([MatchesRepo.layer, GuestsRepo.layer, OutboxRepo.layer, Transaction.layer])
+  )
+}

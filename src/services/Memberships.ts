@@ -1,7 +1,9 @@
 // Membership use cases (SPEC §4.10; DECISIONS §3, §5): create-or-renew, list, the operator's
 // cancel and plans. Expiry at expire_at is the daemon's (jobs/TimeMoves.ts).
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { MembershipCreate, MembershipListParams } from "../../schema/Memberships.js"
@@ -14,9 +16,8 @@ import { someOrNotFound } from "./common.js"
 
 export class PlanCommandError extends Data.TaggedError("PlanCommandError")<{ readonly message: string }> {}
 
-export class Memberships extends Effect.Service<Memberships>()("Memberships/Service", {
-  dependencies: [MembershipsRepo.Default, UsersRepo.Default, GuestsRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class Memberships extends Context.Service<Memberships>()("Memberships/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* MembershipsRepo
     const users = yield* UsersRepo
     const guests = yield* GuestsRepo
@@ -27,24 +28,25 @@ export class Memberships extends Effect.Service<Memberships>()("Memberships/Serv
      * is still active but past its expire_at (the daemon has not reached it yet) is expired first,
      * with its event, so it is never extended from the past.
      */
-    const createOrRenew = (input: MembershipCreate) =>
-      Effect.gen(function*() {
-        if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
-        yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
-        const guestId = input.guest_id ?? null
-        if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
-        const saved = yield* tx.run(Effect.gen(function*() {
-          yield* repo.expireDue({ userId: input.user_id, planId: input.plan_id })
-          return yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
-        }))
-        return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
-      }).pipe(Effect.withSpan("Memberships.createOrRenew"))
+    const createOrRenew = Effect.fn("Memberships.createOrRenew")(function*(input: MembershipCreate) {
+      if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
+      yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
+      const guestId = input.guest_id ?? null
+      if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
+      const saved = yield* tx.run(Effect.gen(function*() {
+        yield* repo.expireDue({ userId: input.user_id, planId: input.plan_id })
+        return yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
+      }))
+      return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
+    })
 
-    const list = (params: MembershipListParams) => repo.list(params).pipe(Effect.withSpan("Memberships.list"))
+    const list = Effect.fn("Memberships.list")(function*(params: MembershipListParams) {
+      return yield* repo.list(params)
+    })
 
     /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
-    const cancel = (id: number) =>
-      tx.run(Effect.gen(function*() {
+    const cancel = Effect.fn("Memberships.cancel")(function*(id: number) {
+      return yield* tx.run(Effect.gen(function*() {
         const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
         const move = membershipMove(current.status, "cancelled")
         if (move === "invalid") {
@@ -55,7 +57,8 @@ export class Memberships extends Effect.Service<Memberships>()("Memberships/Serv
         }
         if (move === "allowed") yield* repo.setStatus(id, "cancelled")
         return yield* repo.findById(id).pipe(someOrNotFound("membership", id))
-      })).pipe(Effect.withSpan("Memberships.cancel"))
+      }))
+    })
 
     const createPlan = (name: string, days: number) =>
       Effect.gen(function*() {
@@ -69,4 +72,9 @@ export class Memberships extends Effect.Service<Memberships>()("Memberships/Serv
 
     return { createOrRenew, list, cancel, createPlan, plans } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Memberships, Memberships.make)
+  static readonly layer = Memberships.layerWithoutDependencies.pipe(
+    Layer.provide([MembershipsRepo.layer, UsersRepo.layer, GuestsRepo.layer, Transaction.layer])
+  )
+}

@@ -1,16 +1,17 @@
 // Platform users, managed by the operator (DECISIONS §3): they count toward a work account's
 // user_count through users.work_wechat_id.
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 
 export class UserCommandError extends Data.TaggedError("UserCommandError")<{ readonly message: string }> {}
 
-export class Users extends Effect.Service<Users>()("Users/Service", {
-  dependencies: [UsersRepo.Default, WorkWechatsRepo.Default],
-  effect: Effect.gen(function*() {
+export class Users extends Context.Service<Users>()("Users/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* UsersRepo
     const accounts = yield* WorkWechatsRepo
 
@@ -38,4 +39,7 @@ export class Users extends Effect.Service<Users>()("Users/Service", {
 
     return { create, setWorkWechat } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Users, Users.make)
+  static readonly layer = Users.layerWithoutDependencies.pipe(Layer.provide([UsersRepo.layer, WorkWechatsRepo.layer]))
+}

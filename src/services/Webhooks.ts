@@ -4,8 +4,10 @@
 import { randomBytes } from "node:crypto"
 
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 
@@ -22,9 +24,8 @@ export class WebhookCommandError extends Data.TaggedError("WebhookCommandError")
 /** What one attempt came to (for the daemon's log and the tests). */
 export type AttemptOutcome = Decision["_tag"] | "Refused"
 
-export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
-  dependencies: [WebhooksRepo.Default, ClientsRepo.Default, WebhookSender.Default],
-  effect: Effect.gen(function*() {
+export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* WebhooksRepo
     const sender = yield* WebhookSender
     const clients = yield* ClientsRepo
@@ -70,11 +71,11 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
      * next `cycle`): refused without a call when the client may no longer receive the event;
      * otherwise sent, with no transaction open.
      */
-    const attempt = (
+    const attempt: (
       d: ClaimedDelivery,
       worker: string
-    ): Effect.Effect<{ readonly record: AttemptRecord; readonly outcome: AttemptOutcome }> =>
-      Effect.gen(function*() {
+    ) => Effect.Effect<{ readonly record: AttemptRecord; readonly outcome: AttemptOutcome }> = Effect.fn("Webhooks.attempt")(
+      function*(d: ClaimedDelivery, worker: string) {
         const held = { id: d.id, worker, attempt: d.attempt, client_id: d.client_id }
         const nowMs = yield* Clock.currentTimeMillis
         const secretEnc = d.webhook_secret_enc
@@ -127,7 +128,8 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
           turn_off: decision._tag === "Gone"
         }
         return { record, outcome: decision._tag }
-      }).pipe(Effect.withSpan("Webhooks.attempt"))
+      }
+    )
 
     /** Milliseconds until the next pending delivery comes due (none when nothing waits). */
     const nextDueInMs = repo.nextDueInMs
@@ -223,4 +225,9 @@ export class Webhooks extends Effect.Service<Webhooks>()("Webhooks/Service", {
 
     return { cycle, attempt, nextDueInMs, release, deliveries, redeliver, redeliverSince, test } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(Webhooks, Webhooks.make)
+  static readonly layer = Webhooks.layerWithoutDependencies.pipe(
+    Layer.provide([WebhooksRepo.layer, ClientsRepo.layer, WebhookSender.layer])
+  )
+}

@@ -1,6 +1,8 @@
 // WeChat group use cases (SPEC §4.4, DECISIONS §5): groups, their matchmaker and work-account
 // members, and an operation log entry for every change, in the same transaction.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 
 import type { PageParams } from "../../schema/Common.js"
 import { BadRequest, NotFound } from "../../schema/Errors.js"
@@ -13,9 +15,8 @@ import { someOrNotFound } from "./common.js"
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
 
-export class WorkGroups extends Effect.Service<WorkGroups>()("WorkGroups/Service", {
-  dependencies: [WorkGroupsRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* WorkGroupsRepo
     const tx = yield* Transaction
     const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_group", id))
@@ -104,8 +105,8 @@ export class WorkGroups extends Effect.Service<WorkGroups>()("WorkGroups/Service
         return null
       }))
 
-    const matchmakerMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), repo.matchmakerMembers(id, p))
-    const accountMembers = (id: number, p: PageParams) => Effect.zipRight(get(id), repo.accountMembers(id, p))
+    const matchmakerMembers = (id: number, p: PageParams) => Effect.andThen(get(id), repo.matchmakerMembers(id, p))
+    const accountMembers = (id: number, p: PageParams) => Effect.andThen(get(id), repo.accountMembers(id, p))
     // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
     const logs = (id: number, p: PageParams) =>
       Effect.gen(function*() {
@@ -128,4 +129,7 @@ export class WorkGroups extends Effect.Service<WorkGroups>()("WorkGroups/Service
       logs
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(WorkGroups, WorkGroups.make)
+  static readonly layer = WorkGroups.layerWithoutDependencies.pipe(Layer.provide([WorkGroupsRepo.layer, Transaction.layer]))
+}

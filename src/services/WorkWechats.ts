@@ -1,6 +1,8 @@
 // Work WeChat account use cases (SPEC §4.3, DECISIONS §5): every change and its operation log
 // commit in one transaction; unique values and associations are guarded by the database.
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { PageParams } from "../../schema/Common.js"
@@ -28,9 +30,8 @@ const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? 
 
 const unique = (ids: ReadonlyArray<number>): Array<number> => [...new Set(ids)]
 
-export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Service", {
-  dependencies: [WorkWechatsRepo.Default, Transaction.Default],
-  effect: Effect.gen(function*() {
+export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Service", {
+  make: Effect.gen(function*() {
     const repo = yield* WorkWechatsRepo
     const tx = yield* Transaction
 
@@ -54,25 +55,27 @@ export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Serv
         ? Effect.fail(new BadRequest({ error: "account_disabled", message: `work WeChat account ${account.id} is disabled` }))
         : Effect.void
 
-    const create = (input: WorkWechatCreate) =>
-      tx.run(Effect.gen(function*() {
+    const create = Effect.fn("WorkWechats.create")(function*(input: WorkWechatCreate) {
+      return yield* tx.run(Effect.gen(function*() {
         const id = yield* repo.insert(input)
         yield* repo.log(id, [{ action: "create" }])
         return { id }
-      })).pipe(Effect.withSpan("WorkWechats.create"))
+      }))
+    })
 
     const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_wechat", id))
 
     const list = (params: WorkWechatListParams) => repo.list(params)
 
-    const update = (id: number, change: WorkWechatUpdate) =>
-      tx.run(Effect.gen(function*() {
+    const update = Effect.fn("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
+      return yield* tx.run(Effect.gen(function*() {
         const update = updateOf(yield* locked(id), change)
         if (update === undefined) return null
         yield* repo.update(id, update.set)
         yield* repo.log(id, [update.entry])
         return null
-      })).pipe(Effect.withSpan("WorkWechats.update"))
+      }))
+    })
 
     const setStatus = (id: number, status: AccountStatus) =>
       tx.run(Effect.gen(function*() {
@@ -153,8 +156,8 @@ export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Serv
         return null
       }))
 
-    const transfer = (id: number, body: Transfer) =>
-      tx.run(Effect.gen(function*() {
+    const transfer = Effect.fn("WorkWechats.transfer")(function*(id: number, body: Transfer) {
+      return yield* tx.run(Effect.gen(function*() {
         const dest = body.target_work_wechat_id
         if (dest === id) {
           return yield* BadRequest.invalid([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
@@ -188,7 +191,8 @@ export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Serv
         }
         const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
         return outcome
-      })).pipe(Effect.withSpan("WorkWechats.transfer"))
+      }))
+    })
 
     const transferAdmin = (id: number, body: TransferAdmin) =>
       tx.run(Effect.gen(function*() {
@@ -204,7 +208,7 @@ export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Serv
         return null
       }))
 
-    const associations = (id: number, params: AssociationListParams) => Effect.zipRight(get(id), repo.listAssociations(id, params))
+    const associations = (id: number, params: AssociationListParams) => Effect.andThen(get(id), repo.listAssociations(id, params))
 
     // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
     const logs = (id: number, params: PageParams) =>
@@ -229,4 +233,7 @@ export class WorkWechats extends Effect.Service<WorkWechats>()("WorkWechats/Serv
       logs
     } as const
   })
-}) {}
+}) {
+  static readonly layerWithoutDependencies = Layer.effect(WorkWechats, WorkWechats.make)
+  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(Layer.provide([WorkWechatsRepo.layer, Transaction.layer]))
+}

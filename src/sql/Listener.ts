@@ -1,12 +1,12 @@
-// A LISTEN connection that knows when it can be trusted. @effect/sql-pg's `listen` swallows the
-// errors of its connection, so a cache fed by it would go stale silently; this one reports every
-// (re)connection and every loss, checks itself with a ping, and reconnects on its own.
+// A LISTEN connection that knows when it can be trusted: it reports every (re)connection and every
+// loss, checks itself with a ping, and reconnects on its own. It keeps a `pg` connection of its own
+// on real timers: @effect/sql-pg's `listen` fails its queue on a loss but neither pings nor
+// reconnects, and a loop over it would run on Effect's Clock, which a test clock stalls.
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
-import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import pg from "pg"
 
@@ -112,19 +112,19 @@ export const wakeOn = (
 ): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
   Effect.gen(function*() {
     const live = yield* Deferred.make<void>()
-    const runtime = yield* Effect.runtime<never>()
+    const context = yield* Effect.context<never>()
     let warned = false
     yield* listen({ channel, applicationName: `matchmaking-open-api:${channel}` }, {
-      onMessage: () => void Queue.unsafeOffer(wake, undefined),
+      onMessage: () => void Queue.offerUnsafe(wake, undefined),
       onLive: () => {
         warned = false
-        Deferred.unsafeDone(live, Exit.void)
-        Queue.unsafeOffer(wake, undefined)
+        Deferred.doneUnsafe(live, Exit.void)
+        Queue.offerUnsafe(wake, undefined)
       },
       onLost: () => {
         if (warned) return
         warned = true
-        Runtime.runFork(runtime)(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
+        Effect.runForkWith(context)(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
       }
     })
     const ready = yield* Deferred.await(live).pipe(Effect.timeoutOption(readyWithinMs))

@@ -8,7 +8,7 @@ import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 
-import * as LogLevel from "effect/LogLevel"
+import type * as LogLevel from "effect/LogLevel"
 import { Client } from "pg"
 
 import { errorMessage } from "../domain/text.js"
@@ -16,13 +16,12 @@ import { writeLog } from "../logging.js"
 
 /** Optional detail of a log line: its level (default Info) and source (default "embedded-postgres"). */
 export interface LogFields {
-  readonly level?: LogLevel.LogLevel
+  readonly level?: LogLevel.Severity
   readonly source?: string
 }
 export type Log = (message: string, fields?: LogFields) => void
 // JSON lines on stderr like the services' own logs; PostgreSQL's output is tagged source "postgres".
-const defaultLog: Log = (message, fields) =>
-  writeLog(fields?.level ?? LogLevel.Info, message, { source: fields?.source ?? "embedded-postgres" })
+const defaultLog: Log = (message, fields) => writeLog(fields?.level ?? "Info", message, { source: fields?.source ?? "embedded-postgres" })
 
 /** The `code` of a Node system error ("ENOENT") or of a PostgreSQL error ("42P04"), if it has one. */
 export const errorCode = (error: unknown): string | undefined =>
@@ -483,7 +482,7 @@ export async function ensureEmbeddedPostgres(opts: {
         const tail = (await fs.readFile(serverLogFile(dataDir), "utf8").catch(() => "")).split("\n").slice(-15)
         throw new Error(`pg_ctl start failed (exit ${failed.code}) for ${dataDir}: ${failed.output}\n${tail.join("\n")}`)
       }
-      log(`starting the server failed (${failed.output}); retrying`, { level: LogLevel.Warning })
+      log(`starting the server failed (${failed.output}); retrying`, { level: "Warn" })
       await sleep(1000)
     }
     starts++

@@ -70,11 +70,11 @@ const withWarnings = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     const warnings: Array<string> = []
     const logger = Logger.make(({ logLevel, message }) => {
-      if (logLevel._tag === "Warning") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
+      if (logLevel === "Warn") warnings.push(Array.isArray(message) ? message.join(" ") : String(message))
     })
     return effect.pipe(
       Effect.map((a) => [a, warnings] as const),
-      Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      Effect.provide(Logger.layer([logger]))
     )
   })
 

@@ -45,7 +45,7 @@ export const apiError = (status: number, message: string): FakeReply => ({
 
 /** Starts the fake server for the scope; by default every request gets a 500. */
 export const fakeAnthropic = Effect.acquireRelease(
-  Effect.async<{ fake: FakeAnthropic; close: () => Promise<void> }>((resume) => {
+  Effect.callback<{ fake: FakeAnthropic; close: () => Promise<void> }>((resume) => {
     const requests: Array<RecordedRequest> = []
     let answer: (req: RecordedRequest) => FakeReply = () => apiError(500, "no reply configured")
     const server = createServer((req, res) => {

@@ -66,7 +66,7 @@ describe("the pool", () => {
         yield* Effect.forEach([png, png, png], ocr.recognize, { concurrency: "unbounded" })
         yield* ocr.recognize(png)
         expect(messagePorts()).toBe(baseline + 2)
-      }).pipe(Effect.provide(OcrLive({ poolSize: 2 })), Effect.scoped, Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(OcrLive({ poolSize: 2 })), Effect.scoped, Effect.provide(Logger.layer([logger])))
       expect(logs.filter((l) => l.includes("OCR pool started"))).toHaveLength(1)
       // tesseract.js stops its threads without waiting for them: allow them a moment.
       for (let i = 0; i < 50 && messagePorts() > baseline; i++) yield* Effect.sleep("20 millis")
@@ -90,7 +90,8 @@ describe("the pool", () => {
     }))
 })
 
-layer(OcrLive({ poolSize: 2 }), { timeout: 120_000 })("OcrLive (pool of 2, real tesseract.js)", (it) => {
+layer(OcrLive({ poolSize: 2 }), { timeout: 120_000, excludeTestServices: true })("OcrLive (pool of 2, real tesseract.js)", (it) => {
+  // Live: the pool's timeouts run on the real clock, as in the daemon.
   it.effect("the clean card's fields are read back (name, gender, age, height, education, income …)", () =>
     Effect.gen(function*() {
       const card = yield* readCard("card-clean.png")

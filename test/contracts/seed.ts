@@ -3,10 +3,10 @@
 // window put in the past). Each store implements them its own way — SQL against PostgreSQL, the
 // tables of the fake database — and times are relative to that store's own "now" (PostgreSQL's
 // now(), the fake's clock), so one suite runs unchanged on both.
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { FakeDb, nextId, now } from "../fakes/db.js"
@@ -32,7 +32,7 @@ export interface SeedTask {
   readonly matchmaker_id: number | null
 }
 
-export class ContractSeed extends Context.Tag("Test/ContractSeed")<ContractSeed, ContractSeedShape>() {}
+export class ContractSeed extends Context.Service<ContractSeed, ContractSeedShape>()("Test/ContractSeed") {}
 
 const interval = (ms: number) => `${ms / 1000} seconds`
 

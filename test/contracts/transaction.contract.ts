@@ -47,7 +47,7 @@ export const transactionContract = (name: string, layer_: Layer.Layer<Transactio
         let failedId = 0
         const failed = yield* Effect.exit(tx.run(Effect.flatMap(write, (id) => Effect.fail(`refused ${(failedId = id)}`))))
         expect(Exit.isFailure(failed)).toBe(true)
-        const died = yield* Effect.exit(tx.run(Effect.zipRight(write, Effect.dieMessage("boom"))))
+        const died = yield* Effect.exit(tx.run(Effect.andThen(write, Effect.die(new Error("boom")))))
         expect(Exit.isFailure(died)).toBe(true)
         expect(Option.isNone(yield* guests.findById(failedId))).toBe(true)
         expect(yield* eventsAfter(before)).toEqual([])

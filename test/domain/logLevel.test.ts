@@ -3,37 +3,37 @@ import { describe, expect, it } from "@effect/vitest"
 import type * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as LogLevel from "effect/LogLevel"
+import type * as LogLevel from "effect/LogLevel"
+import * as Result from "effect/Result"
 
 import { appConfig } from "../../src/Config.js"
 import { configProblems, logLevelConfig, parseLogLevel } from "../../src/logging.js"
 
 const read = <A>(config: Config.Config<A>, env: ReadonlyArray<readonly [string, string]>) =>
-  Effect.runSync(Effect.either(config.pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(env))))))
+  Effect.runSync(Effect.result(config.parse(ConfigProvider.fromEnv({ env: Object.fromEntries(env) }))))
 
 describe("LOG_LEVEL", () => {
   const accepted: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
-    ["Warning", LogLevel.Warning],
-    ["warning", LogLevel.Warning],
-    ["WARNING", LogLevel.Warning],
-    ["warn", LogLevel.Warning],
-    ["WARN", LogLevel.Warning],
-    ["Info", LogLevel.Info],
-    ["info", LogLevel.Info],
-    ["INFO", LogLevel.Info],
-    ["debug", LogLevel.Debug],
-    ["Debug", LogLevel.Debug],
-    ["error", LogLevel.Error],
-    ["Error", LogLevel.Error],
-    ["err", LogLevel.Error],
-    ["fatal", LogLevel.Fatal],
-    ["trace", LogLevel.Trace],
-    ["all", LogLevel.All],
-    ["None", LogLevel.None],
-    ["off", LogLevel.None],
-    ["OFF", LogLevel.None],
-    [" info ", LogLevel.Info]
+    ["Warning", "Warn"],
+    ["warning", "Warn"],
+    ["WARNING", "Warn"],
+    ["warn", "Warn"],
+    ["WARN", "Warn"],
+    ["Info", "Info"],
+    ["info", "Info"],
+    ["INFO", "Info"],
+    ["debug", "Debug"],
+    ["Debug", "Debug"],
+    ["error", "Error"],
+    ["Error", "Error"],
+    ["err", "Error"],
+    ["fatal", "Fatal"],
+    ["trace", "Trace"],
+    ["all", "All"],
+    ["None", "None"],
+    ["off", "None"],
+    ["OFF", "None"],
+    [" info ", "Info"]
   ]
 
   it.each(accepted)("Effect's level names and the usual aliases are accepted in any case: %j", (raw, level) => {
@@ -45,14 +45,14 @@ describe("LOG_LEVEL", () => {
   })
 
   it("unset or empty means Info", () => {
-    expect(read(logLevelConfig, [])).toEqual(Either.right(LogLevel.Info))
-    expect(read(logLevelConfig, [["LOG_LEVEL", ""]])).toEqual(Either.right(LogLevel.Info))
+    expect(read(logLevelConfig, [])).toEqual(Result.succeed("Info"))
+    expect(read(logLevelConfig, [["LOG_LEVEL", ""]])).toEqual(Result.succeed("Info"))
   })
 
   it("an invalid value is reported as LOG_LEVEL's, with the accepted values", () => {
     const result = read(logLevelConfig, [["LOG_LEVEL", "verbose"]])
-    if (Either.isRight(result)) throw new Error("expected a failure")
-    const [problem, ...rest] = configProblems(result.left)
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    const [problem, ...rest] = configProblems(result.failure)
     expect(rest).toEqual([])
     expect(problem?.setting).toBe("LOG_LEVEL")
     expect(problem?.missing).toBe(false)
@@ -66,8 +66,8 @@ describe("start-up check of settings", () => {
 
   it("every invalid setting is named, once each", () => {
     const result = read(appConfig, [["PORT", "abc"], ["SECRET_KEY", "short"], ["RATE_LIMIT_BURST", "x"]])
-    if (Either.isRight(result)) throw new Error("expected a failure")
-    expect(configProblems(result.left).map(({ setting, missing }) => [setting, missing])).toEqual([
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    expect(configProblems(result.failure).map(({ setting, missing }) => [setting, missing])).toEqual([
       ["PORT", false],
       ["SECRET_KEY", false],
       ["RATE_LIMIT_BURST", false]
@@ -75,15 +75,15 @@ describe("start-up check of settings", () => {
   })
 
   it("PORT must be a port number", () => {
-    expect(Either.isLeft(read(appConfig, [secret, ["PORT", "70000"]]))).toBe(true)
-    expect(read(appConfig, [secret, ["PORT", "8081"]]).pipe(Either.map((c) => c.port))).toEqual(Either.right(8081))
+    expect(Result.isFailure(read(appConfig, [secret, ["PORT", "70000"]]))).toBe(true)
+    expect(read(appConfig, [secret, ["PORT", "8081"]]).pipe(Result.map((c) => c.port))).toEqual(Result.succeed(8081))
   })
 
   it("an unset or empty SECRET_KEY is missing (the bootstrap supplies one), not invalid", () => {
     for (const env of [[], [["SECRET_KEY", ""] as const]]) {
       const result = read(appConfig, env)
-      if (Either.isRight(result)) throw new Error("expected a failure")
-      expect(configProblems(result.left)).toEqual([{ setting: "SECRET_KEY", problem: expect.any(String), missing: true }])
+      if (Result.isSuccess(result)) throw new Error("expected a failure")
+      expect(configProblems(result.failure)).toEqual([{ setting: "SECRET_KEY", problem: expect.any(String), missing: true }])
     }
   })
 })

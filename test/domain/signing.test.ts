@@ -8,7 +8,7 @@ import { Signer } from "../../src/auth/Signer.js"
 import { sortedQuery } from "../../src/domain/signing.js"
 import vectors from "../fixtures/signing-vectors.json" with { type: "json" }
 
-layer(Signer.Default)("Signer: signing vectors", (it) => {
+layer(Signer.layer)("Signer: signing vectors", (it) => {
   for (const c of vectors.cases) {
     it.effect(`reproduces the vector: ${c.description}`, () =>
       Effect.gen(function*() {

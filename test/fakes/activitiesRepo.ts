@@ -31,11 +31,11 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
     const { id, registered_at, ...rest } = r
     return { registration_id: id, ...rest, registered_at: formatTimestamp(new Date(registered_at), tz) }
   }
-  const activity = (id: number) => Option.fromNullable(db.tables.activities.get(id))
+  const activity = (id: number) => Option.fromNullishOr(db.tables.activities.get(id))
   const moved = (from: FakeActivity["status"], move: (a: FakeActivity, nowMs: number) => boolean) =>
     Effect.map(now, (nowMs) => [...db.tables.activities.values()].filter((a) => a.status === from && move(a, nowMs)).length)
 
-  return ActivitiesRepo.make({
+  return ActivitiesRepo.of({
     insert: (input) =>
       Effect.gen(function*() {
         const tz = yield* PlatformTimeZone
@@ -60,7 +60,7 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
     setState: (state) =>
       Effect.gen(function*() {
         const a = db.tables.activities.get(state.id)
-        if (a === undefined) return yield* Effect.dieMessage(`activity ${state.id} does not exist`)
+        if (a === undefined) return yield* Effect.die(new Error(`activity ${state.id} does not exist`))
         a.status = state.status
         a.audit_status = state.audit_status
         return toActivity(a, yield* PlatformTimeZone)
@@ -101,7 +101,7 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
       a.status = "ended"
       return true
     }),
-    list: () => Effect.dieMessage("ActivitiesRepo.list is not faked: list tests run against PostgreSQL")
+    list: () => Effect.die(new Error("ActivitiesRepo.list is not faked: list tests run against PostgreSQL"))
   })
 })
 

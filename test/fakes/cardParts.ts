@@ -21,13 +21,13 @@ export interface CallCounts {
 }
 
 /** How often each part was called (for assertions). */
-export class CardPartsCalls extends Context.Tag("Test/CardPartsCalls")<CardPartsCalls, CallCounts>() {}
+export class CardPartsCalls extends Context.Service<CardPartsCalls, CallCounts>()("Test/CardPartsCalls") {}
 
 const scripted = <A extends object>(name: string, script: Array<A | { readonly fails: string }>, onCall: () => void) =>
   Effect.suspend(() => {
     onCall()
     const next = script.shift()
-    if (next === undefined) return Effect.dieMessage(`fake ${name}: called more often than scripted`)
+    if (next === undefined) return Effect.die(new Error(`fake ${name}: called more often than scripted`))
     return "fails" in next ? Effect.fail(new CardParseError({ message: next.fails })) : Effect.succeed(next as A)
   })
 
@@ -39,12 +39,12 @@ export const fakeCardParts = (o: {
   readonly ai: ReadonlyArray<AiAnswer> | null
   readonly ocr: ReadonlyArray<OcrAnswer> | null
 }): Layer.Layer<CardAi | CardOcr | CardPartsCalls> =>
-  Layer.unwrapEffect(Effect.sync(() => {
+  Layer.unwrap(Effect.sync(() => {
     const calls: CallCounts = { ai: 0, ocr: 0 }
     const aiScript = [...(o.ai ?? [])]
     const ocrScript = [...(o.ocr ?? [])]
     const ai = o.ai === null
-      ? { available: false, parse: () => Effect.dieMessage("fake AI: called although no AI is configured") }
+      ? { available: false, parse: () => Effect.die(new Error("fake AI: called although no AI is configured")) }
       : { available: true, parse: () => scripted<AiParsed>("AI", aiScript as Array<AiAnswer>, () => calls.ai++) }
     const read = (_png: Buffer): Effect.Effect<OcrReading, CardParseError | ParserUnavailable> =>
       o.ocr === null

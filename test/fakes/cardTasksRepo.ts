@@ -21,13 +21,13 @@ export const makeFakeCardTasksRepo = Effect.gen(function*() {
   const rows = () => [...db.tables.cardTasks.values()]
   const isOpen = (t: FakeCardTask) => t.status === "pending" || t.status === "processing"
   const openOf = (matchmakerId: number, imageHash: string) =>
-    Option.fromNullable(rows().find((t) => isOpen(t) && t.matchmaker_id === matchmakerId && t.image_hash === imageHash))
+    Option.fromNullishOr(rows().find((t) => isOpen(t) && t.matchmaker_id === matchmakerId && t.image_hash === imageHash))
   const held = (id: number, worker: string) => {
     const t = db.tables.cardTasks.get(id)
     return t !== undefined && t.status === "processing" && t.locked_by === worker ? t : undefined
   }
 
-  return CardTasksRepo.make({
+  return CardTasksRepo.of({
     findOpen: (matchmakerId, imageHash) =>
       Effect.sync(() => Option.map(openOf(matchmakerId, imageHash), (t) => ({ task_id: t.task_id, status: t.status as "pending" }))),
     enqueue: (task) =>
@@ -62,7 +62,7 @@ export const makeFakeCardTasksRepo = Effect.gen(function*() {
       }),
     find: (taskId) =>
       Effect.map(PlatformTimeZone, (tz) =>
-        Option.map(Option.fromNullable(rows().find((t) => t.task_id === taskId)), (t): CardTask => ({
+        Option.map(Option.fromNullishOr(rows().find((t) => t.task_id === taskId)), (t): CardTask => ({
           task_id: t.task_id,
           status: t.status,
           created_at: formatIso(new Date(t.created_at), tz),

@@ -11,13 +11,13 @@ export const makeFakeClientsRepo = (createdAt = "2026-01-01T08:00:00") =>
   Effect.sync(() => {
     const rows = new Map<string, ClientRow>()
     let nextId = 1
-    return ClientsRepo.make({
-      findByAppKey: (appKey) => Effect.sync(() => Option.fromNullable(rows.get(appKey))),
+    return ClientsRepo.of({
+      findByAppKey: (appKey) => Effect.sync(() => Option.fromNullishOr(rows.get(appKey))),
       list: Effect.sync(() => [...rows.values()].sort((a, b) => a.id - b.id)),
       insert: (row) =>
         Effect.suspend(() => {
           // The real table's UNIQUE (app_key): a second row with the key is a defect there too.
-          if (rows.has(row.appKey)) return Effect.dieMessage(`duplicate app_key ${row.appKey}`)
+          if (rows.has(row.appKey)) return Effect.die(new Error(`duplicate app_key ${row.appKey}`))
           const created: ClientRow = {
             id: nextId++,
             app_key: row.appKey,

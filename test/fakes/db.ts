@@ -14,8 +14,8 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
+import * as Semaphore from "effect/Semaphore"
 
 import type { GuestState } from "../../src/domain/guest.js"
 import { Transaction } from "../../src/repos/sqlHelpers.js"
@@ -199,7 +199,7 @@ export interface FakeDatabase {
   tables: Tables
 }
 
-export class FakeDb extends Context.Tag("Test/FakeDb")<FakeDb, FakeDatabase>() {}
+export class FakeDb extends Context.Service<FakeDb, FakeDatabase>()("Test/FakeDb") {}
 
 /** A fresh, empty database (the seeded membership plans aside) per build of the layer. */
 export const FakeDbLive: Layer.Layer<FakeDb> = Layer.sync(FakeDb, () => ({ tables: emptyTables() }))
@@ -215,24 +215,24 @@ export const nextId = (db: FakeDatabase, table: string): number => {
 export const now = Clock.currentTimeMillis
 
 /** Whether the current fiber runs inside a fake transaction (a nested `run` is a savepoint). */
-const inTransaction = FiberRef.unsafeMake(false)
+const InTransaction = Context.Reference<boolean>("Test/FakeDb/InTransaction", { defaultValue: () => false })
 
 export const FakeTransaction: Layer.Layer<Transaction, never, FakeDb> = Layer.effect(
   Transaction,
   Effect.gen(function*() {
     const db = yield* FakeDb
-    const serial = yield* Effect.makeSemaphore(1)
+    const serial = yield* Semaphore.make(1)
     const withRollback = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.suspend(() => {
         const snapshot = structuredClone(db.tables)
         return Effect.onExit(self, (exit) => Exit.isFailure(exit) ? Effect.sync(() => void (db.tables = snapshot)) : Effect.void)
       })
     const run = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
+      Effect.flatMap(InTransaction, (nested) =>
         nested
           ? withRollback(self)
-          : serial.withPermits(1)(Effect.locally(withRollback(self), inTransaction, true)))
+          : serial.withPermits(1)(Effect.provideService(withRollback(self), InTransaction, true)))
     // The real `run` also maps SQL failures (never raised here): the errors pass through unchanged.
-    return Transaction.make({ run: run as Transaction["run"] })
+    return Transaction.of({ run: run as Transaction["Service"]["run"] })
   })
 )

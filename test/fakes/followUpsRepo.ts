@@ -69,9 +69,9 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
       return { created, plans: due.length }
     })
 
-  return FollowUpsRepo.make({
-    list: () => Effect.dieMessage("FollowUpsRepo.list is not faked: list tests run against PostgreSQL"),
-    detail: () => Effect.dieMessage("FollowUpsRepo.detail is not faked: detail tests run against PostgreSQL"),
+  return FollowUpsRepo.of({
+    list: () => Effect.die(new Error("FollowUpsRepo.list is not faked: list tests run against PostgreSQL")),
+    detail: () => Effect.die(new Error("FollowUpsRepo.detail is not faked: detail tests run against PostgreSQL")),
     dispatch: (id, caller, nowMs, leaseMs) =>
       Effect.gen(function*() {
         const t = task(id)
@@ -87,7 +87,7 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
       }),
     lockState: (id) =>
       Effect.sync(() =>
-        Option.map(Option.fromNullable(task(id)), (t) => ({
+        Option.map(Option.fromNullishOr(task(id)), (t) => ({
           status: t.status,
           dispatched_to: t.dispatched_to,
           dispatched_at: t.dispatched_at === null ? null : new Date(t.dispatched_at)

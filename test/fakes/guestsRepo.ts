@@ -35,7 +35,7 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
     } as Guest
   }
 
-  return GuestsRepo.make({
+  return GuestsRepo.of({
     insert: (state, extra = {}) =>
       Effect.gen(function*() {
         const timeZone = yield* PlatformTimeZone
@@ -44,7 +44,7 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
         const taken = image !== null &&
           [...db.tables.guests.values()].some((g) => g.image_hash === image && g.state.matchmaker_id === state.matchmaker_id)
         // The unique index guests_matchmaker_image_key: a defect there too (services look first).
-        if (taken) return yield* Effect.dieMessage(`duplicate (matchmaker_id, image_hash) ${state.matchmaker_id} ${image}`)
+        if (taken) return yield* Effect.die(new Error(`duplicate (matchmaker_id, image_hash) ${state.matchmaker_id} ${image}`))
         const row: FakeGuest = {
           id: nextId(db, "guests"),
           state: stored(state),
@@ -59,7 +59,7 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
     findByImage: (matchmakerId, imageHash) =>
       Effect.sync(() =>
         Option.map(
-          Option.fromNullable(
+          Option.fromNullishOr(
             [...db.tables.guests.values()].find((g) => g.image_hash === imageHash && g.state.matchmaker_id === matchmakerId)
           ),
           (g) => ({ id: g.id, name: g.state.name })
@@ -70,14 +70,14 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
         const timeZone = yield* PlatformTimeZone
         const row = db.tables.guests.get(id)
         // The real statement is `single`: no row is a defect.
-        if (row === undefined) return yield* Effect.dieMessage(`guest ${id} does not exist`)
+        if (row === undefined) return yield* Effect.die(new Error(`guest ${id} does not exist`))
         row.state = stored(state)
         row.updated_at = yield* now
         if (state.photo_time !== null) row.photo_time = parseTimestamp(state.photo_time, timeZone).getTime()
         return toGuest(row, timeZone)
       }),
     findById: (id) =>
-      Effect.map(PlatformTimeZone, (timeZone) => Option.map(Option.fromNullable(db.tables.guests.get(id)), (g) => toGuest(g, timeZone))),
+      Effect.map(PlatformTimeZone, (timeZone) => Option.map(Option.fromNullishOr(db.tables.guests.get(id)), (g) => toGuest(g, timeZone))),
     lockStates: (ids) =>
       Effect.map(PlatformTimeZone, (timeZone) => {
         const states = new Map<number, GuestState>()
@@ -101,7 +101,7 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
         const rows: ReadonlyMap<number, unknown> = table === "companies" ? db.tables.companies : db.tables.matchmakers
         return new Set(ids.filter((id) => rows.has(id)))
       }),
-    list: () => Effect.dieMessage("GuestsRepo.list is not faked: list tests run against PostgreSQL")
+    list: () => Effect.die(new Error("GuestsRepo.list is not faked: list tests run against PostgreSQL"))
   })
 })
 

@@ -10,20 +10,20 @@ import { UsersRepo } from "../../src/repos/UsersRepo.js"
 import { FakeDb } from "./db.js"
 import { makeTestLayer } from "./makeTestLayer.js"
 
-type CompanyRow = Option.Option.Value<Effect.Effect.Success<ReturnType<CompaniesRepo["findById"]>>>
+type CompanyRow = Option.Option.Value<Effect.Success<ReturnType<CompaniesRepo["Service"]["findById"]>>>
 
 /** UsersRepo.exists over the fake users; nothing else. */
-export const FakeUserLookup: Layer.Layer<UsersRepo, never, FakeDb> = Layer.unwrapEffect(
+export const FakeUserLookup: Layer.Layer<UsersRepo, never, FakeDb> = Layer.unwrap(
   Effect.map(FakeDb, (db) => makeTestLayer(UsersRepo)({ exists: (id) => Effect.sync(() => db.tables.users.has(id)) }))
 )
 
 /** CompaniesRepo.findById over the fake companies (the fields a caller reads besides the id are placeholders); nothing else. */
-export const FakeCompanyLookup: Layer.Layer<CompaniesRepo, never, FakeDb> = Layer.unwrapEffect(
+export const FakeCompanyLookup: Layer.Layer<CompaniesRepo, never, FakeDb> = Layer.unwrap(
   Effect.map(FakeDb, (db) =>
     makeTestLayer(CompaniesRepo)({
       findById: (id) =>
         Effect.sync(() =>
-          Option.map(Option.fromNullable(db.tables.companies.get(id)), (c) => ({ id: c.id, name: c.name }) as unknown as CompanyRow)
+          Option.map(Option.fromNullishOr(db.tables.companies.get(id)), (c) => ({ id: c.id, name: c.name }) as unknown as CompanyRow)
         )
     }))
 )

@@ -5,13 +5,16 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 
 import { ActivitiesRepo } from "../../src/repos/ActivitiesRepo.js"
 import { UsersRepo } from "../../src/repos/UsersRepo.js"
 import { makeTestLayer } from "./makeTestLayer.js"
 
 const defectMessage = <A, E>(exit: Exit.Exit<A, E>): string =>
-  Exit.isFailure(exit) ? Option.match(Cause.dieOption(exit.cause), { onNone: () => "no defect", onSome: (d) => String(d) }) : "succeeded"
+  Exit.isFailure(exit)
+    ? Result.match(Cause.findDefect(exit.cause), { onFailure: () => "no defect", onSuccess: (d) => String(d) })
+    : "succeeded"
 
 describe("makeTestLayer", () => {
   it.effect("a member the test gives is the one used", () =>
@@ -25,7 +28,7 @@ describe("makeTestLayer", () => {
     Effect.gen(function*() {
       const users = yield* UsersRepo
       const exit = yield* Effect.exit(users.insert({ name: "x", phone: null, work_wechat_id: null }))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
       expect(defectMessage(exit)).toContain(`Users/Repo: "insert" is not implemented in this test layer`)
     }).pipe(Effect.provide(makeTestLayer(UsersRepo)({}))))
 

@@ -8,14 +8,14 @@ import * as Layer from "effect/Layer"
 
 /** A value that is both a function returning a dying effect and that dying effect itself. */
 const unimplemented = (service: string, member: string) => {
-  const dead = Effect.dieMessage(`${service}: "${member}" is not implemented in this test layer`)
+  const dead = Effect.die(new Error(`${service}: "${member}" is not implemented in this test layer`))
   // Members are either methods (`repo.find(id)`) or effects (`repo.startDue`): serve both.
   const f = Object.assign(() => dead, dead)
   Object.setPrototypeOf(f, Object.getPrototypeOf(dead))
   return f
 }
 
-export const makeTestLayer = <I, S extends object>(tag: Context.Tag<I, S>) => (service: Partial<S>): Layer.Layer<I> =>
+export const makeTestLayer = <I, S extends object>(tag: Context.Key<I, S>) => (service: Partial<S>): Layer.Layer<I> =>
   Layer.sync(tag, () => {
     const given: Record<PropertyKey, unknown> = { ...service }
     return new Proxy(given, {

@@ -21,7 +21,7 @@ const DAY_MS = 86_400_000
 
 export const makeFakeMembershipsRepo = Effect.gen(function*() {
   const db = yield* FakeDb
-  const plan = (id: number) => Option.fromNullable(db.tables.membershipPlans.get(id))
+  const plan = (id: number) => Option.fromNullishOr(db.tables.membershipPlans.get(id))
   const toMembership = (m: FakeMembership, tz: string): Membership => {
     const at = (ms: number) => formatTimestamp(new Date(ms), tz)
     return {
@@ -37,7 +37,7 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
     }
   }
 
-  return MembershipsRepo.make({
+  return MembershipsRepo.of({
     insertPlan: (p) =>
       Effect.sync(() => {
         const row = { id: nextId(db, "membershipPlans"), name: p.name, days: p.days }
@@ -79,14 +79,14 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
         return Option.some({ id: row.id, status: row.status, expire_at: formatTimestamp(new Date(row.expire_at), tz), renewed: false })
       }),
     lock: (id) =>
-      Effect.sync(() => Option.map(Option.fromNullable(db.tables.memberships.get(id)), (m) => ({ id: m.id, status: m.status }))),
+      Effect.sync(() => Option.map(Option.fromNullishOr(db.tables.memberships.get(id)), (m) => ({ id: m.id, status: m.status }))),
     setStatus: (id, status) =>
       Effect.sync(() => {
         const m = db.tables.memberships.get(id)
         if (m !== undefined) m.status = status
       }),
     findById: (id) =>
-      Effect.map(PlatformTimeZone, (tz) => Option.map(Option.fromNullable(db.tables.memberships.get(id)), (m) => toMembership(m, tz))),
+      Effect.map(PlatformTimeZone, (tz) => Option.map(Option.fromNullishOr(db.tables.memberships.get(id)), (m) => toMembership(m, tz))),
     expireDue: (scope = null) =>
       Effect.gen(function*() {
         const tz = yield* PlatformTimeZone
@@ -116,7 +116,7 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
         }
         return due.length
       }),
-    list: () => Effect.dieMessage("MembershipsRepo.list is not faked: list tests run against PostgreSQL")
+    list: () => Effect.die(new Error("MembershipsRepo.list is not faked: list tests run against PostgreSQL"))
   })
 })
 

@@ -27,7 +27,7 @@ export const makeFakeOutboxRepo = Effect.gen(function*() {
       db.tables.events.push(event)
       return event.event_id
     })
-  return OutboxRepo.make({
+  return OutboxRepo.of({
     record: insert,
     recordMany: (type, permission, items) => Effect.forEach(items, (data) => insert(type, permission, data), { discard: true }),
     after: (id, limit) =>

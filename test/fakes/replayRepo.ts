@@ -17,7 +17,7 @@ export interface FakeReplayState {
 export const makeFakeReplayRepo = (state: FakeReplayState = { nonces: new Map(), buckets: new Map(), epochS: 0 }) =>
   Effect.sync(() => {
     const keyOf = (appKey: string, nonce: string) => `${appKey}\u0000${nonce}`
-    return ReplayRepo.make({
+    return ReplayRepo.of({
       admit: (r) =>
         Effect.sync((): AdmitResult => {
           const epoch = state.epochS

@@ -2,7 +2,7 @@
 // (test/repoContracts.test.ts runs them against PostgreSQL). The fake's clock is set to a real
 // instant, as PostgreSQL's now() would be.
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { activitiesRepoContract } from "../contracts/activitiesRepo.contract.js"
 import { cardTasksRepoContract } from "../contracts/cardTasksRepo.contract.js"

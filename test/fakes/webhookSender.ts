@@ -26,7 +26,7 @@ export interface WebhookReceiverShape {
   readonly answer: (...answers: ReadonlyArray<ScriptedAnswer>) => void
 }
 
-export class WebhookReceiver extends Context.Tag("Test/WebhookReceiver")<WebhookReceiver, WebhookReceiverShape>() {}
+export class WebhookReceiver extends Context.Service<WebhookReceiver, WebhookReceiverShape>()("Test/WebhookReceiver") {}
 
 const EXCERPT_CHARS = 500
 
@@ -39,7 +39,7 @@ const makeReceiver = () => {
       requests.push({ ...request, sentAt: startedAt })
       const next = script.shift()
       if (next === undefined) {
-        return yield* Effect.dieMessage(`fake webhook receiver: no answer scripted for request ${requests.length} to ${request.url}`)
+        return yield* Effect.die(new Error(`fake webhook receiver: no answer scripted for request ${requests.length} to ${request.url}`))
       }
       const durationMs = next.durationMs ?? 0
       if ("noAnswer" in next) return { result: { _tag: "NoAnswer", error: next.noAnswer }, startedAt, durationMs, response: null }
@@ -48,11 +48,11 @@ const makeReceiver = () => {
       return { result, startedAt, durationMs, response: (next.body ?? "").slice(0, EXCERPT_CHARS) }
     })
   const receiver: WebhookReceiverShape = { requests, answer: (...answers) => void script.push(...answers) }
-  return { receiver, sender: WebhookSender.make({ send }) }
+  return { receiver, sender: WebhookSender.of({ send }) }
 }
 
 /** The sender and its receiver (for scripting answers and reading requests), fresh per build. */
-export const FakeWebhookSender: Layer.Layer<WebhookSender | WebhookReceiver> = Layer.unwrapEffect(
+export const FakeWebhookSender: Layer.Layer<WebhookSender | WebhookReceiver> = Layer.unwrap(
   Effect.sync(() => {
     const { receiver, sender } = makeReceiver()
     return Layer.merge(Layer.succeed(WebhookSender, sender), Layer.succeed(WebhookReceiver, receiver))

@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import type { ActivityCreate } from "../../schema/Activities.js"
@@ -19,14 +19,14 @@ import { FakeStore } from "../fakes/store.js"
 const START = Date.UTC(2026, 10, 24, 4, 0, 0)
 
 const TestLayer = () =>
-  Activities.DefaultWithoutDependencies.pipe(
+  Activities.layerWithoutDependencies.pipe(
     Layer.provideMerge(FakeCompanyLookup),
     Layer.provideMerge(FakeStore),
     Layer.provideMerge(appConfigWith({})),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
   )
 
-const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof TestLayer>>>) =>
+const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Success<ReturnType<typeof TestLayer>>>) =>
   it.effect(name, () => Effect.provide(body(), TestLayer()))
 
 const input = (companyId: number, over: Partial<ActivityCreate> = {}): ActivityCreate => ({

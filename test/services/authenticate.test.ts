@@ -2,9 +2,10 @@
 // in-memory clients and replay record, a client-change feed the test drives, the real Signer and
 // SecretBox, and the test clock. No database, no network.
 import { expect, layer } from "@effect/vitest"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { Authenticator } from "../../src/auth/Authenticator.js"
 import { ClientCache, ClientChanges } from "../../src/auth/ClientCache.js"
@@ -23,20 +24,17 @@ const PATH = "/api/open/v1/guests"
 
 /** The change feed as the test drives it: live from the start; `onMessage` is a NOTIFY, `onLost` a lost connection. */
 const feed: { handlers?: ListenerHandlers } = {}
-const FakeClientChanges = Layer.succeed(
-  ClientChanges,
-  ClientChanges.make({
-    follow: (handlers) =>
-      Effect.sync(() => {
-        feed.handlers = handlers
-        handlers.onLive()
-      })
-  })
-)
+const FakeClientChanges = Layer.succeed(ClientChanges, {
+  follow: (handlers) =>
+    Effect.sync(() => {
+      feed.handlers = handlers
+      handlers.onLive()
+    })
+})
 
-const AuthLayer = Authenticator.DefaultWithoutDependencies.pipe(
-  Layer.provideMerge(ClientCache.DefaultWithoutDependencies),
-  Layer.provideMerge(Layer.mergeAll(FakeClientChanges, Signer.Default, Layer.succeed(SecretBox, box))),
+const AuthLayer = Authenticator.layerWithoutDependencies.pipe(
+  Layer.provideMerge(ClientCache.layerWithoutDependencies),
+  Layer.provideMerge(Layer.mergeAll(FakeClientChanges, Signer.layer, Layer.succeed(SecretBox, box))),
   Layer.provideMerge(Layer.mergeAll(Layer.effect(ClientsRepo, makeFakeClientsRepo()), Layer.effect(ReplayRepo, makeFakeReplayRepo()))),
   Layer.provideMerge(appConfigWith({ rateLimitRps: 1, rateLimitBurst: 3, signatureWindowSeconds: 300 })),
   Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
@@ -63,7 +61,7 @@ interface Signing {
 /** A request signed as an integrator would (the nonce fresh unless given). */
 const signed = (o: Signing) =>
   Effect.gen(function*() {
-    const nowS = Math.floor((yield* TestClock.currentTimeMillis) / 1000)
+    const nowS = Math.floor((yield* Clock.currentTimeMillis) / 1000)
     const timestamp = String(o.timestamp ?? nowS)
     const nonce = o.nonce ?? `nonce-${seq++}-${"x".repeat(16)}`
     const body = new Uint8Array(0)
@@ -82,7 +80,7 @@ const authenticate = (o: Signing) => Effect.flatMap(signed(o), (req) => Effect.f
 const outcome = (o: Signing) =>
   authenticate(o).pipe(
     Effect.as("ok"),
-    Effect.catchAll((e) => Effect.succeed(e.error))
+    Effect.catch((e) => Effect.succeed(e.error))
   )
 
 layer(AuthLayer)("authentication decisions", (it) => {
@@ -131,7 +129,7 @@ layer(AuthLayer)("authentication decisions", (it) => {
     Effect.gen(function*() {
       const clients = yield* ClientsRepo
       const c = yield* newClient("old-secret")
-      const now = yield* TestClock.currentTimeMillis
+      const now = yield* Clock.currentTimeMillis
       yield* clients.update(c.appKey, {
         secret_enc: box.seal("new-secret"),
         prev_secret_enc: box.seal("old-secret"),

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import sharp from "sharp"
 
 import type { AiParsed } from "../../src/card/ai.js"
@@ -36,8 +36,8 @@ const START = Date.UTC(2026, 10, 24, 4, 0, 0)
 const LEASE_MS = 120_000
 
 const TestLayer = (parts: { readonly ai: ReadonlyArray<AiAnswer> | null; readonly ocr: ReadonlyArray<OcrAnswer> | null }) =>
-  CardImport.DefaultWithoutDependencies.pipe(
-    Layer.provideMerge(Guests.DefaultWithoutDependencies),
+  CardImport.layerWithoutDependencies.pipe(
+    Layer.provideMerge(Guests.layerWithoutDependencies),
     Layer.provideMerge(CardParserFromParts.pipe(Layer.provideMerge(fakeCardParts(parts)))),
     // Processing a claimed task looks up no matchmaker, company or blacklist entry: any call dies naming itself.
     Layer.provideMerge(
@@ -48,7 +48,7 @@ const TestLayer = (parts: { readonly ai: ReadonlyArray<AiAnswer> | null; readonl
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
   )
 
-type Services = Layer.Layer.Success<ReturnType<typeof TestLayer>>
+type Services = Layer.Success<ReturnType<typeof TestLayer>>
 
 const test = <A, E>(
   name: string,

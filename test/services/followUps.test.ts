@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { appConfigWith } from "../../src/Config.js"
 import { FollowUps } from "../../src/services/FollowUps.js"
@@ -19,13 +19,13 @@ const START = Date.UTC(2026, 10, 24, 4, 0, 0)
 
 /** The service over a fresh fake store, the clock at START. */
 const TestLayer = () =>
-  FollowUps.DefaultWithoutDependencies.pipe(
+  FollowUps.layerWithoutDependencies.pipe(
     Layer.provideMerge(FakeStore),
     Layer.provideMerge(appConfigWith({ followUpLeaseSeconds: LEASE_S })),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
   )
 
-const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof TestLayer>>>) =>
+const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Success<ReturnType<typeof TestLayer>>>) =>
   it.effect(name, () => Effect.provide(body(), TestLayer()))
 
 /** A guest with a plan starting today: its day-1 task exists at once. */

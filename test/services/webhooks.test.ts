@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 
 import { makeSecretBox, SecretBox } from "../../src/auth/SecretBox.js"
 import { appConfigWith } from "../../src/Config.js"
@@ -25,7 +25,7 @@ const SECRET = "whsec_" + Buffer.from("current-secret-0123456789").toString("bas
 const PREVIOUS = "whsec_" + Buffer.from("previous-secret-012345678").toString("base64")
 
 const TestLayer = () =>
-  Webhooks.DefaultWithoutDependencies.pipe(
+  Webhooks.layerWithoutDependencies.pipe(
     // An attempt reads and writes nothing: any repository call dies, naming itself.
     Layer.provideMerge(Layer.mergeAll(makeTestLayer(WebhooksRepo)({}), makeTestLayer(ClientsRepo)({}))),
     Layer.provideMerge(FakeWebhookSender),
@@ -34,7 +34,7 @@ const TestLayer = () =>
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
   )
 
-const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof TestLayer>>>) =>
+const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Success<ReturnType<typeof TestLayer>>>) =>
   it.effect(name, () => Effect.provide(body(), TestLayer()))
 
 const delivery = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
@@ -61,11 +61,17 @@ const delivery = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
   ...over
 })
 
+/** A Random whose every double is `value` (the jitter a test wants). */
+const fixedRandom = (value: number): Random.Random => ({
+  nextDoubleUnsafe: () => value,
+  nextIntUnsafe: () => Math.floor(value * Number.MAX_SAFE_INTEGER)
+})
+
 /** One attempt with the receiver's next answer scripted, and Random.next fixed. */
 const attemptWith = (answer: ScriptedAnswer, random = 0.5, over: Partial<ClaimedDelivery> = {}) =>
   Effect.gen(function*() {
     ;(yield* WebhookReceiver).answer(answer)
-    return yield* Effect.withRandom((yield* Webhooks).attempt(delivery(over), "worker-1"), Random.fixed([random]))
+    return yield* Effect.provideService((yield* Webhooks).attempt(delivery(over), "worker-1"), Random.Random, fixedRandom(random))
   })
 
 describe("webhook attempts over a fake receiver", () => {

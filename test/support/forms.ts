@@ -7,7 +7,8 @@ export const cardForm = (
   type = "image/png"
 ): FormData => {
   const form = new FormData()
-  if (file !== undefined) form.append("file", new Blob([file], { type }), filename)
+  // A copy over a plain ArrayBuffer: what a Blob takes (the bytes are the same).
+  if (file !== undefined) form.append("file", new Blob([new Uint8Array(file)], { type }), filename)
   for (const [k, v] of Object.entries(fields)) form.append(k, v)
   return form
 }

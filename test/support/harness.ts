@@ -3,16 +3,16 @@
 import { randomBytes } from "node:crypto"
 import { createServer } from "node:http"
 
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
@@ -33,7 +33,7 @@ import { withDatabase } from "../../src/sql/urls.js"
 export const testDatabaseLayer = (
   via: (url: string) => Effect.Effect<string, never, Scope.Scope> = Effect.succeed
 ): Layer.Layer<DatabaseServices> =>
-  Layer.unwrapScoped(
+  Layer.unwrap(
     Effect.gen(function*() {
       const adminUrl = inject("databaseAdminUrl")
       const template = inject("templateDatabase")
@@ -70,19 +70,20 @@ export const testAppLayer = (
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now())))
   )
 
-export class TestServer extends Context.Tag("Test/Server")<TestServer, { readonly baseUrl: string }>() {}
+export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("Test/Server") {}
 
 /** An HTTP server of the app over the given services (one more "API instance"). */
-export const serverLayer = Layer.scoped(
+export const serverLayer = Layer.effect(
   TestServer,
   Effect.map(HttpServer.HttpServer, (server) => {
     const address = server.address
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP server")
+    if (address._tag === "UnixPathAddress") throw new Error("expected a TCP server")
     return { baseUrl: `http://127.0.0.1:${address.port}` }
   })
 ).pipe(
   Layer.provideMerge(HttpAppLive),
-  Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" }))
+  Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.orDie
 )
 
 /** Services, one server and an HTTP client: what most endpoint tests need. */
@@ -95,7 +96,8 @@ export const testServerLayer = (
 /**
  * A test database whose URL is kept, so that more API instances (each with its own services, caches
  * and connection pool, as separate processes would have) can serve it: `database` goes to
- * testServerLayer, `anotherInstance` is built inside a test.
+ * testServerLayer, `anotherInstance` is built inside a test (through `Layer.fresh`, so that it
+ * shares nothing with the instance already built).
  */
 export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}) => {
   let url = ""

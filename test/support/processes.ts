@@ -20,7 +20,7 @@ export interface RunningProcess {
 /** Starts `node --import tsx <entry>`; succeeds once stderr contains `readyText`. */
 export const startProcess = (entry: string, env: Record<string, string>, readyText: string) =>
   Effect.acquireRelease(
-    Effect.async<RunningProcess>((resume) => {
+    Effect.callback<RunningProcess>((resume) => {
       const child = spawn(process.execPath, ["--import", "tsx", entry], {
         env: { ...process.env, ...env },
         stdio: ["ignore", "ignore", "pipe"]
@@ -36,7 +36,7 @@ export const startProcess = (entry: string, env: Record<string, string>, readyTe
         }
       })
       void exited.then((code) => {
-        if (!ready) resume(Effect.dieMessage(`${entry} exited early (${code}): ${log.slice(-3000)}`))
+        if (!ready) resume(Effect.die(new Error(`${entry} exited early (${code}): ${log.slice(-3000)}`)))
       })
     }),
     (p) => Effect.sync(() => p.child.exitCode === null && p.child.signalCode === null && p.child.kill("SIGKILL"))
@@ -149,7 +149,7 @@ export const sendRequest = (options: {
 /** Starts `jobs/main.ts` as its own process; resolves once it reports ready; SIGKILLed at scope end if still running. */
 export const startDaemon = (env: Record<string, string>) =>
   Effect.acquireRelease(
-    Effect.async<ChildProcess>((resume) => {
+    Effect.callback<ChildProcess>((resume) => {
       const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
         env: { ...process.env, ...env },
         stdio: ["ignore", "ignore", "pipe"]
@@ -166,7 +166,7 @@ export const startDaemon = (env: Record<string, string>) =>
         }
       })
       child.on("exit", (code) => {
-        if (!ready) resume(Effect.dieMessage(`daemon exited early (${code}): ${log.slice(-2000)}`))
+        if (!ready) resume(Effect.die(new Error(`daemon exited early (${code}): ${log.slice(-2000)}`)))
       })
     }),
     (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))

@@ -41,7 +41,7 @@ const headersOf = (req: IncomingMessage): Record<string, string> => {
 
 /** A receiver for the scope; its URL is `http://127.0.0.1:PORT` (append a path per client). */
 export const makeReceiver = Effect.acquireRelease(
-  Effect.async<Receiver & { readonly close: () => void }>((resume) => {
+  Effect.callback<Receiver & { readonly close: () => void }>((resume) => {
     let answer: (r: Received, n: number) => Reply = () => ({ status: 200 })
     const received: Array<Received> = []
     const counts = new Map<string, number>()
@@ -107,7 +107,7 @@ export const waitUntil = <A, E, R>(what: string, check: Effect.Effect<A, E, R>, 
     for (;;) {
       const value = yield* check
       if (ok(value)) return value
-      if (Date.now() > deadline) return yield* Effect.dieMessage(`timed out waiting for ${what}: last ${JSON.stringify(value)}`)
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`))
       yield* sleep(50)
     }
   })

@@ -1,6 +1,6 @@
 // Activities (SPEC §4.8): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Activities } from "../../services/Activities.js"
@@ -9,7 +9,7 @@ export const ActivitiesHandlers = HttpApiBuilder.group(OpenApiDef, "activities",
   Effect.gen(function*() {
     const activities = yield* Activities
     return handlers
-      .handle("list", ({ urlParams }) => activities.list(urlParams))
+      .handle("list", ({ query }) => activities.list(query))
       .handle("create", ({ payload }) => activities.create(payload))
-      .handle("register", ({ path, payload }) => activities.register(path.id, payload))
+      .handle("register", ({ params, payload }) => activities.register(params.id, payload))
   }))

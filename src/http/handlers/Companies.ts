@@ -1,6 +1,6 @@
 // Companies (SPEC §4.7): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Companies } from "../../services/Companies.js"
@@ -9,8 +9,8 @@ export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (
   Effect.gen(function*() {
     const companies = yield* Companies
     return handlers
-      .handle("list", ({ urlParams }) => companies.list(urlParams))
-      .handle("get", ({ path }) => companies.get(path.id))
+      .handle("list", ({ query }) => companies.list(query))
+      .handle("get", ({ params }) => companies.get(params.id))
       .handle("create", ({ payload }) => companies.create(payload))
-      .handle("update", ({ path, payload }) => companies.update(path.id, payload))
+      .handle("update", ({ params, payload }) => companies.update(params.id, payload))
   }))

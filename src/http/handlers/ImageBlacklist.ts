@@ -1,6 +1,6 @@
 // Image blacklist (SPEC §4.6): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { ImageBlacklist } from "../../services/ImageBlacklist.js"
@@ -9,8 +9,8 @@ export const ImageBlacklistHandlers = HttpApiBuilder.group(OpenApiDef, "imageBla
   Effect.gen(function*() {
     const blacklist = yield* ImageBlacklist
     return handlers
-      .handle("list", ({ urlParams }) => blacklist.list(urlParams))
+      .handle("list", ({ query }) => blacklist.list(query))
       .handle("add", ({ payload }) => blacklist.add(payload.items))
       .handle("check", ({ payload }) => blacklist.check(payload.md5_list))
-      .handle("remove", ({ path }) => blacklist.remove(path.record_id))
+      .handle("remove", ({ params }) => blacklist.remove(params.record_id))
   }))

@@ -1,6 +1,6 @@
 // Matches (SPEC §4.9): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Matches } from "../../services/Matches.js"
@@ -9,7 +9,7 @@ export const MatchesHandlers = HttpApiBuilder.group(OpenApiDef, "matches", (hand
   Effect.gen(function*() {
     const matches = yield* Matches
     return handlers
-      .handle("list", ({ urlParams }) => matches.list(urlParams))
+      .handle("list", ({ query }) => matches.list(query))
       .handle("create", ({ payload }) => matches.create(payload))
-      .handle("updateStatus", ({ path, payload }) => matches.updateStatus(path.id, payload.status))
+      .handle("updateStatus", ({ params, payload }) => matches.updateStatus(params.id, payload.status))
   }))

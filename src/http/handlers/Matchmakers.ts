@@ -1,6 +1,6 @@
 // Matchmakers (SPEC §4.1): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Matchmakers } from "../../services/Matchmakers.js"
@@ -9,9 +9,9 @@ export const MatchmakersHandlers = HttpApiBuilder.group(OpenApiDef, "matchmakers
   Effect.gen(function*() {
     const matchmakers = yield* Matchmakers
     return handlers
-      .handle("list", ({ urlParams }) => matchmakers.list(urlParams))
-      .handle("ids", ({ urlParams }) => matchmakers.ids(urlParams))
-      .handle("get", ({ path }) => matchmakers.get(path.id))
+      .handle("list", ({ query }) => matchmakers.list(query))
+      .handle("ids", ({ query }) => matchmakers.ids(query))
+      .handle("get", ({ params }) => matchmakers.get(params.id))
       .handle("create", ({ payload }) => matchmakers.create(payload))
-      .handle("update", ({ path, payload }) => matchmakers.update(path.id, payload))
+      .handle("update", ({ params, payload }) => matchmakers.update(params.id, payload))
   }))

@@ -1,6 +1,6 @@
 // Memberships (SPEC §4.10): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Memberships } from "../../services/Memberships.js"
@@ -9,6 +9,6 @@ export const MembershipsHandlers = HttpApiBuilder.group(OpenApiDef, "memberships
   Effect.gen(function*() {
     const memberships = yield* Memberships
     return handlers
-      .handle("list", ({ urlParams }) => memberships.list(urlParams))
+      .handle("list", ({ query }) => memberships.list(query))
       .handle("create", ({ payload }) => memberships.createOrRenew(payload))
   }))

@@ -1,7 +1,7 @@
 // Unsigned helpers: the server time for clock correction (DECISIONS §2).
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { AppConfig } from "../../Config.js"

@@ -1,6 +1,6 @@
 // Work WeChat accounts (SPEC §4.3): each handler calls one service method.
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as Effect from "effect/Effect"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { WorkWechats } from "../../services/WorkWechats.js"
@@ -9,17 +9,17 @@ export const WorkWechatsHandlers = HttpApiBuilder.group(OpenApiDef, "workWechats
   Effect.gen(function*() {
     const accounts = yield* WorkWechats
     return handlers
-      .handle("list", ({ urlParams }) => accounts.list(urlParams))
-      .handle("get", ({ path }) => accounts.get(path.id))
+      .handle("list", ({ query }) => accounts.list(query))
+      .handle("get", ({ params }) => accounts.get(params.id))
       .handle("create", ({ payload }) => accounts.create(payload))
-      .handle("update", ({ path, payload }) => accounts.update(path.id, payload))
-      .handle("setStatus", ({ path, urlParams }) => accounts.setStatus(path.id, urlParams.status))
-      .handle("remove", ({ path }) => accounts.remove(path.id))
-      .handle("associate", ({ path, payload }) => accounts.associate(path.id, payload))
-      .handle("batchAssociate", ({ path, payload }) => accounts.batchAssociate(path.id, payload))
-      .handle("disassociate", ({ path, payload }) => accounts.disassociate(path.id, payload))
-      .handle("transfer", ({ path, payload }) => accounts.transfer(path.id, payload))
-      .handle("transferAdmin", ({ path, payload }) => accounts.transferAdmin(path.id, payload))
-      .handle("associations", ({ path, urlParams }) => accounts.associations(path.id, urlParams))
-      .handle("logs", ({ path, urlParams }) => accounts.logs(path.id, urlParams))
+      .handle("update", ({ params, payload }) => accounts.update(params.id, payload))
+      .handle("setStatus", ({ params, query }) => accounts.setStatus(params.id, query.status))
+      .handle("remove", ({ params }) => accounts.remove(params.id))
+      .handle("associate", ({ params, payload }) => accounts.associate(params.id, payload))
+      .handle("batchAssociate", ({ params, payload }) => accounts.batchAssociate(params.id, payload))
+      .handle("disassociate", ({ params, payload }) => accounts.disassociate(params.id, payload))
+      .handle("transfer", ({ params, payload }) => accounts.transfer(params.id, payload))
+      .handle("transferAdmin", ({ params, payload }) => accounts.transferAdmin(params.id, payload))
+      .handle("associations", ({ params, query }) => accounts.associations(params.id, query))
+      .handle("logs", ({ params, query }) => accounts.logs(params.id, query))
   }))

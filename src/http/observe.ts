@@ -1,14 +1,15 @@
 // The edge's hook into the measurements: each answered request is counted and timed under its
-// route template, its span carries the request id and the template, and probe requests log at
-// Debug (a supervisor polls them every few seconds; they would drown the request log).
+// route template, its span carries the template, and probe requests log at Debug (a supervisor
+// polls them every few seconds; they would drown the request log). The route templates come from
+// the contract (routes.ts); observability only knows how to match and count them.
 import * as Effect from "effect/Effect"
-import * as LogLevel from "effect/LogLevel"
+import type * as LogLevel from "effect/LogLevel"
 
 import { API_PREFIX } from "../../schema/Api.js"
-import { ROUTES } from "../http/routes.js"
-import { PROBE_PATHS } from "./health.js"
-import { recordRequest } from "./metrics.js"
-import { methodLabel, routeMatcher } from "./routeTemplate.js"
+import { PROBE_PATHS } from "../observability/health.js"
+import { recordRequest } from "../observability/metrics.js"
+import { methodLabel, routeMatcher } from "../observability/routeTemplate.js"
+import { ROUTES } from "./routes.js"
 
 const routeOf = routeMatcher([
   ...ROUTES.keys(),
@@ -20,10 +21,7 @@ const routeOf = routeMatcher([
 const pathOf = (url: string): string => url.split("?")[0]!
 
 /** Info for the API's requests, Debug for the probes. */
-export const requestLogLevel = (url: string): LogLevel.LogLevel => PROBE_PATHS.includes(pathOf(url)) ? LogLevel.Debug : LogLevel.Info
-
-/** Names the request's span (the server's `http.server` span) with its request id. */
-export const annotateRequestSpan = (requestId: string): Effect.Effect<void> => Effect.annotateCurrentSpan("http.request_id", requestId)
+export const requestLogLevel = (url: string): LogLevel.Severity => PROBE_PATHS.includes(pathOf(url)) ? "Debug" : "Info"
 
 /** One answered request: metrics under its route template, and the template on its span. */
 export const observeRequest = (request: {
@@ -36,7 +34,7 @@ export const observeRequest = (request: {
   readonly error: string | undefined
 }): Effect.Effect<void> => {
   const route = routeOf(request.method, request.url)
-  return Effect.zipRight(
+  return Effect.andThen(
     Effect.annotateCurrentSpan("http.route", route),
     recordRequest({
       route,

@@ -1,0 +1,255 @@
+// The work per request that the request-path benchmark's floors share, as plain functions: the
+// raw floor (bench/floor/server.ts: node:http + pg), the Effect floor (bench/effect-floor: Effect's
+// HttpApi + PgClient) and the Fastify floor (bench/fastify-floor: Fastify + pg) each do their I/O
+// their own way and call these for the rest, so that they differ only in the framework and the
+// driver. The signing checks (DECISIONS §2) and the admission (§10) in the order of the service's
+// Authenticator; the client row's secret opened once with AES-GCM; the endpoints' SQL text (the
+// repositories' column lists); the envelope and the rate-limit headers; one JSON log line per
+// request gathered per turn and written asynchronously, as the service writes its lines. No
+// framework, no driver, no Effect here.
+import { createDecipheriv, createHash, createHmac, timingSafeEqual } from "node:crypto"
+import fs from "node:fs"
+
+// Pure modules only: the lease rule, the canonical string, time formatting, SQL text.
+import { leaseSize, LocalTokens } from "../../src/domain/rateLease.js"
+import { canonicalString, NONCE_PATTERN } from "../../src/domain/signing.js"
+import { formatTimestamp } from "../../src/domain/time.js"
+import { ADMIT_SQL, COMPANY_COLUMNS, GUEST_LIST_COLUMNS, MATCHMAKER_COLUMNS } from "../../src/repos/statements.js"
+
+export const TZ = process.env.TZ_PLATFORM ?? "Asia/Shanghai"
+const WINDOW_S = 300
+const RETENTION_MS = 900_000
+/** The service's defaults for a client without its own rate. */
+const DEFAULT_RPS = 50
+const DEFAULT_BURST = 100
+
+// ---- SQL ----------------------------------------------------------------------------------------
+
+export const CLIENT_SQL = "SELECT app_key, status, permissions, secret_enc, rate_rps, rate_burst FROM clients WHERE app_key = $1"
+export { ADMIT_SQL }
+export const MATCHMAKER_SQL = `SELECT ${MATCHMAKER_COLUMNS} FROM matchmakers WHERE id = $1`
+/** A company from the fields sent (their names are the payload's keys, checked by the caller). */
+export const companyInsertSql = (keys: ReadonlyArray<string>): string =>
+  `INSERT INTO companies (${keys.map((k) => `"${k}"`).join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) ` +
+  `RETURNING ${COMPANY_COLUMNS}`
+export const GUEST_PAGE_SQL = `SELECT ${GUEST_LIST_COLUMNS} FROM guests WHERE true ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`
+export const GUEST_COUNTERS_SQL = "SELECT coalesce(sum(n), 0)::int AS n FROM row_counts WHERE tbl = $1 AND dim = $2 AND val = $3"
+export const GUEST_COUNT_EVERY_ROW_SQL = "SELECT count(*)::int AS n FROM guests WHERE true"
+
+// ---- Clients ------------------------------------------------------------------------------------
+
+export interface ClientRow {
+  readonly app_key: string
+  readonly status: string
+  readonly permissions: ReadonlyArray<string>
+  readonly secret_enc: string
+  readonly rate_rps: number | null
+  readonly rate_burst: number | null
+}
+
+export interface FloorClient {
+  readonly appKey: string
+  readonly status: string
+  readonly permissions: ReadonlySet<string>
+  readonly secret: string
+  readonly rps: number
+  readonly burst: number
+}
+
+let masterKey: Buffer | undefined
+/** AES-256-GCM `v1:` + base64(iv | tag | ciphertext), as the service stores secrets. */
+const openSecret = (sealed: string): string => {
+  masterKey ??= Buffer.from(process.env.SECRET_KEY!, "hex")
+  const raw = Buffer.from(sealed.slice(3), "base64")
+  const decipher = createDecipheriv("aes-256-gcm", masterKey, raw.subarray(0, 12))
+  decipher.setAuthTag(raw.subarray(12, 28))
+  return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
+}
+
+/** A client row with its secret opened (once: the floors keep clients in memory, as the service's cache does). */
+export const clientOf = (row: ClientRow): FloorClient => ({
+  appKey: row.app_key,
+  status: row.status,
+  permissions: new Set(row.permissions),
+  secret: openSecret(row.secret_enc),
+  rps: row.rate_rps ?? DEFAULT_RPS,
+  burst: row.rate_burst ?? DEFAULT_BURST
+})
+
+/** Client rows cached per process, as the service caches them; `query` runs CLIENT_SQL. */
+export const clientLookup = (query: (appKey: string) => Promise<ReadonlyArray<ClientRow>>) => {
+  const clients = new Map<string, FloorClient | null>()
+  return async (appKey: string): Promise<FloorClient | null> => {
+    const cached = clients.get(appKey)
+    if (cached !== undefined) return cached
+    const rows = await query(appKey)
+    const client = rows[0] === undefined ? null : clientOf(rows[0])
+    clients.set(appKey, client)
+    return client
+  }
+}
+
+// ---- Signing ------------------------------------------------------------------------------------
+
+export interface Signing {
+  readonly appKey: string
+  readonly timestamp: string
+  readonly nonce: string
+  readonly signature: string
+}
+
+/** Why a request is not admitted: its status and `data.error`. */
+export interface Refusal {
+  readonly status: 401 | 429
+  readonly error: string
+}
+
+const refuse = (error: string, status: 401 | 429 = 401): Refusal => ({ status, error })
+
+const header = (value: string | ReadonlyArray<string> | undefined): string => (typeof value === "string" ? value : "")
+
+/** The signing headers of a request (Node's lower-case header record). */
+export const signingOf = (headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>): Signing => ({
+  appKey: header(headers["x-app-key"]),
+  timestamp: header(headers["x-timestamp"]),
+  nonce: header(headers["x-nonce"]),
+  signature: header(headers["x-signature"])
+})
+
+/** The checks before the client is looked up: every header present and well-formed. */
+export const checkHeaders = (s: Signing): Refusal | undefined =>
+  s.appKey === "" || s.timestamp === "" || s.nonce === "" || s.signature === "" ||
+    !/^\d{1,16}$/.test(s.timestamp) || !NONCE_PATTERN.test(s.nonce)
+    ? refuse("missing_credentials")
+    : undefined
+
+/** The answer to an app_key that names no client. */
+export const UNKNOWN_APP_KEY: Refusal = refuse("unknown_app_key")
+
+/** The checks once the client is known: active, within the window, the HMAC of the canonical string. */
+export const checkSignature = (
+  client: FloorClient,
+  s: Signing,
+  request: { readonly method: string; readonly path: string; readonly rawQuery: string; readonly body: Uint8Array },
+  nowMs: number
+): Refusal | undefined => {
+  if (client.status !== "active") return refuse("app_key_disabled")
+  if (Math.abs(Math.floor(nowMs / 1000) - Number(s.timestamp)) > WINDOW_S) return refuse("timestamp_out_of_window")
+  const bodyMd5 = createHash("md5").update(request.body).digest("hex")
+  const canonical = canonicalString({ ...request, appKey: s.appKey, timestamp: s.timestamp, nonce: s.nonce, bodyMd5 })
+  const expected = Buffer.from(createHmac("sha256", client.secret).update(canonical).digest("hex"))
+  const given = Buffer.from(s.signature.toLowerCase())
+  return expected.length !== given.length || !timingSafeEqual(expected, given) ? refuse("invalid_signature") : undefined
+}
+
+// ---- Admission: the nonce and a rate-limit lease in one statement ---------------------------------
+
+/** The admission statement's answer. */
+export interface Admitted {
+  readonly fresh: boolean
+  readonly granted: number | null
+  readonly tokens: number | null
+}
+
+/** The rate-limit tokens this process holds per client, and the admission statement around them. */
+export class Admission {
+  readonly #held = new LocalTokens()
+
+  /** Spends a token held here if there is one; the statement's parameters (no lease wanted then). */
+  begin(client: FloorClient, s: Signing, nowMs: number): { readonly local: boolean; readonly params: ReadonlyArray<string | number> } {
+    const local = this.#held.take(client.appKey)
+    return {
+      local,
+      params: [
+        client.appKey,
+        s.nonce,
+        nowMs,
+        nowMs - RETENTION_MS,
+        Number(s.timestamp),
+        local ? 0 : leaseSize(client.rps, client.burst),
+        client.rps,
+        client.burst
+      ]
+    }
+  }
+
+  /** The tokens left as far as this process knows, or why the request is not admitted. */
+  end(client: FloorClient, local: boolean, a: Admitted): { readonly tokens: number } | Refusal {
+    if (!a.fresh) return refuse("nonce_replayed")
+    const granted = a.granted ?? 0
+    if (!local && granted >= 1) this.#held.keep(client.appKey, granted - 1, a.tokens ?? 0)
+    if (!local && granted < 1) return refuse("rate_limited", 429)
+    return { tokens: this.#held.remaining(client.appKey) }
+  }
+}
+
+export const isRefusal = (x: object): x is Refusal => "error" in x
+
+/** The rate-limit headers of an admitted request. */
+export const rateHeaders = (client: FloorClient, tokens: number): Record<string, string> => ({
+  "ratelimit-limit": String(client.burst),
+  "ratelimit-remaining": String(Math.max(0, Math.floor(tokens))),
+  "ratelimit-reset": String(Math.ceil(Math.max(0, client.burst - tokens) / client.rps)),
+  "ratelimit-policy": `${client.burst};w=${Math.max(1, Math.round(client.burst / client.rps))}`
+})
+
+// ---- Answers ------------------------------------------------------------------------------------
+
+export const ok = (data: unknown): string => JSON.stringify({ code: 200, message: "ok", data })
+export const fail = (status: number, error: string, message: string): string => JSON.stringify({ code: status, message, data: { error } })
+
+/** The row with its instants written in the platform time zone, as the service answers them. */
+export const withTimes = <T extends Record<string, unknown>>(row: T, keys: ReadonlyArray<string>): T => {
+  for (const k of keys) if (row[k] instanceof Date) (row as Record<string, unknown>)[k] = formatTimestamp(row[k], TZ)
+  return row
+}
+export const ROW_TIMES = ["created_at", "updated_at"] as const
+export const GUEST_TIMES = ["photo_time", "created_at", "updated_at"] as const
+
+/** The columns a company may be created with (the service's CompanyCreate). */
+export const COMPANY_FIELDS = [
+  "name",
+  "contact_name",
+  "contact_phone",
+  "province",
+  "city",
+  "district",
+  "address",
+  "credit_code",
+  "logo_url",
+  "company_type"
+] as const
+
+/** The company fields of a JSON body: a non-empty name, nothing unknown; undefined when it is not one. */
+export const companyInput = (input: unknown): Record<string, unknown> | undefined => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+  const fields = input as Record<string, unknown>
+  if (typeof fields.name !== "string" || fields.name.trim() === "") return undefined
+  for (const k of Object.keys(fields)) if (!(COMPANY_FIELDS as ReadonlyArray<string>).includes(k)) return undefined
+  return fields
+}
+
+// ---- The log ------------------------------------------------------------------------------------
+
+// Text gathered for the rest of the event-loop turn and written with one asynchronous write.
+const pending: Array<string> = []
+let flushing = false
+/** Writes `text` (whole lines) on stderr without blocking the event loop. */
+export const writeStderr = (text: string): void => {
+  pending.push(text)
+  if (!flushing) {
+    flushing = true
+    setImmediate(() => {
+      const chunk = pending.join("")
+      pending.length = 0
+      fs.write(2, chunk, () => {
+        flushing = false
+      })
+    })
+  }
+}
+
+/** One JSON log line per request, shaped like the service's. */
+export const logRequest = (
+  annotations: { readonly request_id: string; readonly method: string; readonly path: string; readonly status: number; readonly ms: number }
+): void => writeStderr(JSON.stringify({ message: "request", logLevel: "INFO", timestamp: new Date().toISOString(), annotations }) + "\n")

@@ -1,0 +1,87 @@
+// Operator commands for API clients (DECISIONS §3): create, list, grant/revoke permissions,
+// disable/enable, reset-secret, masking, rate-limit and webhook settings.
+import * as Argument from "effect/cli/Argument"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+
+import { Clients, parsePermissions } from "../services/Clients.js"
+import { answering, usage } from "./cli.js"
+
+const appKey = Argument.String("APP_KEY").pipe(Argument.withDescription("the client's app_key (ak_…)"))
+const permissionList = Argument.String("PERMISSIONS").pipe(Argument.withDescription("P[,P...]: SPEC §5 permission strings"))
+const positiveNumber = (name: string) => Flag.Finite(name).pipe(Flag.filter((n) => n > 0, () => "a positive number"))
+
+const create = answering("create", {
+  name: Flag.String("name").pipe(Flag.withDescription("the client's name")),
+  permissions: Flag.String("permissions").pipe(Flag.withDescription("P[,P...] or all")),
+  masking: Flag.Boolean("masking").pipe(Flag.withDescription("mask personal data in answers"), Flag.withDefault(false))
+}, ({ masking, name, permissions }) =>
+  Effect.gen(function*() {
+    const clients = yield* Clients
+    return yield* clients.create({ name, permissions: yield* parsePermissions(permissions), masking })
+  })).pipe(Command.withDescription("Create a client; prints its app_key and app_secret"))
+
+const list = answering("list", {}, () => Effect.flatMap(Clients, (c) => c.list)).pipe(
+  Command.withDescription("Every client, without secrets")
+)
+
+const grant = answering("grant", { appKey, permissions: permissionList }, ({ appKey, permissions }) =>
+  Effect.gen(function*() {
+    const clients = yield* Clients
+    return yield* clients.grant(appKey, yield* parsePermissions(permissions))
+  })).pipe(Command.withDescription("Add permissions"))
+
+const revoke = answering("revoke", { appKey, permissions: permissionList }, ({ appKey, permissions }) =>
+  Effect.gen(function*() {
+    const clients = yield* Clients
+    return yield* clients.revoke(appKey, yield* parsePermissions(permissions))
+  })).pipe(Command.withDescription("Remove permissions"))
+
+const disable = answering("disable", { appKey }, ({ appKey }) => Effect.flatMap(Clients, (c) => c.setStatus(appKey, "disabled")))
+  .pipe(Command.withDescription("Refuse the client's requests"))
+
+const enable = answering("enable", { appKey }, ({ appKey }) => Effect.flatMap(Clients, (c) => c.setStatus(appKey, "active")))
+  .pipe(Command.withDescription("Accept the client's requests again"))
+
+const resetSecret = answering("reset-secret", { appKey }, ({ appKey }) => Effect.flatMap(Clients, (c) => c.resetSecret(appKey)))
+  .pipe(Command.withDescription("A new secret; the previous one keeps working for a while"))
+
+const masking = answering(
+  "masking",
+  { appKey, mode: Argument.Literals("MODE", ["on", "off"]) },
+  ({ appKey, mode }) => Effect.flatMap(Clients, (c) => c.setMasking(appKey, mode === "on"))
+).pipe(
+  Command.withDescription("Mask personal data in the client's answers (on) or not (off)")
+)
+
+const rateLimit = answering("rate-limit", {
+  appKey,
+  rps: positiveNumber("rps").pipe(Flag.withDescription("requests per second")),
+  burst: positiveNumber("burst").pipe(Flag.withDescription("requests at once"))
+}, ({ appKey, burst, rps }) => Effect.flatMap(Clients, (c) => c.setRateLimit(appKey, rps, burst))).pipe(
+  Command.withDescription("The client's own rate limit")
+)
+
+const webhook = answering("webhook", {
+  appKey,
+  url: Flag.String("url").pipe(Flag.withDescription("where events are posted"), Flag.optional),
+  events: Flag.String("events").pipe(Flag.withDescription("E[,E...]: the event types to send"), Flag.optional),
+  off: Flag.Boolean("off").pipe(Flag.withDescription("stop sending events"), Flag.withDefault(false)),
+  rotateSecret: Flag.Boolean("rotate-secret").pipe(Flag.withDescription("a new signing secret"), Flag.withDefault(false))
+}, ({ appKey, events, off, rotateSecret, url }) =>
+  Effect.gen(function*() {
+    const clients = yield* Clients
+    if (off) return yield* clients.webhook(appKey, { _tag: "Off" })
+    if (rotateSecret) return yield* clients.webhook(appKey, { _tag: "RotateSecret" })
+    if (Option.isNone(url)) return yield* usage("--url VALUE is required (or --off, or --rotate-secret)")
+    if (Option.isNone(events)) return yield* usage("--events VALUE is required")
+    const list = events.value.split(",").map((s) => s.trim()).filter((s) => s !== "")
+    return yield* clients.webhook(appKey, { _tag: "Set", url: url.value, events: list })
+  })).pipe(Command.withDescription("Webhook settings: --url URL --events E[,E...] | --off | --rotate-secret"))
+
+export const clientsCommand = Command.make("clients").pipe(
+  Command.withDescription("API clients: credentials, permissions, limits, webhooks"),
+  Command.withSubcommands([create, list, grant, revoke, disable, enable, resetSecret, masking, rateLimit, webhook])
+)

@@ -1,0 +1,101 @@
+// Every way a request can go wrong, as the error envelope of DECISIONS §1: one mapping from a
+// failure or defect to an ApiError, used by the edge (for whatever reaches it) and by the
+// idempotency middleware (which keeps the answer a client would get).
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import { HttpApiSchemaError } from "effect/http-api/HttpApiError"
+import * as Schema from "effect/Schema"
+
+import {
+  AnyErrorEnvelope,
+  type ApiError,
+  BadRequest,
+  ErrorStatus,
+  InternalError,
+  isApiError,
+  NotFound,
+  ServiceUnavailable
+} from "../../schema/Errors.js"
+import { issuesOfSchemaError } from "../domain/issues.js"
+import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { RequestId } from "./RequestState.js"
+
+const encodeError = Schema.encodeSync(AnyErrorEnvelope)
+
+/** An ApiError as its response: the envelope, its status, and Retry-After where it names one. */
+export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.jsonUnsafe(encodeError(error), {
+    status: ErrorStatus[error._tag],
+    ...(error._tag === "ServiceUnavailable" && error.retry_after !== undefined
+      ? { headers: { "retry-after": String(error.retry_after) } }
+      : {})
+  })
+
+/** Seconds a client should wait before retrying while the database is unreachable. */
+const DATABASE_RETRY_AFTER = 2
+
+export const routeNotFound = new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" })
+
+/** What went wrong: the first failure of the cause, else its first defect. */
+const culpritOf = (cause: Cause.Cause<unknown>): unknown => {
+  let defect: unknown
+  for (const reason of cause.reasons) {
+    if (reason._tag === "Fail") return reason.error
+    if (reason._tag === "Die" && defect === undefined) defect = reason.defect
+  }
+  return defect
+}
+
+const isRouteNotFound = (u: unknown): boolean =>
+  HttpServerError.isHttpServerError(u) ? u.reason._tag === "RouteNotFound" : u instanceof HttpServerError.RouteNotFound
+
+/** Every cause becomes an ApiError; anything unforeseen is a logged 500 naming the request id. */
+export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effect<ApiError> => {
+  const logged = (level: "warning" | "error", message: string) =>
+    (level === "warning" ? Effect.logWarning(message, Cause.pretty(cause)) : Effect.logError(message, Cause.pretty(cause))).pipe(
+      Effect.annotateLogs({ request_id: requestId })
+    )
+  const culprit = culpritOf(cause)
+  if (isApiError(culprit)) return Effect.succeed(culprit)
+  // A request whose path, query, headers or body does not decode (the builder's decoders).
+  if (HttpApiSchemaError.is(culprit) && culprit.kind !== "Body" && culprit.kind !== "ResponseHeaders") {
+    return Effect.succeed(BadRequest.invalid(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
+  }
+  if (isRouteNotFound(culprit)) return Effect.succeed(routeNotFound)
+  if (isConnectionFailure(culprit)) {
+    return Effect.as(
+      logged("warning", "database unavailable"),
+      new ServiceUnavailable({
+        error: "service_unavailable",
+        message: "the database is unavailable for a moment; retry shortly",
+        retry_after: DATABASE_RETRY_AFTER
+      })
+    )
+  }
+  if (isDataException(culprit)) {
+    // The contract should have refused this value; it is still the client's input, not a 500.
+    return Effect.as(
+      logged("warning", "database refused a value the contract let through"),
+      BadRequest.invalid([{ path: "body", message: "a value is out of range or not storable" }], "invalid parameters")
+    )
+  }
+  return Effect.as(
+    logged("error", "request failed with a defect"),
+    new InternalError({
+      error: "internal_error",
+      message: "internal error; quote the request id when reporting it",
+      request_id: requestId
+    })
+  )
+}
+
+/** The response a client gets for this cause (inside a request: its id comes from the edge). */
+export const responseOfCause = (
+  cause: Cause.Cause<unknown>,
+  requestId?: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  requestId !== undefined
+    ? Effect.map(apiErrorOf(cause, requestId), errorResponse)
+    : Effect.flatMap(RequestId, (id) => Effect.map(apiErrorOf(cause, id), errorResponse))

@@ -1,0 +1,67 @@
+// The migrator: forward-only `.sql` files applied in order under a session advisory lock. Kept apart
+// from Sql.ts (which re-exports it) so that tooling can migrate over a plain client.
+import * as path from "node:path"
+
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+
+import { projectRoot } from "../root.js"
+import { splitSqlStatements } from "./splitSql.js"
+
+// From the project root, so that the compiled build (dist/src/sql) finds them too.
+export const MIGRATIONS_DIR = path.join(projectRoot(), "migrations")
+
+/**
+ * Forward-only `.sql` files named `NNNN_name.sql`, applied in order. The native driver runs one
+ * statement per message, so each file runs as its statements, one after the other (inside the
+ * migrator's transaction).
+ */
+const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem> = Effect.gen(function*() {
+  const fs = yield* FileSystem.FileSystem
+  const files = yield* fs.readDirectory(MIGRATIONS_DIR)
+  const migrations: Array<Migrator.ResolvedMigration> = []
+  for (const file of files) {
+    const m = /^(\d+)_(.+)\.sql$/.exec(file)
+    if (m === null) continue
+    const statements = splitSqlStatements(yield* fs.readFileString(path.join(MIGRATIONS_DIR, file)))
+    migrations.push([
+      Number(m[1]),
+      m[2]!,
+      Effect.succeed(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => Effect.forEach(statements, (statement) => sql.unsafe(statement).unprepared, { discard: true })
+        )
+      )
+    ])
+  }
+  return migrations.sort(([a], [b]) => a - b)
+}).pipe(
+  Effect.mapError((cause) => new Migrator.MigrationError({ kind: "ImportError", message: "cannot read migrations", cause }))
+)
+
+const MIGRATION_LOCK_KEY = 727_001_1
+
+/**
+ * Applies pending migrations. The migrator creates its table outside its own lock, so two
+ * processes starting on a new database are serialised by a session advisory lock held on a
+ * reserved connection for the whole run.
+ */
+export const migrate = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  return yield* Effect.scoped(
+    Effect.gen(function*() {
+      const conn = yield* sql.reserve
+      yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
+      const applied = yield* Effect.ensuring(
+        Migrator.make({})({ loader: sqlFileLoader }),
+        Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
+      )
+      // The migrations this run applied, as "0001_name" (empty when the database was current).
+      return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+    })
+  )
+}).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Sql.migrate"))
