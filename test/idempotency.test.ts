@@ -324,3 +324,37 @@ plainIt.live(
       expect(seen[3]!.key).not.toBe(seen[0]!.key)
     }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
 )
+
+plainIt.live(
+  "the typed client's retry schedule stops after `retries` more attempts and answers the last answer (a typed 503)",
+  () =>
+    Effect.gen(function*() {
+      let attempts = 0
+      const server = createServer((req, res) => {
+        req.resume()
+        req.on("end", () => {
+          attempts++
+          res.writeHead(503, { "content-type": "application/json", "retry-after": "0" })
+          res.end(JSON.stringify({ code: 503, message: "down", data: { error: "service_unavailable", retry_after: 0 } }))
+        })
+      })
+      yield* Effect.acquireRelease(
+        Effect.promise(() => new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()))),
+        () => Effect.promise(() => new Promise<void>((r) => server.close(() => r())))
+      )
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      const client = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 2 }).pipe(
+        Effect.provide(Signer.layer)
+      )
+      const failure = yield* Effect.flip(client.companies.list({ query: {} }))
+      expect(attempts).toBe(3)
+      expect(failure._tag).toBe("ServiceUnavailable")
+      // No retries: one attempt.
+      const once = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 0 }).pipe(
+        Effect.provide(Signer.layer)
+      )
+      yield* Effect.flip(once.companies.list({ query: {} }))
+      expect(attempts).toBe(4)
+    }).pipe(Effect.scoped, Effect.provide(FetchHttpClient.layer))
+)

@@ -12,6 +12,7 @@ import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as HttpApiClient from "effect/http-api/HttpApiClient"
 import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { Signer, type SignerShape } from "../auth/Signer.js"
@@ -116,29 +117,37 @@ const retriable = (response: HttpClientResponse.HttpClientResponse): boolean =>
   // idempotency_key_in_progress carries Retry-After; task_locked does not and is final.
   (response.status === 409 && response.headers["retry-after"] !== undefined)
 
-/** The pause before attempt `attempt + 1`: the server's Retry-After when it gave one, else backoff. */
-const pauseAfter = (attempt: number, response?: HttpClientResponse.HttpClientResponse): Duration.Duration => {
-  const retryAfter = Number(response?.headers["retry-after"])
-  const millis = Number.isFinite(retryAfter) && retryAfter > 0
-    ? retryAfter * 1000
-    : 200 * 2 ** attempt * (0.8 + Math.random() * 0.4)
-  return Duration.millis(Math.min(millis, 10_000))
+/** A retriable answer, failed for the retry schedule; the last one is handed back as the answer. */
+class RetriableAnswer {
+  readonly _tag = "RetriableAnswer"
+  constructor(readonly response: HttpClientResponse.HttpClientResponse) {}
 }
 
-/** Sends again while the answer is retriable or the connection failed, at most `retries` more times. */
-const withRetries = (retries: number) => <E, R>(send: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) => {
-  const attempt = (n: number): Effect.Effect<HttpClientResponse.HttpClientResponse, E, R> =>
-    send.pipe(
-      Effect.catchIf(
-        (error) => n < retries && isTransportError(error),
-        () => Effect.delay(attempt(n + 1), pauseAfter(n))
-      ),
-      Effect.flatMap((response) =>
-        n < retries && retriable(response) ? Effect.delay(attempt(n + 1), pauseAfter(n, response)) : Effect.succeed(response)
-      )
-    )
-  return attempt(0)
-}
+/**
+ * The pauses between attempts: exponential from 200 ms with ±20% jitter, or the server's
+ * Retry-After when it gave one; never more than 10 s; at most `retries` more attempts.
+ */
+const retrySchedule = (retries: number) =>
+  Schedule.exponential("200 millis").pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay(({ duration, input }: Schedule.Metadata<Duration.Duration, unknown>) => {
+      const retryAfter = input instanceof RetriableAnswer ? Number(input.response.headers["retry-after"]) : Number.NaN
+      const pause = Number.isFinite(retryAfter) && retryAfter > 0 ? Duration.seconds(retryAfter) : duration
+      return Effect.succeed(Duration.min(pause, Duration.seconds(10)))
+    }),
+    Schedule.upTo({ times: retries })
+  )
+
+/** Sends again while the answer is retriable or the connection failed, on `retrySchedule`. */
+const withRetries = (retries: number) => <E, R>(send: Effect.Effect<HttpClientResponse.HttpClientResponse, E, R>) =>
+  send.pipe(
+    Effect.flatMap((response) => retriable(response) ? Effect.fail(new RetriableAnswer(response)) : Effect.succeed(response)),
+    Effect.retry({
+      schedule: retrySchedule(retries),
+      while: (error: E | RetriableAnswer) => error instanceof RetriableAnswer || isTransportError(error)
+    }),
+    Effect.catchIf((error): error is RetriableAnswer => error instanceof RetriableAnswer, (last) => Effect.succeed(last.response))
+  )
 
 const isTransportError = (error: unknown): boolean =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "HttpClientError" && "reason" in error &&

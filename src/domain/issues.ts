@@ -3,12 +3,10 @@
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
+import type { Issue } from "./issue.js"
 import { clip } from "./text.js"
 
-export interface Issue {
-  readonly path: string
-  readonly message: string
-}
+export type { Issue } from "./issue.js"
 
 const EXPECTED = /^Expected (.+), actual (.+)$/s
 

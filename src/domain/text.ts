@@ -1,7 +1,7 @@
 // The text rules of DECISIONS §1 for hostile input: every string of a body, a query or a path is
 // valid UTF-8 without U+0000, and a JSON body nests at most 32 levels. Pure, shared by the edge,
 // the batch item decoders and the request signer (which canonicalises query bytes, §2).
-import type { Issue } from "./issues.js"
+import type { Issue } from "./issue.js"
 
 /** Containers (objects and arrays) a JSON body may nest, the body object itself included. */
 export const MAX_JSON_DEPTH = 32
