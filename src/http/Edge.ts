@@ -111,12 +111,14 @@ const withBody = (request: HttpServerRequest.HttpServerRequest, body: RequestBod
     text: { get: () => Effect.sync(textOf) },
     json: {
       get: () =>
-        Effect.try({
-          try: () => {
-            const t = textOf()
-            return t === "" ? null : JSON.parse(t) as unknown
-          },
-          catch: decodeError
+        Effect.suspend(() => {
+          if (body.utf8() === undefined) {
+            // Not UTF-8 (the body rules refuse it first where they apply): parsed as decoded, lossily.
+            return Effect.try({ try: () => JSON.parse(textOf()) as unknown, catch: decodeError })
+          }
+          if (body.utf8() === "") return Effect.succeed(null)
+          const parsed = body.json() // the body rules' parse, when they ran
+          return parsed.ok ? Effect.succeed(parsed.value) : Effect.fail(decodeError(parsed.error))
         })
     },
     urlParamsBody: {

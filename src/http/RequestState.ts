@@ -12,7 +12,14 @@ export interface RequestBodyShape {
   readonly contentType: string
   /** The bytes as text when they are valid UTF-8, else undefined; decoded once, on first use. */
   readonly utf8: () => string | undefined
+  /**
+   * The UTF-8 text parsed as JSON, once, on first use: the body rules and the endpoint's decoder
+   * share one parse. Only for a body that is valid UTF-8.
+   */
+  readonly json: () => ParsedJson
 }
+
+export type ParsedJson = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown }
 
 const utf8Of = (bytes: Uint8Array): () => string | undefined => {
   let decoded = false
@@ -26,11 +33,24 @@ const utf8Of = (bytes: Uint8Array): () => string | undefined => {
   }
 }
 
-export const makeRequestBody = (bytes: Uint8Array, contentType: string): RequestBodyShape => ({
-  bytes,
-  contentType,
-  utf8: utf8Of(bytes)
-})
+const jsonOf = (utf8: () => string | undefined): () => ParsedJson => {
+  let parsed: ParsedJson | undefined
+  return () => {
+    if (parsed === undefined) {
+      try {
+        parsed = { ok: true, value: JSON.parse(utf8() ?? "") as unknown }
+      } catch (error) {
+        parsed = { ok: false, error }
+      }
+    }
+    return parsed
+  }
+}
+
+export const makeRequestBody = (bytes: Uint8Array, contentType: string): RequestBodyShape => {
+  const utf8 = utf8Of(bytes)
+  return { bytes, contentType, utf8, json: jsonOf(utf8) }
+}
 
 const EMPTY = new Uint8Array(0)
 

@@ -112,18 +112,18 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
           })
         )
       }
-      const text = (yield* RequestBody).utf8()
+      const body = yield* RequestBody
+      const text = body.utf8()
       if (text === undefined) {
         return yield* Effect.fail(BadRequest.invalid([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
       }
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(text)
-      } catch (e) {
+      const json = body.json()
+      if (!json.ok) {
         return yield* Effect.fail(
-          BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((e as Error).message)}` }], "malformed JSON body")
+          BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((json.error as Error).message)}` }], "malformed JSON body")
         )
       }
+      const parsed = json.value
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return yield* Effect.fail(
           BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
