@@ -10,7 +10,15 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
-import { FOLLOW_UP_PAGE, FollowUpTaskListParams, MatchmakerBrief, TaskResult, TaskStatus, TaskType } from "../../schema/FollowUps.js"
+import {
+  FOLLOW_UP_PAGE,
+  FollowUpTaskListItem,
+  FollowUpTaskListParams,
+  MatchmakerBrief,
+  TaskResult,
+  TaskStatus,
+  TaskType
+} from "../../schema/FollowUps.js"
 import { Education, Gender, IncomeLevel, MaritalStatus, RequirementTags, YesNo } from "../../schema/Guests.js"
 import { CountRow, Instant, IsoTimestamp, Timestamp } from "./rows.js"
 import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
@@ -24,16 +32,11 @@ const at = (ms: number) => ms / 1000
 const effectiveStatus = (sql: SqlClient.SqlClient, cutoffMs: number) =>
   sql`CASE WHEN t.status = 'dispatched' AND t.dispatched_at < to_timestamp(${at(cutoffMs)}) THEN 'pending' ELSE t.status END`
 
+// The list item's own fields as selected; its two briefs come flattened (the service builds them).
+const { guest_brief: _guestBrief, matchmaker_brief: _matchmakerBrief, ...taskFields } = FollowUpTaskListItem.fields
+
 const ListRow = Schema.Struct({
-  id: Schema.Int,
-  follow_up_id: Schema.Int,
-  guest_id: Schema.Int,
-  guest_name: Schema.String,
-  company_id: Schema.Int,
-  task_type: TaskType,
-  task_day: Schema.Int,
-  scheduled_date: Schema.String,
-  status: TaskStatus,
+  ...taskFields,
   gender: Gender,
   age: N(Schema.Int),
   native_place_code: N(Schema.String),
