@@ -5,10 +5,10 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
 import type { Permission } from "./Common.js"
 import {
-  BadRequestEnvelope,
   ConflictEnvelope,
   ForbiddenEnvelope,
   InternalErrorEnvelope,
+  InvalidInputEnvelope,
   PayloadTooLargeEnvelope,
   ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
@@ -51,12 +51,12 @@ export class Permitted extends HttpApiMiddleware.Service<Permitted, { requires: 
 
 /** The text rules of path, query and body (DECISIONS §1), the body's media type and size. */
 export class CheckedInput extends HttpApiMiddleware.Service<CheckedInput>()("Auth/CheckedInput", {
-  error: [BadRequestEnvelope, UnsupportedMediaTypeEnvelope, PayloadTooLargeEnvelope]
+  error: [InvalidInputEnvelope, UnsupportedMediaTypeEnvelope, PayloadTooLargeEnvelope]
 }) {}
 
 /** A POST's Idempotency-Key (DECISIONS §11): 503 when the database that keeps answers is gone. */
 export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: Caller }>()("Auth/Idempotent", {
-  error: [BadRequestEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, ServiceUnavailableEnvelope]
+  error: [InvalidInputEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, ServiceUnavailableEnvelope]
 }) {}
 
 export const SIGNING_HEADERS = {

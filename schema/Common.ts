@@ -3,8 +3,6 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as JsonSchema from "effect/JsonSchema"
-import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 import * as SchemaTransformation from "effect/SchemaTransformation"
@@ -19,17 +17,8 @@ export const ResponseMask = Context.Reference<(data: unknown) => unknown>("Contr
 })
 export type ResponseMask = typeof ResponseMask
 
-/**
- * A value taken as it is: the typed side of a success, and of the optional keys of an answer.
- * Encoding checks the value once, through the wire schema; decoding has checked it through the
- * same schema. A second pass over the typed side would walk every field again, for nothing.
- */
-export const trusted = <A>(): Schema.declare<A> =>
-  Schema.declare((_: unknown): _ is A => true, {
-    // Already in its wire form: the JSON and string-tree codecs (the document's) leave it as is.
-    toCodecJson: () => undefined,
-    toCodecStringTree: () => undefined
-  })
+export { optionalOut, trusted } from "../src/domain/schemaFields.js"
+import { trusted } from "../src/domain/schemaFields.js"
 
 /**
  * `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. The
@@ -50,18 +39,6 @@ export const Envelope = <A, I>(
 
 /** A success whose `data` is null. */
 export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)
-
-/**
- * A key of an answer that may be absent: the handler may leave it out or set it to `undefined`,
- * and either way the wire leaves it out (the document shows an optional key, never null).
- */
-export const optionalOut = <S extends Schema.Top>(schema: S) =>
-  Schema.optionalKey(schema).pipe(
-    Schema.decodeTo(Schema.optional(trusted<S["Type"]>()), {
-      decode: SchemaGetter.passthrough(),
-      encode: SchemaGetter.transformOptional(Option.filter(Predicate.isNotUndefined))
-    })
-  )
 
 export const ListOf = <S extends Schema.Top>(item: S) => Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
 

@@ -4,42 +4,10 @@ import * as HttpApiSchema from "effect/http-api/HttpApiSchema"
 import * as Schema from "effect/Schema"
 import * as SchemaGetter from "effect/SchemaGetter"
 
+import * as Domain from "../src/domain/errors.js"
 import { optionalOut } from "./Common.js"
 
-export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
-export type Issue = typeof Issue.Type
-
-export const BadRequestReason = Schema.Literals([
-  "invalid_parameter",
-  "duplicate_wechat_number",
-  "duplicate_phone",
-  "duplicate_device_id",
-  "duplicate_group_no",
-  "has_associations",
-  "has_members",
-  "already_member",
-  "already_associated",
-  "account_disabled",
-  "invalid_transition",
-  "quota_full",
-  "already_registered",
-  "activity_not_open",
-  "match_exists",
-  "image_blacklisted",
-  "unsupported_image",
-  "batch_too_large"
-])
-export type BadRequestReason = typeof BadRequestReason.Type
-
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
-  error: BadRequestReason,
-  message: Schema.String,
-  issues: optionalOut(Schema.Array(Issue))
-}) {
-  static invalid(issues: ReadonlyArray<Issue>, message = "invalid parameters"): BadRequest {
-    return new BadRequest({ error: "invalid_parameter", message, issues })
-  }
-}
+export { Issue, ResourceName } from "../src/domain/errors.js"
 
 export const UnauthorizedReason = Schema.Literals([
   "missing_credentials",
@@ -67,51 +35,10 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   required: Schema.String
 }) {}
 
-export const ResourceName = Schema.Literals([
-  "guest",
-  "matchmaker",
-  "company",
-  "work_wechat",
-  "work_group",
-  "follow_up_task",
-  "image_blacklist",
-  "activity",
-  "match",
-  "membership",
-  "user",
-  "plan",
-  "card_task",
-  "route"
-])
-export type ResourceName = typeof ResourceName.Type
-
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  error: Schema.Literal("not_found"),
-  message: Schema.String,
-  resource: ResourceName,
-  missing_ids: optionalOut(Schema.Array(Schema.Finite))
-}) {
-  static of(resource: ResourceName, id?: number | string): NotFound {
-    return new NotFound({
-      error: "not_found",
-      resource,
-      message: id === undefined ? `${resource} not found` : `${resource} ${id} not found`
-    })
-  }
-  static ids(resource: ResourceName, missing: ReadonlyArray<number>): NotFound {
-    return new NotFound({
-      error: "not_found",
-      resource,
-      missing_ids: missing,
-      message: `unknown ${resource} ids: ${missing.join(", ")}`
-    })
-  }
-}
-
+/** A repeat of an Idempotency-Key whose first request is still running (DECISIONS §11). */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
-  error: Schema.Literals(["task_locked", "idempotency_key_in_progress"]),
+  error: Schema.Literal("idempotency_key_in_progress"),
   message: Schema.String,
-  dispatched_to: optionalOut(Schema.String),
   /** idempotency_key_in_progress: seconds until a retry may find the first attempt's answer. */
   retry_after: optionalOut(Schema.Finite)
 }) {}
@@ -147,16 +74,15 @@ export class InternalError extends Schema.TaggedError<InternalError>()("Internal
 }) {}
 
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", {
-  error: Schema.Literals(["parser_unavailable", "service_unavailable"]),
+  error: Schema.Literal("service_unavailable"),
   message: Schema.String,
   retry_after: optionalOut(Schema.Finite)
 }) {}
 
-export type ApiError =
-  | BadRequest
+/** The edge's own refusals (authentication, limits, media types, idempotency, outages). */
+export type EdgeError =
   | Unauthorized
   | Forbidden
-  | NotFound
   | Conflict
   | UnprocessableEntity
   | PayloadTooLarge
@@ -164,6 +90,9 @@ export type ApiError =
   | TooManyRequests
   | InternalError
   | ServiceUnavailable
+
+/** Everything a request can fail with: the edge's refusals and the domain's, by meaning. */
+export type ApiError = EdgeError | Domain.DomainError
 
 // The wire form of an error: `{code, message, data: {error, ...details}}`, with the HTTP status
 // equal to `code`. Decoding it gives back the tagged error, so the typed client fails with it.
@@ -182,14 +111,17 @@ type ErrorClass<E> = Schema.Codec<E, { readonly _tag: string; readonly message: 
 
 /**
  * An error class's envelope, annotated with its status: the class's fields but `_tag` and
- * `message` under `data`, in the class's field order.
+ * `message` under `data`, in the class's field order. A domain class names its reason (`reason`):
+ * it comes first in `data` as `error`; an edge class carries `error` as its own first field.
  */
 const errorEnvelope = <E extends { readonly _tag: string; readonly message: string }>(
   cls: ErrorClass<E>,
   tag: E["_tag"],
-  status: number
+  status: number,
+  reason?: string
 ): Schema.Codec<E, ErrorWire> => {
-  const { message: _message, _tag: _t, ...dataFields } = cls.fields
+  const { message: _message, _tag: _t, ...fields } = cls.fields
+  const dataFields = reason === undefined ? fields : { error: Schema.Literal(reason), ...fields }
   const wire = Schema.Struct({
     code: Schema.Literal(status),
     message: Schema.String,
@@ -197,11 +129,15 @@ const errorEnvelope = <E extends { readonly _tag: string; readonly message: stri
   }).annotate({ identifier: `${tag}Response` })
   return wire.pipe(
     Schema.decodeTo(cls, {
-      decode: SchemaGetter.transform(({ data, message }) => ({ ...data, message, _tag: tag })),
+      decode: SchemaGetter.transform(({ data, message }) => {
+        if (reason === undefined) return { ...data, message, _tag: tag }
+        const { error: _error, ...details } = data as { readonly error: unknown }
+        return { ...details, message, _tag: tag }
+      }),
       encode: SchemaGetter.transform(({ _tag, message, ...data }: { readonly _tag: string; readonly message: string }) => ({
         code: status,
         message,
-        data
+        data: reason === undefined ? data : { error: reason, ...data }
       }))
     }),
     HttpApiSchema.status(status)
@@ -210,46 +146,112 @@ const errorEnvelope = <E extends { readonly _tag: string; readonly message: stri
   // `Struct.Fields` above cannot say so, and the wire type is the documented ErrorWire shape.)
 }
 
+/** Every status, by error class: the one place a failure's meaning becomes an HTTP status. */
 export const ErrorStatus = {
-  BadRequest: 400,
   Unauthorized: 401,
   Forbidden: 403,
-  NotFound: 404,
   Conflict: 409,
   UnprocessableEntity: 422,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
   TooManyRequests: 429,
   InternalError: 500,
-  ServiceUnavailable: 503
+  ServiceUnavailable: 503,
+  InvalidInput: 400,
+  DuplicateWechatNumber: 400,
+  DuplicatePhone: 400,
+  DuplicateDeviceId: 400,
+  DuplicateGroupNo: 400,
+  HasAssociations: 400,
+  GroupHasMembers: 400,
+  AlreadyMember: 400,
+  AlreadyAssociated: 400,
+  AccountDisabled: 400,
+  InvalidTransition: 400,
+  QuotaFull: 400,
+  AlreadyRegistered: 400,
+  ActivityNotOpen: 400,
+  MatchExists: 400,
+  ImageBlacklisted: 400,
+  UnsupportedImage: 400,
+  BatchTooLarge: 400,
+  NotFound: 404,
+  TaskLocked: 409,
+  ParserUnavailable: 503
 } as const satisfies Record<ApiError["_tag"], number>
 
-export const BadRequestEnvelope = errorEnvelope(BadRequest, "BadRequest", 400)
-export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, "Unauthorized", 401)
-export const ForbiddenEnvelope = errorEnvelope(Forbidden, "Forbidden", 403)
-export const NotFoundEnvelope = errorEnvelope(NotFound, "NotFound", 404)
-export const ConflictEnvelope = errorEnvelope(Conflict, "Conflict", 409)
-export const UnprocessableEntityEnvelope = errorEnvelope(UnprocessableEntity, "UnprocessableEntity", 422)
-export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, "PayloadTooLarge", 413)
-export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, "UnsupportedMediaType", 415)
-export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, "TooManyRequests", 429)
-export const InternalErrorEnvelope = errorEnvelope(InternalError, "InternalError", 500)
-export const ServiceUnavailableEnvelope = errorEnvelope(ServiceUnavailable, "ServiceUnavailable", 503)
+const edge = <E extends EdgeError>(cls: ErrorClass<E>, tag: E["_tag"]) => errorEnvelope(cls, tag, ErrorStatus[tag])
+const domain = <E extends Domain.DomainError>(cls: ErrorClass<E> & { readonly reason: string }, tag: E["_tag"]) =>
+  errorEnvelope(cls, tag, ErrorStatus[tag], cls.reason)
+
+export const UnauthorizedEnvelope = edge(Unauthorized, "Unauthorized")
+export const ForbiddenEnvelope = edge(Forbidden, "Forbidden")
+export const ConflictEnvelope = edge(Conflict, "Conflict")
+export const UnprocessableEntityEnvelope = edge(UnprocessableEntity, "UnprocessableEntity")
+export const PayloadTooLargeEnvelope = edge(PayloadTooLarge, "PayloadTooLarge")
+export const UnsupportedMediaTypeEnvelope = edge(UnsupportedMediaType, "UnsupportedMediaType")
+export const TooManyRequestsEnvelope = edge(TooManyRequests, "TooManyRequests")
+export const InternalErrorEnvelope = edge(InternalError, "InternalError")
+export const ServiceUnavailableEnvelope = edge(ServiceUnavailable, "ServiceUnavailable")
+
+// The domain's failures, each its own response schema, so that an operation lists its reasons.
+export const InvalidInputEnvelope = domain(Domain.InvalidInput, "InvalidInput")
+export const NotFoundEnvelope = domain(Domain.NotFound, "NotFound")
+export const DuplicateWechatNumberEnvelope = domain(Domain.DuplicateWechatNumber, "DuplicateWechatNumber")
+export const DuplicatePhoneEnvelope = domain(Domain.DuplicatePhone, "DuplicatePhone")
+export const DuplicateDeviceIdEnvelope = domain(Domain.DuplicateDeviceId, "DuplicateDeviceId")
+export const DuplicateGroupNoEnvelope = domain(Domain.DuplicateGroupNo, "DuplicateGroupNo")
+export const HasAssociationsEnvelope = domain(Domain.HasAssociations, "HasAssociations")
+export const GroupHasMembersEnvelope = domain(Domain.GroupHasMembers, "GroupHasMembers")
+export const AlreadyMemberEnvelope = domain(Domain.AlreadyMember, "AlreadyMember")
+export const AlreadyAssociatedEnvelope = domain(Domain.AlreadyAssociated, "AlreadyAssociated")
+export const AccountDisabledEnvelope = domain(Domain.AccountDisabled, "AccountDisabled")
+export const InvalidTransitionEnvelope = domain(Domain.InvalidTransition, "InvalidTransition")
+export const QuotaFullEnvelope = domain(Domain.QuotaFull, "QuotaFull")
+export const AlreadyRegisteredEnvelope = domain(Domain.AlreadyRegistered, "AlreadyRegistered")
+export const ActivityNotOpenEnvelope = domain(Domain.ActivityNotOpen, "ActivityNotOpen")
+export const MatchExistsEnvelope = domain(Domain.MatchExists, "MatchExists")
+export const ImageBlacklistedEnvelope = domain(Domain.ImageBlacklisted, "ImageBlacklisted")
+export const UnsupportedImageEnvelope = domain(Domain.UnsupportedImage, "UnsupportedImage")
+export const BatchTooLargeEnvelope = domain(Domain.BatchTooLarge, "BatchTooLarge")
+export const TaskLockedEnvelope = domain(Domain.TaskLocked, "TaskLocked")
+export const ParserUnavailableEnvelope = domain(Domain.ParserUnavailable, "ParserUnavailable")
 
 /** Every error envelope; the edge encodes any ApiError with this union. */
 export const AnyErrorEnvelope = Schema.Union([
-  BadRequestEnvelope,
   UnauthorizedEnvelope,
   ForbiddenEnvelope,
-  NotFoundEnvelope,
   ConflictEnvelope,
   UnprocessableEntityEnvelope,
   PayloadTooLargeEnvelope,
   UnsupportedMediaTypeEnvelope,
   TooManyRequestsEnvelope,
   InternalErrorEnvelope,
-  ServiceUnavailableEnvelope
+  ServiceUnavailableEnvelope,
+  InvalidInputEnvelope,
+  NotFoundEnvelope,
+  DuplicateWechatNumberEnvelope,
+  DuplicatePhoneEnvelope,
+  DuplicateDeviceIdEnvelope,
+  DuplicateGroupNoEnvelope,
+  HasAssociationsEnvelope,
+  GroupHasMembersEnvelope,
+  AlreadyMemberEnvelope,
+  AlreadyAssociatedEnvelope,
+  AccountDisabledEnvelope,
+  InvalidTransitionEnvelope,
+  QuotaFullEnvelope,
+  AlreadyRegisteredEnvelope,
+  ActivityNotOpenEnvelope,
+  MatchExistsEnvelope,
+  ImageBlacklistedEnvelope,
+  UnsupportedImageEnvelope,
+  BatchTooLargeEnvelope,
+  TaskLockedEnvelope,
+  ParserUnavailableEnvelope
 ])
 
 export const isApiError = (u: unknown): u is ApiError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && u._tag in ErrorStatus
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(ErrorStatus, u._tag)
+
+export { InvalidInput, NotFound } from "../src/domain/errors.js"

@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { csvOf, documentedAs, Envelope, pageSizeParam, PerRecordPermission } from "./Common.js"
+import { InvalidInputEnvelope } from "./Errors.js"
 
 /** Every event type of DECISIONS §9 (what the outbox records and webhooks may subscribe to). */
 export const EventType = Schema.Literals([
@@ -60,6 +61,7 @@ export class EventsApi extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("list", "/events", {
       disableCodecs: true,
+      error: InvalidInputEnvelope,
       query: EventsParams.fields,
       success: Envelope(EventsPage, "EventsPageEnvelope")
     })

@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { documentedAs, Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
-import { ConflictEnvelope, NotFoundEnvelope } from "./Errors.js"
+import { ConflictEnvelope, InvalidInputEnvelope, InvalidTransitionEnvelope, NotFoundEnvelope, TaskLockedEnvelope } from "./Errors.js"
 import { Education, Gender, IncomeLevel, RequirementTags } from "./Guests.js"
 
 export const FOLLOW_UP_PAGE = { default: 50, max: 1000 } as const
@@ -250,7 +250,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       disableCodecs: true,
       params: TaskPath,
       success: Envelope(Dispatched, "FollowUpTaskDispatchedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope]
+      error: [NotFoundEnvelope, ConflictEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Lock a follow-up task")
@@ -267,7 +267,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: CompleteBody,
       success: Envelope(TaskReported, "FollowUpTaskCompletedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope]
+      error: [NotFoundEnvelope, ConflictEnvelope, InvalidInputEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task's result")
@@ -284,7 +284,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: FailBody,
       success: Envelope(TaskReported, "FollowUpTaskFailedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope]
+      error: [NotFoundEnvelope, ConflictEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task as failed")
@@ -300,7 +300,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: SkipBody,
       success: Envelope(TaskReported, "FollowUpTaskSkippedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Skip a follow-up task")

@@ -22,7 +22,15 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import { Issue, NotFoundEnvelope } from "./Errors.js"
+import {
+  BatchTooLargeEnvelope,
+  ImageBlacklistedEnvelope,
+  InvalidInputEnvelope,
+  Issue,
+  NotFoundEnvelope,
+  ParserUnavailableEnvelope,
+  UnsupportedImageEnvelope
+} from "./Errors.js"
 
 export const GUEST_PAGE = { default: 20, max: 100 } as const
 export const GUEST_BATCH_MAX = 50
@@ -406,6 +414,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
     HttpApiEndpoint.post("batchCreate", "/guests/batch", {
       disableCodecs: true,
+      error: BatchTooLargeEnvelope,
       payload: GuestBatchCreate,
       success: Envelope(BatchOutcome, "GuestBatchCreateEnvelope")
     })
@@ -420,6 +429,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
     HttpApiEndpoint.put("batchUpdate", "/guests/batch", {
       disableCodecs: true,
+      error: BatchTooLargeEnvelope,
       payload: GuestBatchUpdate,
       success: Envelope(BatchOutcome, "GuestBatchUpdateEnvelope")
     })
@@ -436,7 +446,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: ParseCardForm,
       success: Envelope(ParseCardResult, "ParseCardEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, ImageBlacklistedEnvelope, UnsupportedImageEnvelope, ParserUnavailableEnvelope]
     })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Parse a guest card image")
@@ -450,7 +460,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: CreateFromCardForm,
       success: Envelope(CreateFromCardResult, "CreateFromCardEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, InvalidInputEnvelope, ImageBlacklistedEnvelope, UnsupportedImageEnvelope]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest from a card image")

@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import { BatchTooLargeEnvelope, NotFoundEnvelope } from "./Errors.js"
 
 export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
 export const BLACKLIST_ADD_MAX = 1000
@@ -76,6 +76,7 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(
     HttpApiEndpoint.post("check", "/image-blacklist/check", {
       disableCodecs: true,
+      error: BatchTooLargeEnvelope,
       payload: BlacklistCheck,
       success: Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")
     })
@@ -89,6 +90,7 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(
     HttpApiEndpoint.post("add", "/image-blacklist", {
       disableCodecs: true,
+      error: BatchTooLargeEnvelope,
       payload: BlacklistAdd,
       success: Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")
     })

@@ -19,7 +19,7 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import { AlreadyMemberEnvelope, DuplicateGroupNoEnvelope, GroupHasMembersEnvelope, NotFoundEnvelope } from "./Errors.js"
 import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 
 export const GROUP_PAGE = { default: 20, max: 1000 } as const
@@ -140,6 +140,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
   .add(
     HttpApiEndpoint.post("create", "/work-groups", {
       disableCodecs: true,
+      error: DuplicateGroupNoEnvelope,
       payload: WorkGroupCreate,
       success: Envelope(IdOnly, "WorkGroupCreatedEnvelope")
     })
@@ -153,7 +154,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: WorkGroupUpdate,
       success: EmptyEnvelope("WorkGroupUpdatedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, DuplicateGroupNoEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Update a WeChat group")
@@ -164,7 +165,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       query: StatusParams.fields,
       success: EmptyEnvelope("WorkGroupStatusEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, DuplicateGroupNoEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a WeChat group")
@@ -174,7 +175,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       disableCodecs: true,
       params: IdPath,
       success: EmptyEnvelope("WorkGroupDeletedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, GroupHasMembersEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete a WeChat group")
@@ -201,7 +202,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddMatchmaker,
       success: EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, AlreadyMemberEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a matchmaker to a group")
@@ -239,7 +240,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddWorkWechat,
       success: EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, AlreadyMemberEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a work WeChat account to a group")

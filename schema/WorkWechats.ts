@@ -6,7 +6,16 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import {
+  AccountDisabledEnvelope,
+  AlreadyAssociatedEnvelope,
+  DuplicateDeviceIdEnvelope,
+  DuplicatePhoneEnvelope,
+  DuplicateWechatNumberEnvelope,
+  HasAssociationsEnvelope,
+  InvalidInputEnvelope,
+  NotFoundEnvelope
+} from "./Errors.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const
 
@@ -190,6 +199,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
   .add(
     HttpApiEndpoint.post("create", "/work-wechats", {
       disableCodecs: true,
+      error: [DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope],
       payload: WorkWechatCreate,
       success: Envelope(IdOnly, "WorkWechatCreatedEnvelope")
     })
@@ -203,7 +213,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: WorkWechatUpdate,
       success: EmptyEnvelope("WorkWechatUpdatedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Update a work WeChat account")
@@ -214,7 +224,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       query: StatusParams.fields,
       success: EmptyEnvelope("WorkWechatStatusEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a work WeChat account")
@@ -224,7 +234,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       disableCodecs: true,
       params: IdPath,
       success: EmptyEnvelope("WorkWechatDeletedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, HasAssociationsEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete a work WeChat account")
@@ -239,7 +249,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: Associate,
       success: EmptyEnvelope("WorkWechatAssociatedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, InvalidInputEnvelope, AlreadyAssociatedEnvelope, AccountDisabledEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Associate a matchmaker, company or franchisee")
@@ -254,7 +264,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: BatchAssociate,
       success: Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, InvalidInputEnvelope, AccountDisabledEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Associate several targets")
@@ -280,7 +290,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: Transfer,
       success: Envelope(TransferOutcome, "WorkWechatTransferEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, InvalidInputEnvelope, AccountDisabledEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Transfer associations to another account")
@@ -295,7 +305,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: TransferAdmin,
       success: EmptyEnvelope("WorkWechatTransferAdminEnvelope"),
-      error: NotFoundEnvelope
+      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Transfer the account to another admin")

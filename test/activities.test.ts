@@ -174,7 +174,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("activities", (it) => {
       const a = yield* activity()
       const g = yield* guest("male")
       const error = yield* Effect.flip(client.activities.register({ params: { id: a.id }, payload: { guest_id: g.id } }))
-      expect(error).toMatchObject({ _tag: "BadRequest", error: "activity_not_open" })
+      expect(error).toMatchObject({ _tag: "ActivityNotOpen" })
     }))
 
   it.effect("register answers the registration record: name and phone default to the guest's, the fee is the gender's", () =>
@@ -215,15 +215,15 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("activities", (it) => {
       const he = yield* guest("male")
       yield* client.activities.register({ params: { id: a.id }, payload: { guest_id: he.id } })
       expect(yield* Effect.flip(client.activities.register({ params: { id: a.id }, payload: { guest_id: he.id } }))).toMatchObject({
-        error: "already_registered"
+        _tag: "AlreadyRegistered"
       })
       const she = yield* guest("female")
       expect(yield* Effect.flip(client.activities.register({ params: { id: a.id }, payload: { guest_id: she.id } }))).toMatchObject({
-        error: "quota_full"
+        _tag: "QuotaFull"
       })
       const other = yield* guest("male", "王强")
       expect(yield* Effect.flip(client.activities.register({ params: { id: a.id }, payload: { guest_id: other.id } }))).toMatchObject({
-        error: "quota_full"
+        _tag: "QuotaFull"
       })
       expect(yield* Effect.flip(client.activities.register({ params: { id: a.id }, payload: { guest_id: 2_000_000 } }))).toMatchObject({
         _tag: "NotFound",
@@ -253,7 +253,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("activities", (it) => {
           guests.map((g) =>
             client.activities.register({ params: { id: a.id }, payload: { guest_id: g.id } }).pipe(
               Effect.as("registered"),
-              Effect.catchTag("BadRequest", (e) => Effect.succeed(e.error))
+              Effect.catchTags({
+                QuotaFull: () => Effect.succeed("quota_full"),
+                AlreadyRegistered: () => Effect.succeed("already_registered")
+              })
             )
           ),
           { concurrency: "unbounded" }
@@ -273,7 +276,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("activities", (it) => {
           Array.from({ length: 10 }, () =>
             client.activities.register({ params: { id: b.id }, payload: { guest_id: guests[0]!.id } }).pipe(
               Effect.as("registered"),
-              Effect.catchTag("BadRequest", (e) => Effect.succeed(e.error))
+              Effect.catchTags({
+                QuotaFull: () => Effect.succeed("quota_full"),
+                AlreadyRegistered: () => Effect.succeed("already_registered")
+              })
             )),
           { concurrency: "unbounded" }
         )
@@ -314,7 +320,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("activities", (it) => {
       // A registration on an ended activity is refused.
       const g = yield* guest("male", "迟到")
       expect(yield* Effect.flip(client.activities.register({ params: { id: over.id }, payload: { guest_id: g.id } }))).toMatchObject({
-        error: "activity_not_open"
+        _tag: "ActivityNotOpen"
       })
     }))
 

@@ -103,7 +103,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       expect(lock.dispatched_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
 
       const lost = yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: item.id } }))
-      expect(lost).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: a.credentials.appKey })
+      expect(lost).toMatchObject({ _tag: "TaskLocked", dispatched_to: a.credentials.appKey })
       const raw = yield* rawRequest(b.baseUrl, { method: "POST", path: `${TASKS}/${item.id}/dispatch`, credentials: b.credentials })
       expect(raw.status).toBe(409)
       expect(raw.json).toMatchObject({ code: 409, data: { error: "task_locked", dispatched_to: a.credentials.appKey } })
@@ -115,7 +115,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       expect(detail.task).toMatchObject({ status: "dispatched", dispatched_to: a.credentials.appKey, result: null })
 
       expect(yield* Effect.flip(b.client.followUps.complete({ params: { task_id: item.id }, payload: {} }))).toMatchObject({
-        error: "task_locked",
+        _tag: "TaskLocked",
         dispatched_to: a.credentials.appKey
       })
       const done = yield* a.client.followUps.complete({
@@ -132,11 +132,10 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const repeat = yield* a.client.followUps.complete({ params: { task_id: item.id }, payload: {} })
       expect(repeat).toEqual({ task_id: item.id, status: "completed", idempotent: true })
       expect(yield* Effect.flip(b.client.followUps.complete({ params: { task_id: item.id }, payload: {} }))).toMatchObject({
-        error: "task_locked"
+        _tag: "TaskLocked"
       })
       expect(yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: item.id } }))).toMatchObject({
-        _tag: "BadRequest",
-        error: "invalid_transition"
+        _tag: "InvalidTransition"
       })
 
       const after = yield* a.client.followUps.get({ params: { task_id: item.id } })
@@ -329,12 +328,12 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       const [t1, t2, t3] = [yield* taskOf(planId, 1), yield* taskOf(planId, 2), yield* taskOf(planId, 3)]
       const a = yield* signedClient()
       const b = yield* signedClient()
-      const invalid = { _tag: "BadRequest", error: "invalid_transition" }
+      const invalid = { _tag: "InvalidTransition" }
 
       // fail: only on a dispatched task, by its holder.
       expect(yield* Effect.flip(a.client.followUps.fail({ params: { task_id: t1 }, payload: {} }))).toMatchObject(invalid)
       yield* a.client.followUps.dispatch({ params: { task_id: t1 } })
-      expect(yield* Effect.flip(b.client.followUps.fail({ params: { task_id: t1 }, payload: {} }))).toMatchObject({ error: "task_locked" })
+      expect(yield* Effect.flip(b.client.followUps.fail({ params: { task_id: t1 }, payload: {} }))).toMatchObject({ _tag: "TaskLocked" })
       const failed = yield* a.client.followUps.fail({
         params: { task_id: t1 },
         payload: { error_code: "E_NO_CANDIDATE", error_msg: "无合适人选" }
@@ -372,7 +371,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       expect(yield* Effect.flip(client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: 2147483647 } })))
         .toMatchObject({ _tag: "NotFound", resource: "guest" })
       expect(yield* Effect.flip(client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: guest.id } })))
-        .toMatchObject({ _tag: "BadRequest", error: "invalid_parameter" })
+        .toMatchObject({ _tag: "InvalidInput" })
       const res = yield* rawRequest(baseUrl, {
         method: "POST",
         path: `${TASKS}/${taskId}/complete`,
@@ -444,7 +443,7 @@ layer(testServerLayer())("follow-up lease and generation", (it) => {
       yield* a.client.followUps.dispatch({ params: { task_id: taskId } })
       const date = yield* today
       yield* TestClock.adjust("7199 seconds")
-      expect(yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: taskId } }))).toMatchObject({ error: "task_locked" })
+      expect(yield* Effect.flip(b.client.followUps.dispatch({ params: { task_id: taskId } }))).toMatchObject({ _tag: "TaskLocked" })
       yield* TestClock.adjust("2 seconds")
       const listed = yield* b.client.followUps.list({ query: { date } })
       expect(listed.list.find((t) => t.id === taskId)?.status).toBe("pending")
@@ -455,7 +454,7 @@ layer(testServerLayer())("follow-up lease and generation", (it) => {
       const taken = yield* b.client.followUps.dispatch({ params: { task_id: taskId } })
       expect(taken).toMatchObject({ dispatched_to: b.credentials.appKey, idempotent: false })
       expect(yield* Effect.flip(a.client.followUps.complete({ params: { task_id: taskId }, payload: {} }))).toMatchObject({
-        error: "task_locked",
+        _tag: "TaskLocked",
         dispatched_to: b.credentials.appKey
       })
       expect(yield* b.client.followUps.complete({ params: { task_id: taskId }, payload: {} })).toMatchObject({ status: "completed" })

@@ -62,7 +62,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const { guest } = yield* setup(client)
       const g = yield* guest("male")
       const same = yield* Effect.flip(client.matches.create({ payload: { guest_a_id: g.id, guest_b_id: g.id } }))
-      expect(same).toMatchObject({ _tag: "BadRequest", error: "invalid_parameter", issues: [{ path: "guest_b_id" }] })
+      expect(same).toMatchObject({ _tag: "InvalidInput", issues: [{ path: "guest_b_id" }] })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: g.id, guest_b_id: 2_000_000 } }))).toMatchObject({
         _tag: "NotFound",
         resource: "guest"
@@ -81,14 +81,14 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const b = yield* guest("female")
       const first = yield* client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id } }))).toMatchObject({
-        error: "match_exists"
+        _tag: "MatchExists"
       })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))).toMatchObject({
-        error: "match_exists"
+        _tag: "MatchExists"
       })
       yield* client.matches.updateStatus({ params: { id: first.id }, payload: { status: "pending_date" } })
       expect(yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))).toMatchObject({
-        error: "match_exists"
+        _tag: "MatchExists"
       })
       yield* client.matches.updateStatus({ params: { id: first.id }, payload: { status: "closed" } })
       const again = yield* client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } })
@@ -106,8 +106,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
           client.matches.create({ payload: i % 2 === 0 ? { guest_a_id: a.id, guest_b_id: b.id } : { guest_a_id: b.id, guest_b_id: a.id } })
             .pipe(
               Effect.as("created"),
-              Effect.catchTag("BadRequest", (e) =>
-                Effect.succeed(e.error))
+              Effect.catchTag("MatchExists", () =>
+                Effect.succeed("match_exists"))
             )),
         { concurrency: "unbounded" }
       )
@@ -126,7 +126,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       })
       const set = (status: "pending_date" | "dating" | "completed" | "rejected" | "closed") =>
         client.matches.updateStatus({ params: { id: m.id }, payload: { status } })
-      expect(yield* Effect.flip(set("dating"))).toMatchObject({ _tag: "BadRequest", error: "invalid_transition" })
+      expect(yield* Effect.flip(set("dating"))).toMatchObject({ _tag: "InvalidTransition" })
       const moved = yield* set("pending_date")
       expect(Object.keys(moved).sort()).toEqual(["id", "status", "updated_at"])
       expect(moved).toMatchObject({ id: m.id, status: "pending_date" })
@@ -141,7 +141,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       expect((yield* events()).length).toBe(2)
       yield* set("dating")
       yield* set("completed")
-      expect(yield* Effect.flip(set("closed"))).toMatchObject({ error: "invalid_transition" })
+      expect(yield* Effect.flip(set("closed"))).toMatchObject({ _tag: "InvalidTransition" })
       const recorded = yield* events()
       expect(recorded.map((e) => e.type)).toEqual(["match.created", "match.status_changed", "match.status_changed", "match.status_changed"])
       expect(recorded.every((e) => e.permission === "open:match:read")).toBe(true)

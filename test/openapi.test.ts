@@ -295,3 +295,72 @@ it("the typed client decodes every error status the document lists for an operat
     }
   })
 })
+
+/** The `data.error` values a response of an operation can carry, following `$ref`s and unions. */
+const reasonsOf = (doc: Json, node: unknown, seen = new Set<unknown>()): Array<string> => {
+  if (typeof node !== "object" || node === null || seen.has(node)) return []
+  seen.add(node)
+  const n = node as Json
+  if (typeof n.$ref === "string") return reasonsOf(doc, resolvePointer(doc, n.$ref), seen)
+  const nested = [n.anyOf, n.oneOf].flatMap((u) => (Array.isArray(u) ? u.flatMap((m) => reasonsOf(doc, m, seen)) : []))
+  const content = (n.content as Record<string, { schema?: unknown }> | undefined)?.["application/json"]?.schema
+  const data = (n.properties as Json | undefined)?.data
+  const error = typeof data === "object" && data !== null
+    ? ((resolveSchema(doc, data) as Json).properties as Json | undefined)?.error as Json | undefined
+    : undefined
+  const own = error === undefined
+    ? []
+    : error.const !== undefined
+    ? [String(error.const)]
+    : Array.isArray(error.enum)
+    ? error.enum.map(String)
+    : []
+  return [...nested, ...(content !== undefined ? reasonsOf(doc, content, seen) : []), ...own]
+}
+const resolveSchema = (doc: Json, node: unknown): unknown =>
+  typeof node === "object" && node !== null && typeof (node as Json).$ref === "string"
+    ? resolveSchema(doc, resolvePointer(doc, (node as Json).$ref as string))
+    : node
+
+it("each operation lists, per status, the reasons its domain can refuse it with (data.error values)", () => {
+  const doc = OpenApi.fromApi(OpenApiDef) as unknown as Document & Json
+  const reasons = (method: string, path: string, status: string) =>
+    [...new Set(reasonsOf(doc, doc.paths[`${PREFIX}${path}`]![method]!.responses[status]))].sort()
+  expect(reasons("delete", "/work-groups/{id}", "400")).toEqual(["has_members", "invalid_parameter"])
+  expect(reasons("delete", "/work-wechats/{id}", "400")).toEqual(["has_associations", "invalid_parameter"])
+  expect(reasons("post", "/activities/{id}/register", "400")).toEqual(
+    ["activity_not_open", "already_registered", "invalid_parameter", "quota_full"]
+  )
+  expect(reasons("post", "/follow-up/tasks/{task_id}/dispatch", "409")).toEqual(["idempotency_key_in_progress", "task_locked"])
+  expect(reasons("post", "/guests/parse-card", "503")).toEqual(["parser_unavailable", "service_unavailable"])
+  // A read refuses only bad parameters.
+  expect(reasons("get", "/guests", "400")).toEqual(["invalid_parameter"])
+  // Every reason of DECISIONS §1's 400 row is listed by some operation.
+  const all = new Set(
+    operationsOf(doc).flatMap(({ op }) => Object.values(op.responses).flatMap((r) => reasonsOf(doc, r)))
+  )
+  for (
+    const reason of [
+      "invalid_parameter",
+      "duplicate_wechat_number",
+      "duplicate_phone",
+      "duplicate_device_id",
+      "duplicate_group_no",
+      "has_associations",
+      "has_members",
+      "already_member",
+      "already_associated",
+      "account_disabled",
+      "invalid_transition",
+      "quota_full",
+      "already_registered",
+      "activity_not_open",
+      "match_exists",
+      "image_blacklisted",
+      "unsupported_image",
+      "batch_too_large",
+      "not_found",
+      "task_locked"
+    ]
+  ) expect(all.has(reason), reason).toBe(true)
+})

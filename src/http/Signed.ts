@@ -15,10 +15,11 @@ import * as Layer from "effect/Layer"
 
 import { Authenticated, Caller, CheckedInput, Idempotent, Permitted } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
-import { BadRequest, Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
+import { Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
+import { InvalidInput } from "../domain/errors.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
@@ -99,7 +100,7 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
     const request = yield* HttpServerRequest.HttpServerRequest
     const { path, rawQuery } = splitUrl(request.url)
     const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
-    if (urlIssues.length > 0) return yield* Effect.fail(BadRequest.invalid(urlIssues, "a path or query parameter is not valid text"))
+    if (urlIssues.length > 0) return yield* Effect.fail(InvalidInput.of(urlIssues, "a path or query parameter is not valid text"))
 
     const type = mediaType(request.headers["content-type"])
     if (info.body === "json") {
@@ -115,23 +116,23 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
       const body = yield* RequestBody
       const text = body.utf8()
       if (text === undefined) {
-        return yield* Effect.fail(BadRequest.invalid([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
+        return yield* Effect.fail(InvalidInput.of([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
       }
       const json = body.json()
       if (!json.ok) {
         return yield* Effect.fail(
-          BadRequest.invalid([{ path: "body", message: `malformed JSON: ${clip((json.error as Error).message)}` }], "malformed JSON body")
+          InvalidInput.of([{ path: "body", message: `malformed JSON: ${clip((json.error as Error).message)}` }], "malformed JSON body")
         )
       }
       const parsed = json.value
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
         return yield* Effect.fail(
-          BadRequest.invalid([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
+          InvalidInput.of([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
         )
       }
       const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
       if (textIssues.length > 0) {
-        return yield* Effect.fail(BadRequest.invalid(textIssues, "the body holds text or nesting the service refuses"))
+        return yield* Effect.fail(InvalidInput.of(textIssues, "the body holds text or nesting the service refuses"))
       }
     } else if (info.body === "multipart" && type !== "multipart/form-data") {
       return yield* Effect.fail(
@@ -193,7 +194,7 @@ export const IdempotentLive = Layer.effect(
         if (request.method !== "POST" || key === undefined) return yield* httpEffect
         if (!isValidIdempotencyKey(key)) {
           return yield* Effect.fail(
-            BadRequest.invalid([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
+            InvalidInput.of([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
           )
         }
         const caller = yield* Caller

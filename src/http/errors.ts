@@ -8,16 +8,8 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiSchemaError } from "effect/http-api/HttpApiError"
 import * as Schema from "effect/Schema"
 
-import {
-  AnyErrorEnvelope,
-  type ApiError,
-  BadRequest,
-  ErrorStatus,
-  InternalError,
-  isApiError,
-  NotFound,
-  ServiceUnavailable
-} from "../../schema/Errors.js"
+import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError, ServiceUnavailable } from "../../schema/Errors.js"
+import { InvalidInput, NotFound } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
 import { RequestId } from "./RequestState.js"
@@ -36,7 +28,7 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
 /** Seconds a client should wait before retrying while the database is unreachable. */
 const DATABASE_RETRY_AFTER = 2
 
-export const routeNotFound = new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" })
+export const routeNotFound = new NotFound({ resource: "route", message: "no such endpoint" })
 
 /** What went wrong: the first failure of the cause, else its first defect. */
 const culpritOf = (cause: Cause.Cause<unknown>): unknown => {
@@ -61,7 +53,7 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
   if (isApiError(culprit)) return Effect.succeed(culprit)
   // A request whose path, query, headers or body does not decode (the builder's decoders).
   if (HttpApiSchemaError.is(culprit) && culprit.kind !== "Body" && culprit.kind !== "ResponseHeaders") {
-    return Effect.succeed(BadRequest.invalid(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
+    return Effect.succeed(InvalidInput.of(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
   }
   if (isRouteNotFound(culprit)) return Effect.succeed(routeNotFound)
   if (isConnectionFailure(culprit)) {
@@ -78,7 +70,7 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
     // The contract should have refused this value; it is still the client's input, not a 500.
     return Effect.as(
       logged("warning", "database refused a value the contract let through"),
-      BadRequest.invalid([{ path: "body", message: "a value is out of range or not storable" }], "invalid parameters")
+      InvalidInput.of([{ path: "body", message: "a value is out of range or not storable" }], "invalid parameters")
     )
   }
   return Effect.as(

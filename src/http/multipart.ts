@@ -9,9 +9,9 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { MAX_ID } from "../../schema/Common.js"
-import { BadRequest, type Issue } from "../../schema/Errors.js"
 import { CardOverrides } from "../../schema/Guests.js"
 import { normalizeOverrides } from "../domain/card.js"
+import { InvalidInput, type Issue } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues, textProblem } from "../domain/text.js"
 import { RequestBody } from "./RequestState.js"
@@ -28,11 +28,11 @@ export interface Upload {
 }
 
 /** The form of the request being served, read from its body. */
-export const readUpload: Effect.Effect<Upload, BadRequest> = Effect.gen(function*() {
+export const readUpload: Effect.Effect<Upload, InvalidInput> = Effect.gen(function*() {
   const body = yield* RequestBody
   const form = yield* Effect.tryPromise({
     try: () => new Response(body.bytes, { headers: { "content-type": body.contentType } }).formData(),
-    catch: () => BadRequest.invalid([{ path: "body", message: "malformed multipart/form-data" }], "malformed multipart body")
+    catch: () => InvalidInput.of([{ path: "body", message: "malformed multipart/form-data" }], "malformed multipart body")
   })
   let file: Upload["file"]
   const fields: Record<string, string> = {}
@@ -48,14 +48,14 @@ export const readUpload: Effect.Effect<Upload, BadRequest> = Effect.gen(function
     const problem = textProblem(value)
     return problem === undefined ? [] : [{ path: key, message: problem }]
   })
-  if (textIssues.length > 0) return yield* Effect.fail(BadRequest.invalid(textIssues))
+  if (textIssues.length > 0) return yield* Effect.fail(InvalidInput.of(textIssues))
   return { file, fields }
 })
 
 /** The form's file; a form without one is 400 at path `file`. */
-export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, BadRequest> =>
+export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, InvalidInput> =>
   upload.file === undefined
-    ? Effect.fail(BadRequest.invalid([{ path: "file", message: "a JPEG or PNG file is required" }]))
+    ? Effect.fail(InvalidInput.of([{ path: "file", message: "a JPEG or PNG file is required" }]))
     : Effect.succeed(upload.file)
 
 // ---------------------------------------------------------------------------------------------
@@ -125,9 +125,9 @@ const overridesField = (fields: Readonly<Record<string, string>>): Field<CardOve
 const issuesOf = (field: Field<unknown>): ReadonlyArray<Issue> => field.ok ? [] : field.issues
 
 /** parse-card: the optional matchmaker whose imports are checked for a duplicate. */
-export const parseCardFields = (upload: Upload): Effect.Effect<{ readonly matchmaker_id: number | undefined }, BadRequest> => {
+export const parseCardFields = (upload: Upload): Effect.Effect<{ readonly matchmaker_id: number | undefined }, InvalidInput> => {
   const matchmaker = optionalId(upload.fields, "matchmaker_id")
-  return matchmaker.ok ? Effect.succeed({ matchmaker_id: matchmaker.value }) : Effect.fail(BadRequest.invalid(matchmaker.issues))
+  return matchmaker.ok ? Effect.succeed({ matchmaker_id: matchmaker.value }) : Effect.fail(InvalidInput.of(matchmaker.issues))
 }
 
 /** create-from-card: the matchmaker (required), the company (the matchmaker's when absent), overrides. */
@@ -137,12 +137,12 @@ export const createFromCardFields = (upload: Upload): Effect.Effect<
     readonly company_id: number | undefined
     readonly overrides: CardOverrides | undefined
   },
-  BadRequest
+  InvalidInput
 > => {
   const matchmaker = requiredId(upload.fields, "matchmaker_id")
   const company = optionalId(upload.fields, "company_id")
   const overrides = overridesField(upload.fields)
   return matchmaker.ok && company.ok && overrides.ok
     ? Effect.succeed({ matchmaker_id: matchmaker.value, company_id: company.value, overrides: overrides.value })
-    : Effect.fail(BadRequest.invalid([...issuesOf(matchmaker), ...issuesOf(company), ...issuesOf(overrides)]))
+    : Effect.fail(InvalidInput.of([...issuesOf(matchmaker), ...issuesOf(company), ...issuesOf(overrides)]))
 }

@@ -17,7 +17,7 @@ import { AppConfig } from "../Config.js"
 import { ProbeRoutesLive } from "./health.js"
 
 const notFound = HttpServerResponse.jsonUnsafe(
-  Schema.encodeSync(AnyErrorEnvelope)(new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" })),
+  Schema.encodeSync(AnyErrorEnvelope)(new NotFound({ resource: "route", message: "no such endpoint" })),
   { status: 404 }
 )
 

@@ -11,8 +11,8 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatus, Registration } from "../../schema/Activities.js"
 import { pageOf } from "../../schema/Common.js"
-import { BadRequest } from "../../schema/Errors.js"
 import { genderSide } from "../domain/activities.js"
+import { AlreadyRegistered } from "../domain/errors.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
 import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
@@ -56,8 +56,7 @@ export type RegistrationInsert = typeof RegistrationInsert.Type
 
 /** A second registration of the same guest is the client's 400 (DECISIONS §5). */
 const mapAlreadyRegistered = onUniqueViolation({
-  activity_registrations_guest_key: () =>
-    new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
+  activity_registrations_guest_key: () => new AlreadyRegistered({ message: "the guest is already registered for this activity" })
 })
 
 const REGISTRATION_COLUMNS = `id::int AS registration_id, activity_id::int AS activity_id, guest_id::int AS guest_id, name,

@@ -8,8 +8,8 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
-import { BadRequest } from "../../schema/Errors.js"
 import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
+import { MatchExists } from "../domain/errors.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
@@ -34,8 +34,7 @@ export type MatchInsert = typeof MatchInsert.Type
 
 /** One open match per pair in either order (DECISIONS §5). */
 const mapOpenPair = onUniqueViolation({
-  matches_open_pair_key: () =>
-    new BadRequest({ error: "match_exists", message: "these two guests already have an open match (pending, pending_date or dating)" })
+  matches_open_pair_key: () => new MatchExists({ message: "these two guests already have an open match (pending, pending_date or dating)" })
 })
 
 /** Which counter a move adds one to: every match, or the completed ones. */

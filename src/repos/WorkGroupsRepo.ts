@@ -10,7 +10,6 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import * as Struct from "effect/Struct"
 
 import { pageOf, type PageParams } from "../../schema/Common.js"
-import { BadRequest } from "../../schema/Errors.js"
 import {
   GROUP_ACCOUNT_PAGE,
   GROUP_LOG_PAGE,
@@ -23,6 +22,7 @@ import {
   WorkGroupLog,
   WorkWechatMember
 } from "../../schema/WorkGroups.js"
+import { DuplicateGroupNo } from "../domain/errors.js"
 import { makeOperationLogs } from "./operationLogs.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
 import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
@@ -32,7 +32,7 @@ export type MemberKind = typeof MemberKind.Type
 
 /** A non-empty group_no belongs to one live group: a write that takes another's is the client's 400. */
 const mapDuplicateGroupNo = onUniqueViolation({
-  work_groups_group_no_key: () => new BadRequest({ error: "duplicate_group_no", message: "group_no is already used by another group" })
+  work_groups_group_no_key: () => new DuplicateGroupNo({ message: "group_no is already used by another group" })
 })
 
 const MEMBER_TABLE = { matchmaker: "work_group_matchmakers", work_wechat: "work_group_work_wechats" } as const

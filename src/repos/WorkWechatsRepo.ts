@@ -10,7 +10,6 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
-import { BadRequest } from "../../schema/Errors.js"
 import {
   Association,
   AssociationListParams,
@@ -21,18 +20,18 @@ import {
   WorkWechatListParams,
   WorkWechatLog
 } from "../../schema/WorkWechats.js"
+import { DuplicateDeviceId, DuplicatePhone, DuplicateWechatNumber } from "../domain/errors.js"
 import { makeOperationLogs } from "./operationLogs.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
 import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
 
-const duplicate = (field: "wechat_number" | "phone" | "device_id") => () =>
-  new BadRequest({ error: `duplicate_${field}`, message: `${field} is already used by another work WeChat account` })
+const taken = (field: string) => ({ message: `${field} is already used by another work WeChat account` })
 
 /** The unique rules of an account, by constraint: a write that breaks one is the client's 400. */
-const mapDuplicates = onUniqueViolation({
-  work_wechats_wechat_number_key: duplicate("wechat_number"),
-  work_wechats_phone_key: duplicate("phone"),
-  work_wechats_device_id_key: duplicate("device_id")
+const mapDuplicates = onUniqueViolation<DuplicateWechatNumber | DuplicatePhone | DuplicateDeviceId>({
+  work_wechats_wechat_number_key: () => new DuplicateWechatNumber(taken("wechat_number")),
+  work_wechats_phone_key: () => new DuplicatePhone(taken("phone")),
+  work_wechats_device_id_key: () => new DuplicateDeviceId(taken("device_id"))
 })
 
 /** An account as selected by ACCOUNT_COLUMNS: the contract's record, instants as platform-time text. */

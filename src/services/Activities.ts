@@ -6,8 +6,8 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { ActivityCreate, ActivityListParams, RegistrationCreate } from "../../schema/Activities.js"
-import { BadRequest } from "../../schema/Errors.js"
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
+import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -23,7 +23,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
 
     const create = Effect.fn("Activities.create")(function*(input: ActivityCreate) {
       if (!windowIsValid(input.start_time, input.end_time)) {
-        return yield* BadRequest.invalid([{ path: "end_time", message: "must be after start_time" }])
+        return yield* InvalidInput.of([{ path: "end_time", message: "must be after start_time" }])
       }
       yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
       const activity = yield* repo.insert({
@@ -58,10 +58,10 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
         if (Option.isNone(fee)) {
           const state = yield* repo.registrationState(id, guest.id).pipe(someOrNotFound("activity", id))
           return yield* state.status !== "registering"
-            ? new BadRequest({ error: "activity_not_open", message: `the activity is ${state.status}, not open for registration` })
+            ? new ActivityNotOpen({ message: `the activity is ${state.status}, not open for registration` })
             : state.registered
-            ? new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
-            : new BadRequest({ error: "quota_full", message: `no ${guest.gender} places are left` })
+            ? new AlreadyRegistered({ message: "the guest is already registered for this activity" })
+            : new QuotaFull({ message: `no ${guest.gender} places are left` })
         }
         return yield* repo.insertRegistration({
           activity_id: id,
@@ -81,7 +81,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
         const outcome = operatorMove(current, action)
         switch (outcome._tag) {
           case "Refused":
-            return yield* new BadRequest({ error: "invalid_transition", message: `cannot ${action} activity ${id}: ${outcome.reason}` })
+            return yield* new InvalidTransition({ message: `cannot ${action} activity ${id}: ${outcome.reason}` })
           case "Unchanged":
             return yield* repo.findById(id).pipe(someOrNotFound("activity", id))
           case "Next":

@@ -10,13 +10,14 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
-import { BadRequest, NotFound, PayloadTooLarge, ServiceUnavailable } from "../../schema/Errors.js"
+import { PayloadTooLarge } from "../../schema/Errors.js"
 import { type CardOverrides, type CreateFromCardResult, GuestCreate, type ParseCardResult } from "../../schema/Guests.js"
 import { imageErrorOf } from "../card/CardParser.js"
 import { detectImageType, md5Hex } from "../card/image.js"
 import { CardParser, type ParseOutcome } from "../card/types.js"
 import { AppConfig } from "../Config.js"
 import { cardGuestFields, cardSummary } from "../domain/card.js"
+import { ImageBlacklisted, InvalidInput, NotFound, ParserUnavailable, UnsupportedImage } from "../domain/errors.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../repos/CardTasksRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -73,7 +74,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
           })
         }
         const type = yield* Effect.promise(() => detectImageType(bytes))
-        if (type === null) return yield* new BadRequest({ error: "unsupported_image", message: "the file is not a JPEG or PNG image" })
+        if (type === null) return yield* new UnsupportedImage({ message: "the file is not a JPEG or PNG image" })
         const image: CardImage = { bytes, imageHash: md5Hex(bytes), contentType: type === "png" ? "image/png" : "image/jpeg" }
         return image
       })
@@ -81,19 +82,18 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     const refuseBlacklisted = (imageHash: string) =>
       Effect.flatMap(
         blacklist.blocks(imageHash),
-        (blocked) =>
-          blocked ? Effect.fail(new BadRequest({ error: "image_blacklisted", message: "this image is blacklisted" })) : Effect.void
+        (blocked) => blocked ? Effect.fail(new ImageBlacklisted({ message: "this image is blacklisted" })) : Effect.void
       )
 
     const parse = (bytes: Uint8Array) =>
       parser.parse(bytes).pipe(
         Effect.catchTags({
-          ParserUnavailable: (e) => Effect.fail(new ServiceUnavailable({ error: "parser_unavailable", message: e.message })),
+          ParserUnavailable: (e) => Effect.fail(new ParserUnavailable({ message: e.message })),
           // An image the parser refuses is the client's; any other parser failure is ours.
           CardParseError: (e) =>
             imageErrorOf(e) !== null
-              ? Effect.fail(new BadRequest({ error: "unsupported_image", message: `the image could not be read: ${e.message}` }))
-              : Effect.fail(new ServiceUnavailable({ error: "parser_unavailable", message: `card parsing failed: ${e.message}` }))
+              ? Effect.fail(new UnsupportedImage({ message: `the image could not be read: ${e.message}` }))
+              : Effect.fail(new ParserUnavailable({ message: `card parsing failed: ${e.message}` }))
         })
       )
 
@@ -126,7 +126,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
       if (Option.isNone(matchmaker)) return yield* NotFound.of("matchmaker", matchmakerId)
       const companyId = sentCompanyId ?? matchmaker.value.company_id
       if (companyId === null) {
-        return yield* BadRequest.invalid([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
+        return yield* InvalidInput.of([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
       }
       if (Option.isNone(yield* companies.findById(companyId))) return yield* NotFound.of("company", companyId)
       yield* refuseBlacklisted(image.imageHash)

@@ -6,9 +6,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { CallerInfo } from "../../schema/Auth.js"
-import { BadRequest } from "../../schema/Errors.js"
 import { EVENTS_PAGE, type EventsPage, type EventsParams } from "../../schema/Events.js"
 import { AppConfig } from "../Config.js"
+import { InvalidInput } from "../domain/errors.js"
 import { EventsRepo } from "../repos/EventsRepo.js"
 
 export class Events extends Context.Service<Events>()("Events/Service", {
@@ -21,7 +21,7 @@ export class Events extends Context.Service<Events>()("Events/Service", {
       if (params.after !== undefined) {
         const found = yield* repo.cursorOf(params.after)
         if (Option.isNone(found)) {
-          return yield* BadRequest.invalid(
+          return yield* InvalidInput.of(
             [{ path: "after", message: `unknown event id: not an event of the last ${config.eventsRetentionDays} days` }],
             "unknown event id in after"
           )

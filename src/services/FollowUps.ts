@@ -7,7 +7,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import { BadRequest, Conflict, NotFound } from "../../schema/Errors.js"
 import type {
   CompleteBody,
   Dispatched,
@@ -21,6 +20,7 @@ import type {
   TaskType
 } from "../../schema/FollowUps.js"
 import { AppConfig } from "../Config.js"
+import { InvalidInput, InvalidTransition, NotFound, TaskLocked } from "../domain/errors.js"
 import {
   cityOfCode,
   decide,
@@ -46,10 +46,9 @@ const ATTEMPTS = 3
 const verbs: Record<TaskAction, string> = { dispatch: "dispatch", complete: "complete", fail: "fail", skip: "skip" }
 
 const invalidTransition = (action: TaskAction, status: TaskStatus) =>
-  new BadRequest({ error: "invalid_transition", message: `cannot ${verbs[action]} a task that is ${status}` })
+  new InvalidTransition({ message: `cannot ${verbs[action]} a task that is ${status}` })
 
-const taskLocked = (holder: string) =>
-  new Conflict({ error: "task_locked", message: "the task is locked by another client", dispatched_to: holder })
+const taskLocked = (holder: string) => new TaskLocked({ message: "the task is locked by another client", dispatched_to: holder })
 
 const toGuest = (g: StoredGuest): FollowUpGuest => {
   const { education, gender, has_car, has_children, has_house, income_level, marital_status, ...rest } = g
@@ -223,7 +222,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
           if (Option.isNone(done)) return false
           if (done.value.guest_id === matched) {
             // Rolls the completion back: a guest is not recommended to themself.
-            return yield* BadRequest.invalid([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
+            return yield* InvalidInput.of([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
           }
           yield* outbox.record("follow_up.task_completed", READ, completedEvent(done.value))
           return true

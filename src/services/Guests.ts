@@ -7,7 +7,6 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
-import { BadRequest, type Issue, NotFound } from "../../schema/Errors.js"
 import {
   type BatchOutcome,
   type BatchResult,
@@ -18,6 +17,7 @@ import {
   type GuestUpdate,
   UPDATE_ONLY_FIELDS
 } from "../../schema/Guests.js"
+import { BatchTooLarge, type Issue, NotFound } from "../domain/errors.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues } from "../domain/text.js"
@@ -154,7 +154,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
     const checkBatchSize = (items: ReadonlyArray<unknown>) =>
       items.length > GUEST_BATCH_MAX
         ? Effect.fail(
-          new BadRequest({ error: "batch_too_large", message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` })
+          new BatchTooLarge({ message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` })
         )
         : Effect.void
 

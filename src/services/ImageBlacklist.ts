@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 
-import { BadRequest, NotFound } from "../../schema/Errors.js"
 import {
   BLACKLIST_ADD_MAX,
   BLACKLIST_CHECK_MAX,
@@ -14,6 +13,7 @@ import {
   type BlacklistListParams,
   BlacklistSource
 } from "../../schema/ImageBlacklist.js"
+import { BatchTooLarge, NotFound } from "../domain/errors.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { type BlacklistItem, ImageBlacklistRepo } from "../repos/ImageBlacklistRepo.js"
 import { someOrNotFound } from "./common.js"
@@ -23,8 +23,7 @@ const MD5 = /^[0-9a-fA-F]{32}$/
 const SOURCES: ReadonlyArray<string> = BlacklistSource.literals
 const isSource = Schema.is(BlacklistSource)
 
-const tooMany = (max: number, got: number) =>
-  new BadRequest({ error: "batch_too_large", message: `at most ${max} items per call, got ${got}` })
+const tooMany = (max: number, got: number) => new BatchTooLarge({ message: `at most ${max} items per call, got ${got}` })
 
 /** One add item checked on its own: a normalised item, or the reason it fails. */
 export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: string | null; reason: string } => {

@@ -5,8 +5,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { Match, MatchCreate, MatchListParams, MatchStatus } from "../../schema/Matches.js"
+import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -36,7 +36,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
 
     const create = Effect.fn("Matches.create")(function*(input: MatchCreate) {
       if (input.guest_a_id === input.guest_b_id) {
-        return yield* BadRequest.invalid([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
+        return yield* InvalidInput.of([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
       }
       const [a, b] = yield* Effect.all([
         guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
@@ -70,8 +70,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
         const current = yield* repo.lock(id).pipe(someOrNotFound("match", id))
         const move = matchMove(current.status, status)
         if (move === "invalid") {
-          return yield* new BadRequest({
-            error: "invalid_transition",
+          return yield* new InvalidTransition({
             message: `a ${current.status} match cannot become ${status}`
           })
         }

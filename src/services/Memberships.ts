@@ -5,8 +5,8 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { MembershipCreate, MembershipListParams } from "../../schema/Memberships.js"
+import { InvalidTransition, NotFound } from "../domain/errors.js"
 import { membershipMove, validPlanDays } from "../domain/memberships.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
@@ -50,8 +50,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
         const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
         const move = membershipMove(current.status, "cancelled")
         if (move === "invalid") {
-          return yield* new BadRequest({
-            error: "invalid_transition",
+          return yield* new InvalidTransition({
             message: `membership ${id} is ${current.status}; it cannot be cancelled`
           })
         }

@@ -5,9 +5,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import type { PageParams } from "../../schema/Common.js"
-import { BadRequest, NotFound } from "../../schema/Errors.js"
 import type { WorkGroupCreate, WorkGroupListParams, WorkGroupUpdate } from "../../schema/WorkGroups.js"
 import type { AccountStatus } from "../../schema/WorkWechats.js"
+import { AlreadyMember, GroupHasMembers, NotFound } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
@@ -55,8 +55,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         yield* locked(id)
         const { matchmakers, accounts } = yield* repo.memberCounts(id)
         if (matchmakers > 0 || accounts > 0) {
-          return yield* new BadRequest({
-            error: "has_members",
+          return yield* new GroupHasMembers({
             message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
           })
         }
@@ -72,7 +71,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         if (!found.has(memberId)) return yield* NotFound.of(resourceOf(kind), memberId)
         const added = yield* repo.addMembers(id, kind, [memberId], remark)
         if (added.length === 0) {
-          return yield* new BadRequest({ error: "already_member", message: `${kind} ${memberId} is already a member of this group` })
+          return yield* new AlreadyMember({ message: `${kind} ${memberId} is already a member of this group` })
         }
         yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
         return null
@@ -96,7 +95,6 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         const removed = yield* repo.removeMember(id, kind, memberId)
         if (!removed) {
           return yield* new NotFound({
-            error: "not_found",
             resource: resourceOf(kind),
             message: `${kind} ${memberId} is not a member of this group`
           })

@@ -6,7 +6,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { PageParams } from "../../schema/Common.js"
-import { BadRequest, NotFound, type ResourceName } from "../../schema/Errors.js"
 import type {
   AccountStatus,
   Associate,
@@ -21,6 +20,7 @@ import type {
   WorkWechatListParams,
   WorkWechatUpdate
 } from "../../schema/WorkWechats.js"
+import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
@@ -43,7 +43,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (missing.length > 0) return yield* Effect.fail(NotFound.ids(resourceOf(type), missing))
         if (wrongKind.length > 0) {
           const kind = type === "company" ? "normal" : "franchisee"
-          return yield* Effect.fail(BadRequest.invalid(
+          return yield* Effect.fail(InvalidInput.of(
             [{ path, message: `target_type ${type} needs a company of type ${kind}; not: ${wrongKind.join(", ")}` }],
             "target of the wrong kind"
           ))
@@ -52,7 +52,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
 
     const refuseDisabled = (account: { id: number; status: AccountStatus }) =>
       account.status === "disabled"
-        ? Effect.fail(new BadRequest({ error: "account_disabled", message: `work WeChat account ${account.id} is disabled` }))
+        ? Effect.fail(new AccountDisabled({ message: `work WeChat account ${account.id} is disabled` }))
         : Effect.void
 
     const create = Effect.fn("WorkWechats.create")(function*(input: WorkWechatCreate) {
@@ -91,8 +91,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         yield* locked(id)
         const { associations, users } = yield* repo.attachments(id)
         if (associations > 0 || users > 0) {
-          return yield* new BadRequest({
-            error: "has_associations",
+          return yield* new HasAssociations({
             message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
           })
         }
@@ -108,8 +107,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         yield* checkTargets(body.target_type, [body.target_id], "target_id")
         const inserted = yield* repo.associate(id, body.target_type, [body.target_id], body.remark ?? null)
         if (inserted.length === 0) {
-          return yield* new BadRequest({
-            error: "already_associated",
+          return yield* new AlreadyAssociated({
             message: `${body.target_type} ${body.target_id} is already associated`
           })
         }
@@ -142,7 +140,6 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         const removed = yield* repo.disassociate(id, body.target_type, body.target_id)
         if (!removed) {
           return yield* new NotFound({
-            error: "not_found",
             resource: resourceOf(body.target_type),
             message: `${body.target_type} ${body.target_id} is not associated with this account`
           })
@@ -160,7 +157,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       return yield* tx.run(Effect.gen(function*() {
         const dest = body.target_work_wechat_id
         if (dest === id) {
-          return yield* BadRequest.invalid([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
+          return yield* InvalidInput.of([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
         }
         // Lock both accounts in id order so two opposite transfers cannot deadlock.
         const [first, second] = id < dest ? [id, dest] : [dest, id]

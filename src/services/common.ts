@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { NotFound, type ResourceName } from "../../schema/Errors.js"
+import { NotFound, type ResourceName } from "../domain/errors.js"
 
 /** Unwraps a found record or fails with 404 `not_found` naming the resource. */
 export const someOrNotFound =

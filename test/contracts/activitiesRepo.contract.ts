@@ -89,7 +89,7 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
         expect(r.registration_id).toBeGreaterThan(0)
         expect(r.registered_at).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/)
         const again = yield* Effect.flip(repo.insertRegistration(input))
-        expect(again).toMatchObject({ _tag: "BadRequest", error: "already_registered" })
+        expect(again).toMatchObject({ _tag: "AlreadyRegistered" })
         expect(Option.getOrThrow(yield* repo.registrationState(activity.id, guest.id))).toEqual({ status: "registering", registered: true })
         expect(Option.isNone(yield* repo.registrationState(activity.id + 1000, guest.id))).toBe(true)
       }))

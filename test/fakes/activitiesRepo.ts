@@ -10,9 +10,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { Activity, Registration } from "../../schema/Activities.js"
-import { BadRequest } from "../../schema/Errors.js"
 import { PlatformTimeZone } from "../../src/Config.js"
 import { genderSide } from "../../src/domain/activities.js"
+import { AlreadyRegistered } from "../../src/domain/errors.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import { ActivitiesRepo } from "../../src/repos/ActivitiesRepo.js"
 import { type FakeActivity, FakeDb, type FakeRegistration, nextId, now } from "./db.js"
@@ -85,7 +85,7 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
     insertRegistration: (input) =>
       Effect.gen(function*() {
         if (db.tables.registrations.some((r) => r.activity_id === input.activity_id && r.guest_id === input.guest_id)) {
-          return yield* new BadRequest({ error: "already_registered", message: "the guest is already registered for this activity" })
+          return yield* new AlreadyRegistered({ message: "the guest is already registered for this activity" })
         }
         const row: FakeRegistration = { id: nextId(db, "registrations"), ...input, fee: money(input.fee), registered_at: yield* now }
         db.tables.registrations.push(row)

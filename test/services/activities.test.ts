@@ -70,7 +70,7 @@ describe("activity service over fakes", () => {
         created_at: "2026-11-24 12:00:00"
       })
       const backwards = yield* Effect.flip(activities.create(input(company, { end_time: "2026-11-24 14:00:00" })))
-      expect(backwards).toMatchObject({ _tag: "BadRequest", error: "invalid_parameter", issues: [{ path: "end_time" }] })
+      expect(backwards).toMatchObject({ _tag: "InvalidInput", issues: [{ path: "end_time" }] })
       expect(yield* Effect.flip(activities.create(input(company + 1)))).toMatchObject({ _tag: "NotFound", resource: "company" })
     }))
 
@@ -78,13 +78,13 @@ describe("activity service over fakes", () => {
     Effect.gen(function*() {
       const activities = yield* Activities
       const { id } = yield* activities.create(input(yield* seedCompany))
-      expect(yield* Effect.flip(activities.operate(id, "open"))).toMatchObject({ error: "invalid_transition" })
+      expect(yield* Effect.flip(activities.operate(id, "open"))).toMatchObject({ _tag: "InvalidTransition" })
       expect(yield* activities.operate(id, "reject")).toMatchObject({ status: "draft", audit_status: "rejected" })
       expect(yield* activities.operate(id, "approve")).toMatchObject({ status: "draft", audit_status: "approved" })
       expect(yield* activities.operate(id, "approve")).toMatchObject({ status: "draft", audit_status: "approved" })
       expect(yield* activities.operate(id, "open")).toMatchObject({ status: "registering", audit_status: "approved" })
       expect(yield* activities.operate(id, "open")).toMatchObject({ status: "registering" })
-      expect(yield* Effect.flip(activities.operate(id, "reject"))).toMatchObject({ error: "invalid_transition" })
+      expect(yield* Effect.flip(activities.operate(id, "reject"))).toMatchObject({ _tag: "InvalidTransition" })
     }))
 
   test("registration takes a place of the guest's gender and answers that gender's fee; name and phone default to the guest's", () =>
@@ -103,7 +103,7 @@ describe("activity service over fakes", () => {
       const { company, id } = yield* openActivity({ male_quota: 1 })
       yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
       const late = yield* seedGuest({ gender: "male", company_id: company })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: late.id }))).toMatchObject({ error: "quota_full" })
+      expect(yield* Effect.flip(activities.register(id, { guest_id: late.id }))).toMatchObject({ _tag: "QuotaFull" })
       for (let i = 0; i < 3; i++) {
         yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "female", company_id: company })).id })
       }
@@ -116,7 +116,7 @@ describe("activity service over fakes", () => {
       const { company, id } = yield* openActivity({ male_quota: 2 })
       const guest = yield* seedGuest({ gender: "male", company_id: company })
       yield* activities.register(id, { guest_id: guest.id })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ error: "already_registered" })
+      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ _tag: "AlreadyRegistered" })
       expect(yield* places(id)).toEqual({ male: 1, female: 0 })
       // The place given back is still there for someone else.
       yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
@@ -129,7 +129,7 @@ describe("activity service over fakes", () => {
       const company = yield* seedCompany
       const draft = yield* activities.create(input(company))
       const guest = yield* seedGuest({ company_id: company })
-      expect(yield* Effect.flip(activities.register(draft.id, { guest_id: guest.id }))).toMatchObject({ error: "activity_not_open" })
+      expect(yield* Effect.flip(activities.register(draft.id, { guest_id: guest.id }))).toMatchObject({ _tag: "ActivityNotOpen" })
       expect(yield* Effect.flip(activities.register(draft.id + 100, { guest_id: guest.id }))).toMatchObject({ resource: "activity" })
       expect(yield* Effect.flip(activities.register(draft.id, { guest_id: guest.id + 100 }))).toMatchObject({ resource: "guest" })
     }))
@@ -145,7 +145,7 @@ describe("activity service over fakes", () => {
       expect(yield* moveByTimeOnce).toMatchObject({ activitiesStarted: 1, activitiesEnded: 0 })
       expect([yield* status(id), yield* status(draft.id)]).toEqual(["ongoing", "draft"])
       const guest = yield* seedGuest({ company_id: company })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ error: "activity_not_open" })
+      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ _tag: "ActivityNotOpen" })
       yield* TestClock.adjust("3 hours")
       expect(yield* moveByTimeOnce).toMatchObject({ activitiesStarted: 0, activitiesEnded: 1 })
       expect(yield* status(id)).toBe("ended")

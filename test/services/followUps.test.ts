@@ -73,7 +73,7 @@ describe("follow-up service over fakes", () => {
         idempotent: false
       })
       const refused = yield* Effect.flip(followUps.dispatch(taskId, "ak_b"))
-      expect(refused).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: "ak_a" })
+      expect(refused).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_a" })
     }))
 
   test("the holder's repeated dispatch within the lease is the same lock: idempotent, dispatched_at unchanged", () =>
@@ -92,8 +92,8 @@ describe("follow-up service over fakes", () => {
       yield* followUps.dispatch(taskId, "ak_a")
       yield* TestClock.adjust(`${LEASE_S + 1} seconds`)
       expect(yield* followUps.dispatch(taskId, "ak_b")).toMatchObject({ dispatched_to: "ak_b", dispatched_at: "2026-11-24T12:30:01" })
-      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({ error: "task_locked", dispatched_to: "ak_b" })
-      expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({ _tag: "Conflict", dispatched_to: "ak_b" })
+      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_b" })
+      expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_b" })
     }))
 
   test("complete by the holder finishes the task and records follow_up.task_completed with ids and result, no personal data", () =>
@@ -129,7 +129,7 @@ describe("follow-up service over fakes", () => {
       yield* followUps.dispatch(taskId, "ak_a")
       yield* complete(taskId, "ak_a")
       expect(yield* complete(taskId, "ak_a")).toEqual({ task_id: taskId, status: "completed", idempotent: true })
-      expect(yield* Effect.flip(complete(taskId, "ak_b"))).toMatchObject({ _tag: "Conflict", error: "task_locked", dispatched_to: "ak_a" })
+      expect(yield* Effect.flip(complete(taskId, "ak_b"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_a" })
       expect((yield* recordedEvents).filter((e) => e.type === "follow_up.task_completed")).toHaveLength(1)
     }))
 
@@ -139,7 +139,7 @@ describe("follow-up service over fakes", () => {
       const { guest, taskId } = yield* taskToday
       yield* followUps.dispatch(taskId, "ak_a")
       const refused = yield* Effect.flip(complete(taskId, "ak_a", { matched_guest_id: guest.id }))
-      expect(refused).toMatchObject({ _tag: "BadRequest", error: "invalid_parameter" })
+      expect(refused).toMatchObject({ _tag: "InvalidInput" })
       expect(yield* storedTask(taskId)).toMatchObject({
         status: "dispatched",
         dispatched_to: "ak_a",
@@ -153,8 +153,7 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const { taskId } = yield* taskToday
       expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({
-        _tag: "BadRequest",
-        error: "invalid_transition",
+        _tag: "InvalidTransition",
         message: "cannot complete a task that is pending"
       })
       expect(yield* Effect.flip(complete(taskId + 100, "ak_a"))).toMatchObject({ _tag: "NotFound", resource: "follow_up_task" })
@@ -176,7 +175,7 @@ describe("follow-up service over fakes", () => {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
       yield* followUps.dispatch(taskId, "ak_a")
-      expect(yield* Effect.flip(followUps.fail(taskId, "ak_b", {}))).toMatchObject({ _tag: "Conflict" })
+      expect(yield* Effect.flip(followUps.fail(taskId, "ak_b", {}))).toMatchObject({ _tag: "TaskLocked" })
       expect(yield* followUps.fail(taskId, "ak_a", { error_code: "NO_REPLY" })).toEqual({
         task_id: taskId,
         status: "failed",
@@ -184,7 +183,7 @@ describe("follow-up service over fakes", () => {
       })
       expect(yield* followUps.fail(taskId, "ak_a", {})).toEqual({ task_id: taskId, status: "failed", idempotent: true })
       expect(yield* Effect.flip(followUps.skip(taskId, "ak_b", {}))).toMatchObject({
-        error: "invalid_transition",
+        _tag: "InvalidTransition",
         message: "cannot skip a task that is failed"
       })
       expect(yield* storedTask(taskId)).toMatchObject({ error_code: "NO_REPLY", finished_at: START })
@@ -202,7 +201,7 @@ describe("follow-up service over fakes", () => {
       })
       expect(yield* followUps.skip(taskId, "ak_c", {})).toEqual({ task_id: taskId, status: "skipped", idempotent: true })
       expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({
-        error: "invalid_transition",
+        _tag: "InvalidTransition",
         message: "cannot dispatch a task that is skipped"
       })
     }))

@@ -95,7 +95,7 @@ describe("membership service over fakes", () => {
       expect(next.id).not.toBe(m.id)
       yield* TestClock.adjust("91 days")
       yield* moveByTimeOnce
-      expect(yield* Effect.flip(memberships.cancel(next.id))).toMatchObject({ _tag: "BadRequest", error: "invalid_transition" })
+      expect(yield* Effect.flip(memberships.cancel(next.id))).toMatchObject({ _tag: "InvalidTransition" })
       expect(yield* Effect.flip(memberships.cancel(next.id + 100))).toMatchObject({ _tag: "NotFound", resource: "membership" })
     }))
 
