@@ -1,10 +1,10 @@
-// The job daemon: the second process, built from the same layers as the API. Applies pending
-// migrations at start, runs its jobs, writes its heartbeat, serves /healthz, /readyz and /metrics
-// on JOBS_PORT when set, and stops cleanly on SIGTERM/SIGINT.
+// The job daemon: the second process, built from the same layers as the API. Reads its configuration
+// from the environment only (`npm start` prepares it: scripts/start.ts). Applies pending migrations
+// at start, runs its jobs, writes its heartbeat, serves /healthz, /readyz and /metrics on JOBS_PORT
+// when set, and stops cleanly on SIGTERM/SIGINT.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { bootstrapOrExit } from "../src/bootstrap.js"
 import { cardParserConfig } from "../src/card/CardParser.js"
 import { appConfig } from "../src/Config.js"
 import { AppLive } from "../src/Layers.js"
@@ -15,10 +15,6 @@ import { runProcess } from "../src/runProcess.js"
 import { JobsLive } from "./Jobs.js"
 
 const SERVICE_NAME = "matchmaking-jobs"
-
-// Every setting is checked before anything starts, so a bad value is one clear line, not a stack;
-// then the environment is completed (.env, an embedded database and its key when none is set).
-await bootstrapOrExit("jobs", [appConfig, cardParserConfig, tracingConfig(SERVICE_NAME)])
 
 /** Logs when the daemon has stopped: its finalizer runs after every job has been released. */
 const StoppedLog = Layer.effectDiscard(Effect.addFinalizer(() => Effect.logInfo("job daemon stopped")))
@@ -34,4 +30,5 @@ const Daemon = Layer.effectDiscard(Effect.logInfo("job daemon ready")).pipe(
   Layer.provide(TracingLive(SERVICE_NAME))
 )
 
-runProcess("jobs", Daemon)
+// Every setting is checked before anything starts, so a bad or missing value is one clear line.
+runProcess("jobs", [appConfig, cardParserConfig, tracingConfig(SERVICE_NAME)], Daemon)

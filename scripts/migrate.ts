@@ -1,11 +1,13 @@
 // `npm run migrate`: applies pending migrations (under the advisory lock) and prints them as JSON.
-import { bootstrapOrExit } from "../src/bootstrap.js"
+// Without DATABASE_URL it uses the embedded PostgreSQL of `npm start`, starting it when none runs
+// (and then says so, with the command that stops it).
+import { bootstrapOrExit, noteLeftRunning } from "../src/bootstrap.js"
 import { errorMessage } from "../src/domain/text.js"
 import { exitWithError } from "../src/logging.js"
+import { migrateDatabase } from "../src/sql/migrateUrl.js"
 
-await bootstrapOrExit("migrate")
-// Loaded only once the environment is complete: a bad setting is reported before anything else.
-const { migrateDatabase } = await import("../src/sql/migrateUrl.js")
+const { embedded } = await bootstrapOrExit("migrate")
+noteLeftRunning("migrate", embedded)
 
 // bootstrapOrExit has set DATABASE_URL (the given one, or the embedded server's).
 const applied = await migrateDatabase(process.env["DATABASE_URL"] ?? "").catch((error: unknown) =>

@@ -1,22 +1,107 @@
-// `npm start`: prepares the environment once (embedded PostgreSQL, secret key), then runs the HTTP
-// server and the job runner side by side and shuts everything down together.
+// `npm start`: prepares the environment once (.env, embedded PostgreSQL, secret key), then runs the
+// API and the job daemon side by side with it, and stops everything together, whatever stops:
+// - SIGTERM, SIGINT or SIGHUP to this process (npm passes SIGTERM and SIGINT on to it);
+// - its parent dying (npm killed, or ended by a signal it does not pass on): noticed by polling;
+// - the API or the daemon exiting (a signal sent to it alone, a crash): the other one is stopped;
+// - this process killed outright: the children see their IPC channel close (scripts/supervised.ts).
+// Then the embedded PostgreSQL is stopped if this process started it. One log line per step.
 import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { createInterface } from "node:readline"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
-import { bootstrapOrExit, projectRoot } from "../src/bootstrap.js"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+
+import { bootstrapOrExit, type Embedded, projectRoot, STOP_EMBEDDED_COMMAND } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { errorMessage } from "../src/domain/text.js"
 import { logFor, writeLog, writeStderrLine } from "../src/logging.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"
 
 const log = logFor("start")
+const root = projectRoot()
+
+// ---------------------------------------------------------------------------------------------
+// What asks for a stop
+
+/** Why the whole is stopping (the first reason wins), or undefined while it runs. */
+let stopReason: string | undefined
+let failureCode: number | undefined
+const children: Array<Managed> = []
+
+const signalRunning = (signal: NodeJS.Signals) => {
+  for (const { child } of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+  }
+}
+
+// The API drains for at most SHUTDOWN_GRACE_SECONDS; a child still running well after that is killed.
+const killAfterMs = (): number => {
+  const config = Effect.runSyncExit(appConfig.parse(ConfigProvider.fromEnv()))
+  return ((Exit.isSuccess(config) ? config.value.shutdownGraceSeconds : 25) + 15) * 1000
+}
+
+const requestStop = (reason: string, signal: NodeJS.Signals = "SIGTERM"): void => {
+  if (stopReason !== undefined) return
+  stopReason = reason
+  const running = children.filter(({ child }) => child.exitCode === null && child.signalCode === null)
+  log(running.length === 0 ? `${reason}; stopping` : `${reason}; stopping ${running.map((c) => c.label).join(" and ")}`)
+  signalRunning(signal)
+  const ms = killAfterMs()
+  setTimeout(() => {
+    const left = children.filter(({ child }) => child.exitCode === null && child.signalCode === null)
+    if (left.length === 0) return
+    log(`${left.map((c) => c.label).join(" and ")} still running ${ms / 1000} s after the stop; killing`, "Warn")
+    signalRunning("SIGKILL")
+  }, ms).unref()
+}
+
+let firstSignalAt: number | undefined
+// Installed before the environment is prepared, so that a stop asked for while the database starts
+// still stops it. SIGHUP too: the children are not in the terminal's process group, so closing the
+// terminal would not reach them otherwise.
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    if (firstSignalAt === undefined) {
+      firstSignalAt = Date.now()
+      requestStop(`${signal} received`, signal === "SIGHUP" ? "SIGTERM" : signal)
+    } else if (Date.now() - firstSignalAt > 1000) {
+      // npm passes a terminal's Ctrl-C on as well, so only a later repeat means "stop now".
+      log(`${signal} received again, killing the processes`, "Warn")
+      signalRunning("SIGKILL")
+    }
+  })
+}
+
+// The parent's pid as it is now (process.ppid is fixed at start): an orphan is adopted by init or a
+// subreaper. Without /proc, whether the first parent still exists.
+const parentAtStart = process.ppid
+const currentParent = async (): Promise<number | undefined> => {
+  const stat = await fs.readFile("/proc/self/stat", "utf8").catch(() => undefined)
+  // "pid (comm) state ppid …"; comm may hold spaces and parentheses, so read after the last ")".
+  if (stat !== undefined) return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1])
+  try {
+    process.kill(parentAtStart, 0)
+    return parentAtStart
+  } catch {
+    return undefined
+  }
+}
+const parentWatch = setInterval(() => {
+  void currentParent().then((parent) => {
+    if (parent !== parentAtStart) requestStop(`the parent process (pid ${parentAtStart}) is gone`)
+  })
+}, 250)
+
+// ---------------------------------------------------------------------------------------------
+// The environment, then the two processes
 
 // The children check every setting again, but the common ones are reported before the database
 // starts. (The card parser's are left to them: its module takes a second and 100 MB to load.)
 const { embedded } = await bootstrapOrExit("start", [appConfig])
-const root = projectRoot()
 
 // The children log JSON lines; anything else they write to stderr (a crash's stack trace, a Node
 // warning) is wrapped into one, so that stderr stays one JSON object per line.
@@ -39,6 +124,8 @@ const relayStderr = (name: string, child: ChildProcess): void => {
 
 interface Managed {
   readonly name: string
+  /** How the log lines name it. */
+  readonly label: string
   readonly child: ChildProcess
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
 }
@@ -46,18 +133,23 @@ interface Managed {
 // Compiled (npm start runs dist/scripts/start.js): the children run the compiled JavaScript too;
 // from the sources (tsx) they run under tsx.
 const compiled = fileURLToPath(import.meta.url).endsWith(".js")
+const sourceFile = (file: string) => path.join(root, ...(compiled ? ["dist", file.replace(/\.ts$/, ".js")] : [file]))
 const commandOf = (entry: string): Array<string> => [
   ...NODE_FLAGS,
-  ...(compiled ? [path.join(root, "dist", entry.replace(/\.ts$/, ".js"))] : ["--import", "tsx", path.join(root, entry)])
+  ...(compiled ? [] : ["--import", "tsx"]),
+  "--import",
+  pathToFileURL(sourceFile("scripts/supervised.ts")).href,
+  sourceFile(entry)
 ]
 
-const launch = (name: string, entry: string): Managed => {
+const launch = (name: string, label: string, entry: string): Managed => {
   const child = spawn(process.execPath, commandOf(entry), {
     cwd: root,
     env: process.env,
-    stdio: ["inherit", "inherit", "pipe"],
+    // The IPC channel is how the child learns that this process is gone (scripts/supervised.ts).
+    stdio: ["inherit", "inherit", "pipe", "ipc"],
     // Its own process group, so that a Ctrl-C on the terminal reaches it only through this process
-    // and only once: Effect's runMain stops gracefully on a first signal but dies on a second.
+    // and only once.
     detached: true
   })
   relayStderr(name, child)
@@ -66,61 +158,51 @@ const launch = (name: string, entry: string): Managed => {
     child.on("close", (code, signal) => resolve({ code, signal }))
     // A child that cannot be spawned at all never emits "exit".
     child.on("error", (error) => {
-      log(`${name} could not be started: ${error.message}`, "Error")
+      log(`${label} could not be started: ${error.message}`, "Error")
       resolve({ code: 1, signal: null })
     })
   })
-  return { name, child, exited }
+  if (child.pid !== undefined) log(`started ${label} (pid ${child.pid})`)
+  return { name, label, child, exited }
 }
 
-const children = [launch("server", "src/main.ts"), launch("jobs", "jobs/main.ts")]
-
-let shutdownRequested = false
-let failureCode: number | undefined
-
-const signalRunning = (signal: NodeJS.Signals) => {
-  for (const { child } of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill(signal)
-  }
+if (stopReason === undefined) {
+  children.push(launch("server", "the API", "src/main.ts"), launch("jobs", "the job daemon", "jobs/main.ts"))
 }
 
-let firstSignalAt: number | undefined
-// SIGHUP too: the children are no longer in the terminal's process group, so closing the terminal
-// would not stop them otherwise.
-for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
-  process.on(signal, () => {
-    shutdownRequested = true
-    if (firstSignalAt === undefined) {
-      firstSignalAt = Date.now()
-      log(`${signal} received, stopping children`)
-      signalRunning(signal === "SIGHUP" ? "SIGTERM" : signal)
-    } else if (Date.now() - firstSignalAt > 1000) {
-      // npm passes a terminal's Ctrl-C on as well, so only a later repeat means "stop now".
-      log(`${signal} received again, killing children`, "Warn")
-      signalRunning("SIGKILL")
-    }
-  })
-}
-
-for (const { name, exited } of children) {
+for (const { label, exited } of children) {
   void exited.then(({ code, signal }) => {
-    if (shutdownRequested || failureCode !== undefined) return
+    const how = signal ?? `code ${code}`
+    if (stopReason !== undefined) {
+      log(`${label} stopped (${how})`)
+      return
+    }
     // One half of the service alone is not a working service, so the other half is stopped too.
     failureCode = code !== null && code !== 0 ? code : 1
-    log(`${name} exited on its own (${signal ?? `code ${code}`}); stopping the other process`, "Error")
-    signalRunning("SIGTERM")
+    log(`${label} exited on its own (${how})`, "Error")
+    requestStop(`${label} exited`)
   })
 }
 
 await Promise.all(children.map(({ exited }) => exited))
+clearInterval(parentWatch)
 
-if (embedded?.startedHere === true) {
+const stopEmbedded = async (server: Embedded | null): Promise<void> => {
+  if (server === null) return
+  if (!server.startedHere) {
+    log(`the embedded PostgreSQL (${server.address}) was running before; it is left running (\`${STOP_EMBEDDED_COMMAND}\` stops it)`)
+    return
+  }
+  log(`stopping the embedded PostgreSQL (${server.address})`)
   try {
-    await embedded.stop()
+    await server.stop()
+    log("the embedded PostgreSQL stopped")
   } catch (error) {
-    log(`stopping embedded PostgreSQL failed: ${errorMessage(error)}`, "Error")
+    log(`stopping the embedded PostgreSQL failed: ${errorMessage(error)} (\`${STOP_EMBEDDED_COMMAND}\` stops it)`, "Error")
     failureCode ??= 1
   }
 }
+await stopEmbedded(embedded)
 
+log(`stopped${failureCode === undefined ? "" : ` (exit code ${failureCode})`}`)
 process.exit(failureCode ?? 0)

@@ -85,10 +85,15 @@ export class AppConfig extends Context.Service<AppConfig, AppConfigShape>()("App
 export const invalidSetting = (name: string, message: string): Config.ConfigError =>
   new Config.ConfigError(new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.InvalidValue({ message }))))
 
-/** A required setting that is absent (or empty). */
-export const missingSetting = (name: string): Config.ConfigError =>
+/** A required setting that is absent (or empty); `hint` says where a value comes from. */
+export const missingSetting = (name: string, hint?: string): Config.ConfigError =>
   new Config.ConfigError(
-    new Schema.SchemaError(new SchemaIssue.Pointer([name], new SchemaIssue.MissingKey({ message: `${name} is not set` })))
+    new Schema.SchemaError(
+      new SchemaIssue.Pointer(
+        [name],
+        new SchemaIssue.MissingKey({ message: hint === undefined ? `${name} is not set` : `${name} is not set; ${hint}` })
+      )
+    )
   )
 
 /**
@@ -105,12 +110,15 @@ export const setting = <A>(name: string, parse: (raw: string) => Result.Result<A
     )
   )
 
-/** A setting without a default: absent is reported as missing (not invalid). */
-const required = <A>(name: string, config: Config.Config<A>): Config.Config<A> =>
+/** A setting without a default: absent is reported as missing (not invalid), with `hint`. */
+const required = <A>(name: string, config: Config.Config<A>, hint?: string): Config.Config<A> =>
   config.pipe(
     Config.map(Option.some),
     Config.withDefault(Option.none<A>()),
-    Config.mapEffect(Option.match({ onNone: () => Effect.fail(missingSetting(name)), onSome: (value) => Effect.succeed(value) }))
+    Config.mapEffect(Option.match({
+      onNone: () => Effect.fail(missingSetting(name, hint)),
+      onSome: (value) => Effect.succeed(value)
+    }))
   )
 
 const quoted = (raw: string): string => JSON.stringify(raw)
@@ -165,13 +173,24 @@ export const allReported = <const Fields extends Record<string, Config.Config<un
     })
   )
 
-// Empty counts as unset, as in the bootstrap, which generates a key in embedded mode.
+// Empty counts as unset, as in `npm start`'s preparation, which keeps a key for the embedded database.
 const secretKey: Config.Config<Redacted.Redacted<string>> = required(
   "SECRET_KEY",
   setting(
     "SECRET_KEY",
     (raw) => /^[0-9a-fA-F]{64}$/.test(raw) ? Result.succeed(Redacted.make(raw)) : Result.fail("expected 64 hexadecimal characters")
-  )
+  ),
+  "`npm start` keeps one for its embedded database, or set it (64 hex characters, see .env.example)"
+)
+
+/**
+ * DATABASE_URL: the processes read it from the environment; only `npm start` (and the admin command
+ * line, `npm run migrate`) prepare an embedded database when it is unset.
+ */
+export const databaseUrlConfig: Config.Config<Redacted.Redacted<string>> = required(
+  "DATABASE_URL",
+  setting("DATABASE_URL", (raw) => Result.succeed(Redacted.make(raw))),
+  "`npm start` prepares an embedded database, or set it (see .env.example)"
 )
 
 export const appConfig: Config.Config<AppConfigShape> = allReported({

@@ -1,5 +1,7 @@
-// Resolves DATABASE_URL and SECRET_KEY before any entry point reads its configuration: without
-// DATABASE_URL a project-local embedded PostgreSQL is started and a local secret key is kept.
+// Prepares the environment for `npm start` (scripts/start.ts), which passes it to the API and the
+// daemon, and for the admin command line and `npm run migrate`: loads .env and, without DATABASE_URL,
+// uses the project-local embedded PostgreSQL (starting it when none runs) and keeps a local secret
+// key. The API and the daemon themselves only read the environment (src/runProcess.ts).
 import { createHash, randomBytes } from "node:crypto"
 import { existsSync } from "node:fs"
 import * as fs from "node:fs/promises"
@@ -13,14 +15,20 @@ import * as Result from "effect/Result"
 import { escapeIdentifier } from "pg"
 
 import { setting } from "./Config.js"
-import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig } from "./logging.js"
+import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig, writeLog } from "./logging.js"
 import { projectRoot } from "./root.js"
 import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
 import { withDatabase } from "./sql/urls.js"
 
 type Log = (line: string) => void
-/** The embedded server when one is used; `stop` only stops it when the call that made it started it. */
-type Embedded = { readonly startedHere: boolean; readonly stop: () => Promise<void> }
+/**
+ * The embedded server when one is used: where it listens (host:port), whether the call that made
+ * it started it, and `stop`, which only stops it in that case.
+ */
+export type Embedded = { readonly address: string; readonly startedHere: boolean; readonly stop: () => Promise<void> }
+
+/** The command that stops the embedded server, for whoever leaves it running. */
+export const STOP_EMBEDDED_COMMAND = "npm run db:stop"
 
 const DEFAULT_EMBEDDED_PORT = 54329
 const DATABASE_NAME = "matchmaking"
@@ -225,7 +233,7 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
     const port = Effect.runSync(embeddedPortConfig.parse(ConfigProvider.fromEnv()))
     await placeDataDir(log)
     const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, log: opts?.log })
-    embedded = { startedHere: server.startedHere, stop: server.stop }
+    embedded = { address: new URL(server.url).host, startedHere: server.startedHere, stop: server.stop }
     try {
       await ensureDatabase(server.url, DATABASE_NAME, log)
     } catch (error) {
@@ -247,8 +255,23 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
 }
 
 /**
- * The start of every entry point: loads .env, checks `settings` (LOG_LEVEL and EMBEDDED_PG_PORT are
- * always checked) and runs bootstrapEnv. A failure is reported as one JSON line on stderr naming
+ * Says that `source` started the embedded server and leaves it running, with the command that stops
+ * it (shown whatever LOG_LEVEL says: a server left behind should never go unnoticed).
+ */
+export const noteLeftRunning = (source: string, embedded: Embedded | null): void => {
+  if (embedded?.startedHere !== true) return
+  writeLog(
+    "Info",
+    `${source} started the embedded PostgreSQL (${embedded.address}, .data/pg) and leaves it running; \`${STOP_EMBEDDED_COMMAND}\` stops it`,
+    { source },
+    { always: true }
+  )
+}
+
+/**
+ * The start of `npm start` and `npm run migrate` (the API and the daemon only read the environment):
+ * loads .env, checks `settings` (LOG_LEVEL and EMBEDDED_PG_PORT are always checked) and runs
+ * bootstrapEnv. A failure is reported as one JSON line on stderr naming
  * what is wrong, and the process exits with code 1.
  */
 export async function bootstrapOrExit(

@@ -232,27 +232,36 @@ const withValue = (setting: string, problem: string): string => {
 /**
  * Checks `settings` against the environment before anything runs: a bad value is reported as one
  * JSON line naming every invalid variable, and the process exits with code 1. Missing values are
- * left to the bootstrap (SECRET_KEY is generated in embedded mode). Each group of settings is read
- * on its own (a group stops at its first problem), from the environment as it is now.
+ * reported too with `reportMissing` (the API and the daemon, which only read the environment), else
+ * left to the caller (`npm start` prepares DATABASE_URL and SECRET_KEY). Each group of settings is
+ * read on its own (a group stops at its first problem), from the environment as it is now.
  */
-export const exitOnInvalidSettings = (source: string, settings: ReadonlyArray<Config.Config<unknown>>): void => {
+export const exitOnInvalidSettings = (
+  source: string,
+  settings: ReadonlyArray<Config.Config<unknown>>,
+  opts?: { readonly reportMissing?: boolean }
+): void => {
   const provider = ConfigProvider.fromEnv()
-  const invalid = settings.flatMap((config) => {
+  const problems = settings.flatMap((config) => {
     const exit = Effect.runSyncExit(config.parse(provider))
     if (Exit.isSuccess(exit)) return []
     const error = Cause.findErrorOption(exit.cause)
-    if (error._tag === "None") return [{ setting: "configuration", problem: Cause.pretty(exit.cause) }]
-    return configProblems(error.value).filter(({ missing }) => !missing).map(({ setting, problem }) => ({
-      setting,
-      problem: withValue(setting, problem)
-    }))
+    if (error._tag === "None") return [{ setting: "configuration", problem: Cause.pretty(exit.cause), missing: false }]
+    return configProblems(error.value).filter(({ missing }) => !missing || opts?.reportMissing === true)
   })
-  if (invalid.length === 0) return
-  exitWithStartupError(
-    source,
-    `invalid setting${invalid.length > 1 ? "s" : ""} ${invalid.map(({ setting, problem }) => `${setting}: ${problem}`).join("; ")}`,
-    { settings: invalid.map(({ setting }) => setting) }
-  )
+  const invalid = problems.filter(({ missing }) => !missing)
+  const missing = problems.filter(({ missing }) => missing)
+  if (problems.length === 0) return
+  const parts = [
+    ...(invalid.length === 0 ? [] : [
+      `invalid setting${invalid.length > 1 ? "s" : ""} ${
+        invalid.map(({ setting, problem }) => `${setting}: ${withValue(setting, problem)}`).join("; ")
+      }`
+    ]),
+    // A missing setting's problem names it ("DATABASE_URL is not set; …").
+    ...missing.map(({ problem }) => problem)
+  ]
+  exitWithStartupError(source, parts.join("; "), { settings: [...invalid, ...missing].map(({ setting }) => setting) })
 }
 
 /**

@@ -1,4 +1,5 @@
 // The API process: serves the Open API over HTTP, with /healthz, /readyz and /metrics beside it.
+// Reads its configuration from the environment only (`npm start` prepares it: scripts/start.ts).
 // Applies pending migrations at start. On SIGTERM it stops accepting, finishes the requests in
 // flight (at most SHUTDOWN_GRACE_SECONDS), then closes the database pool.
 import * as Duration from "effect/Duration"
@@ -6,7 +7,6 @@ import * as Effect from "effect/Effect"
 import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 
-import { bootstrapOrExit } from "./bootstrap.js"
 import { cardParserConfig } from "./card/CardParser.js"
 import { AppConfig, appConfig } from "./Config.js"
 import { HttpAppLive } from "./http/Server.js"
@@ -16,10 +16,6 @@ import { tracingConfig, TracingLive } from "./observability/tracing.js"
 import { runProcess } from "./runProcess.js"
 
 const SERVICE_NAME = "matchmaking-open-api"
-
-// Every setting is checked before anything starts, so a bad value is one clear line, not a stack;
-// then the environment is completed (.env, an embedded database and its key when none is set).
-await bootstrapOrExit("api", [appConfig, cardParserConfig, tracingConfig(SERVICE_NAME)])
 
 const ServerLive = Layer.unwrap(Effect.map(AppConfig, (c) => drainableServerLayer({ port: c.port, host: c.host })))
 // Built after the app, so released before it: the drain runs while the handler still answers.
@@ -31,4 +27,5 @@ const ApiProcess = DrainLive.pipe(
   Layer.provide(TracingLive(SERVICE_NAME))
 )
 
-runProcess("api", ApiProcess)
+// Every setting is checked before anything starts, so a bad or missing value is one clear line.
+runProcess("api", [appConfig, cardParserConfig, tracingConfig(SERVICE_NAME)], ApiProcess)

@@ -1,23 +1,24 @@
-// How the API and the daemon run: their layer launched under Node's runtime with the JSON logger
-// and the environment as the bootstrap left it; the reason for a stop is logged, and a requested
-// stop (SIGTERM, SIGINT) exits 0.
+// How the API and the daemon run: every setting checked first (a bad or missing one is one JSON line
+// and exit code 1, before anything starts), then their layer launched under Node's runtime with the
+// JSON logger; the reason for a stop is logged, and a requested stop (SIGTERM, SIGINT) exits 0.
+// They read their configuration from the environment only: preparing it (.env, an embedded
+// PostgreSQL, its secret key) is `npm start`'s business (scripts/start.ts).
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as ConfigProvider from "effect/ConfigProvider"
+import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { exitCodeOnStop, LoggingLive, logStopReason } from "./logging.js"
+import { databaseUrlConfig } from "./Config.js"
+import { exitCodeOnStop, exitOnInvalidSettings, LoggingLive, logLevelConfig, logStopReason } from "./logging.js"
 
-// Effect's default provider keeps the copy of the environment it took on first use, before the
-// bootstrap filled in DATABASE_URL and SECRET_KEY.
-const EnvironmentLive = ConfigProvider.layer(Effect.sync(() => ConfigProvider.fromEnv()))
-
-export const runProcess = <A, E>(source: "api" | "jobs", process: Layer.Layer<A, E>): void =>
+export const runProcess = <A, E>(
+  source: "api" | "jobs",
+  settings: ReadonlyArray<Config.Config<unknown>>,
+  process: Layer.Layer<A, E>
+): void => {
+  exitOnInvalidSettings(source, [logLevelConfig, databaseUrlConfig, ...settings], { reportMissing: true })
   NodeRuntime.runMain(
-    Layer.launch(process).pipe(
-      Effect.tapCause(logStopReason(source)),
-      Effect.provide(LoggingLive),
-      Effect.provide(EnvironmentLive)
-    ),
+    Layer.launch(process).pipe(Effect.tapCause(logStopReason(source)), Effect.provide(LoggingLive)),
     { disableErrorReporting: true, teardown: exitCodeOnStop }
   )
+}

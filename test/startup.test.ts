@@ -1,14 +1,22 @@
-// The API and the job daemon refuse a bad setting before anything starts: one JSON line on stderr
-// naming the variable, and a non-zero exit.
+// The API and the job daemon refuse a bad or missing setting before anything starts: one JSON line
+// on stderr naming the variable, and a non-zero exit. They only read the environment: without
+// DATABASE_URL they start no database of their own (that is `npm start`'s preparation).
 import { spawn } from "node:child_process"
 
 import { describe, expect, it } from "@effect/vitest"
 
-const run = (entry: string, env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> =>
+// A value of null removes the variable from the environment.
+const run = (entry: string, env: Record<string, string | null>): Promise<{ code: number | null; stderr: string; stdout: string }> =>
   new Promise((resolve, reject) => {
+    // A database that is never reached: the check comes first.
+    const merged: Record<string, string | null | undefined> = {
+      ...process.env,
+      DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",
+      SECRET_KEY: "ab".repeat(32),
+      ...env
+    }
     const child = spawn(process.execPath, ["--import", "tsx", entry], {
-      // A database that is never reached: the check comes first.
-      env: { ...process.env, DATABASE_URL: "postgres://nobody@127.0.0.1:1/none", SECRET_KEY: "ab".repeat(32), ...env },
+      env: Object.fromEntries(Object.entries(merged).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : []))),
       stdio: ["ignore", "pipe", "pipe"]
     })
     let stderr = ""
@@ -19,14 +27,22 @@ const run = (entry: string, env: Record<string, string>): Promise<{ code: number
     child.on("close", (code) => resolve({ code, stderr, stdout }))
   })
 
-const cases: ReadonlyArray<readonly [string, Record<string, string>, string, RegExp]> = [
+const cases: ReadonlyArray<readonly [string, Record<string, string | null>, string, RegExp]> = [
   ["src/main.ts", { PORT: "abc" }, "PORT", /PORT: .*"abc"/],
   ["src/main.ts", { LOG_LEVEL: "verbose" }, "LOG_LEVEL", /LOG_LEVEL: expected one of .*Warning/],
   ["jobs/main.ts", { SECRET_KEY: "not-hex" }, "SECRET_KEY", /SECRET_KEY: expected 64 hexadecimal characters/],
-  ["jobs/main.ts", { CARD_AI_TIMEOUT_MS: "soon" }, "CARD_AI_TIMEOUT_MS", /CARD_AI_TIMEOUT_MS: .*"soon"/]
+  ["jobs/main.ts", { CARD_AI_TIMEOUT_MS: "soon" }, "CARD_AI_TIMEOUT_MS", /CARD_AI_TIMEOUT_MS: .*"soon"/],
+  [
+    "src/main.ts",
+    { DATABASE_URL: null },
+    "DATABASE_URL",
+    /^api cannot start: DATABASE_URL is not set; `npm start` prepares an embedded database, or set it \(see \.env\.example\)$/
+  ],
+  ["jobs/main.ts", { DATABASE_URL: "" }, "DATABASE_URL", /^jobs cannot start: DATABASE_URL is not set; `npm start`/],
+  ["src/main.ts", { SECRET_KEY: null }, "SECRET_KEY", /^api cannot start: SECRET_KEY is not set; `npm start` keeps one/]
 ]
 
-describe("start-up with an invalid setting", () => {
+describe("start-up with an invalid or missing setting", () => {
   it.each(cases)("%s with %j exits 1 with one JSON line naming %s", async (entry, env, setting, message) => {
     const { code, stderr, stdout } = await run(entry, env)
     expect(code).toBe(1)

@@ -11,7 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 
-import { bootstrapEnv } from "../bootstrap.js"
+import { bootstrapEnv, noteLeftRunning } from "../bootstrap.js"
 import { AppConfigLive } from "../Config.js"
 import { errorMessage } from "../domain/text.js"
 import { CardParserFromEnv, ServicesLive } from "../Layers.js"
@@ -22,8 +22,9 @@ import { SchemaCheckLive } from "./schemaCheck.js"
 
 /**
  * The services over the database. Built only when a command runs (not for --help or a usage
- * error): the environment is completed first (.env; without DATABASE_URL the project's embedded
- * PostgreSQL), and the database's schema must be current.
+ * error): the environment is completed first (.env; without DATABASE_URL the embedded PostgreSQL of
+ * `npm start`, started when none runs, which is then said with the command that stops it), and the
+ * database's schema must be current.
  */
 const AdminLive = ServicesLive.pipe(
   Layer.provide(CardParserFromEnv),
@@ -38,10 +39,11 @@ const setupFailed = (e: unknown) => new AdminSetupError({ message: describeFailu
 
 /** A command's effect with its services, for as long as it runs. */
 const withServices = Effect.fnUntraced(function*<A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof AdminLive>>) {
-  yield* Effect.tryPromise({
+  const { embedded } = yield* Effect.tryPromise({
     try: () => bootstrapEnv(),
     catch: (e) => new AdminSetupError({ message: `preparing the environment failed: ${errorMessage(e)}` })
   })
+  noteLeftRunning("admin", embedded)
   const services = yield* Layer.build(AdminLive).pipe(Effect.mapError(setupFailed))
   return yield* Effect.provideContext(effect, services)
 }, Effect.scoped)

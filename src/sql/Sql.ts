@@ -1,13 +1,13 @@
 // The PostgreSQL client (from DATABASE_URL) and the migrator, shared by the API, the job daemon,
 // the admin command line and the tests.
 import * as PgClient from "@effect/sql-pg/PgClient"
-import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as SqlClient from "effect/sql/SqlClient"
 
+import { databaseUrlConfig } from "../Config.js"
 import { migrate } from "./migrate.js"
 
 export { migrate, MIGRATIONS_DIR } from "./migrate.js"
@@ -26,7 +26,7 @@ export const pgClientLayer = (url: Redacted.Redacted<string>, applicationName = 
   Layer.merge(PgClient.layer({ url, applicationName, maxConnections: 10 }), Layer.succeed(DatabaseUrl, url))
 
 export const PgLive = Layer.unwrap(
-  Effect.map(Config.Redacted("DATABASE_URL"), (url) => pgClientLayer(url))
+  Effect.map(databaseUrlConfig, (url) => pgClientLayer(url))
 ).pipe(Layer.orDie)
 
 /** PgClient + migrations applied at layer construction. */
