@@ -409,7 +409,10 @@ export class GuestsApi extends HttpApiGroup.make("guests")
     })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "List guests")
-      .annotate(OpenApi.Description, "Newest first unless order_by is given (id breaks ties). keyword matches name or phone.")
+      .annotate(
+        OpenApi.Description,
+        "Newest first unless order_by is given (id breaks ties). keyword matches name or phone; for a masking client only name, and a workplace filter is a 400 invalid_parameter."
+      )
   )
   .add(
     HttpApiEndpoint.post("batchCreate", "/guests/batch", {

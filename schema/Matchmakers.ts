@@ -143,7 +143,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       .annotate(OpenApi.Summary, "List matchmakers")
       .annotate(
         OpenApi.Description,
-        "Filters combine. work_wechat_id, group_nos, work_wechat_scope and work_wechat_filter select by the reach of work WeChat accounts: a direct association, a shared group, or either (all, the default)."
+        "Filters combine. keyword matches name, phone or wechat (for a masking client only name). work_wechat_id, group_nos, work_wechat_scope and work_wechat_filter select by the reach of work WeChat accounts: a direct association, a shared group, or either (all, the default)."
       )
   )
   .add(

@@ -184,7 +184,10 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List work WeChat accounts")
-      .annotate(OpenApi.Description, "keyword matches the WeChat number, phone, device id or nickname.")
+      .annotate(
+        OpenApi.Description,
+        "keyword matches the WeChat number, phone, device id or nickname (for a masking client not the phone)."
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/work-wechats/:id", {

@@ -18,21 +18,24 @@ import {
   type CompanyUpdate
 } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
+import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
 import { COMPANY_COLUMNS } from "./statements.js"
 
 /** A `companies` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const CompanyRow = Schema.Struct({ ...Company.fields, created_at: Timestamp, updated_at: Timestamp })
 const CompanyPageRow = Schema.Struct({ ...CompanyRow.fields, ...TotalCount.fields })
+const ListRequest = SearchRequest(CompanyListParams, KEYWORD_FIELDS.company)
 
 export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COMPANY_COLUMNS)
-    const where = (p: CompanyListParams) =>
+    const keywordColumns = { name: sql`lower(name)` }
+    const where = ({ params: p, searchable }: typeof ListRequest.Type) =>
       sql.and([
-        ...(p.keyword ? [sql`lower(name) LIKE ${containsPattern(p.keyword)}`] : []),
+        ...(p.keyword ? [keywordMatch(sql, keywordColumns, searchable, containsPattern(p.keyword))] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.city ? [sql`city = ${p.city}`] : [])
       ])
@@ -66,18 +69,18 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.toType(CompanyListParams),
+      Request: ListRequest,
       Result: CompanyPageRow,
-      execute: (p) => {
-        const { offset, pageSize } = pageOf(p, COMPANY_PAGE)
+      execute: (request) => {
+        const { offset, pageSize } = pageOf(request.params, COMPANY_PAGE)
         return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM companies
-          WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+          WHERE ${where(request)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.toType(CompanyListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM companies WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM companies WHERE ${where(request)}`
     })
 
     return {
@@ -86,11 +89,14 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
       findType: (id: number) => sqlEdge(Effect.map(findType(id), Option.map((r) => r.company_type))),
       update: (id: number, change: CompanyUpdate) => sqlEdge(updateRow({ id, change })),
       setColumn: (id: number, change: { status: CompanyStatus } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
-      list: (p: CompanyListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, COMPANY_PAGE).offset), ({ rows, total }) => ({
+      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
+      list: (params: CompanyListParams, searchable: ReadonlyArray<KeywordField<"company">>) => {
+        const request = { params, searchable }
+        return sqlEdge(Effect.map(pageWithTotal(page(request), count(request), pageOf(params, COMPANY_PAGE).offset), ({ rows, total }) => ({
           list: rows.map(({ total_count: _, ...company }) => company),
           total
         })))
+      }
     } as const
   })
 }) {

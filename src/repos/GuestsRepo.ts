@@ -12,9 +12,10 @@ import * as Struct from "effect/Struct"
 import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
 import type { GuestState } from "../domain/guest.js"
+import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
-import { containsPattern, sqlEdge } from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, SearchRequest, sqlEdge } from "./sqlHelpers.js"
 import { GUEST_LIST_COLUMNS } from "./statements.js"
 
 /**
@@ -32,6 +33,8 @@ type GuestRow = typeof GuestRow.Type
 
 /** A row of a list page (GUEST_LIST_COLUMNS): the contract's list item. */
 const GuestListRow = Schema.Struct({ ...GuestListItem.fields, photo_time: Timestamp, created_at: Timestamp, updated_at: Timestamp })
+
+const ListRequest = SearchRequest(GuestListParams, KEYWORD_FIELDS.guest)
 
 /**
  * The columns a write stores, from a guest's state: photo_time becomes an instant (null: left to
@@ -132,13 +135,21 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       execute: ({ ids, table }) => sql`SELECT id::int AS id FROM ${sql(table)} WHERE id IN ${sql.in(ids)}`
     })
 
-    const listWhere = (p: GuestListParams) => {
+    const keywordColumns = { name: sql`lower(name)`, phone: sql`phone` }
+    /**
+     * Below three characters the short grams of name and phone (search_grams) answer from their
+     * index; with fewer fields searchable (a masking client) the grams only narrow, and each
+     * remaining field is matched itself.
+     */
+    const keywordWhere = (keyword: string, searchable: ReadonlyArray<KeywordField<"guest">>) => {
+      const match = keywordMatch(sql, keywordColumns, searchable, containsPattern(keyword))
+      if ([...keyword].length > 2) return match
+      const grams = sql`search_grams @> ARRAY[${keyword}]::text[]`
+      return KEYWORD_FIELDS.guest.every((field) => searchable.includes(field)) ? grams : sql`${grams} AND ${match}`
+    }
+    const listWhere = ({ params: p, searchable }: typeof ListRequest.Type) => {
       const keyword = p.keyword?.trim().toLowerCase()
-      const keywordFilter = keyword === undefined || keyword === ""
-        ? []
-        : [...keyword].length <= 2
-        ? [sql`search_grams @> ARRAY[${keyword}]::text[]`]
-        : [sql`(lower(name) LIKE ${containsPattern(keyword)} OR phone LIKE ${containsPattern(keyword)})`]
+      const keywordFilter = keyword === undefined || keyword === "" ? [] : [keywordWhere(keyword, searchable)]
       return sql.and([
         ...keywordFilter,
         ...(p.gender ? [sql`gender = ${p.gender}`] : []),
@@ -149,21 +160,22 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
     }
 
     const page = SqlSchema.findAll({
-      Request: Schema.toType(GuestListParams),
+      Request: ListRequest,
       Result: GuestListRow,
-      execute: (p) => {
+      execute: (request) => {
+        const p = request.params
         const { offset, pageSize } = pageOf(p, GUEST_PAGE)
         const orderColumn = sql(p.order_by ?? "created_at")
         const dir = sql.literal(p.order_dir === "asc" ? "ASC" : "DESC")
-        return sql`SELECT ${listCols} FROM guests WHERE ${listWhere(p)}
+        return sql`SELECT ${listCols} FROM guests WHERE ${listWhere(request)}
           ORDER BY ${orderColumn} ${dir}, id ${dir} LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
     const counterTotal = makeCounterTotal(sql, "guests", ["company_id", "status", "gender"])
     const count = SqlSchema.findOne({
-      Request: Schema.toType(GuestListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM guests WHERE ${listWhere(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM guests WHERE ${listWhere(request)}`
     })
 
     return {
@@ -193,7 +205,9 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
        * A page and the exact total: from the counters when the filter is none or one of company_id,
        * status, gender (no count over the rows), else a count with the same filter.
        */
-      list: (p: GuestListParams) => {
+      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
+      list: (p: GuestListParams, searchable: ReadonlyArray<KeywordField<"guest">>) => {
+        const request = { params: p, searchable }
         const total = counterTotal({
           // As listWhere: a blank keyword is no filter, an empty workplace is one.
           keyword: p.keyword?.trim() || undefined,
@@ -201,8 +215,8 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
           company_id: p.company_id,
           status: p.status,
           gender: p.gender
-        }) ?? Effect.map(count(p), (row) => row.n)
-        return sqlEdge(Effect.map(Effect.all([page(p), total], { concurrency: 2 }), ([list, n]) => ({ list, total: n })))
+        }) ?? Effect.map(count(request), (row) => row.n)
+        return sqlEdge(Effect.map(Effect.all([page(request), total], { concurrency: 2 }), ([list, n]) => ({ list, total: n })))
       }
     } as const
   })

@@ -21,13 +21,16 @@ import {
   type WorkWechatFilter,
   type WorkWechatScope
 } from "../../schema/Matchmakers.js"
+import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
 import { MATCHMAKER_COLUMNS } from "./statements.js"
 
 /** A `matchmakers` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchmakerRow = Schema.Struct({ ...Matchmaker.fields, created_at: Timestamp, updated_at: Timestamp })
 const MatchmakerPageRow = Schema.Struct({ ...MatchmakerRow.fields, ...TotalCount.fields })
+
+const ListRequest = SearchRequest(MatchmakerListParams, KEYWORD_FIELDS.matchmaker)
 
 type Scope = typeof WorkWechatScope.Type
 
@@ -75,11 +78,12 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
       ]
     }
 
-    const listWhere = (p: MatchmakerListParams) => {
+    const keywordColumns = { name: sql`lower(name)`, phone: sql`phone`, wechat: sql`lower(wechat)` }
+    const listWhere = ({ params: p, searchable }: typeof ListRequest.Type) => {
       const kw = p.keyword ? containsPattern(p.keyword) : undefined
       return sql.and([
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
-        ...(kw ? [sql`(lower(name) LIKE ${kw} OR phone LIKE ${kw} OR lower(wechat) LIKE ${kw})`] : []),
+        ...(kw ? [keywordMatch(sql, keywordColumns, searchable, kw)] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.level ? [sql`level = ${p.level}`] : []),
         ...(p.has_guests === true ? [sql`guest_count > 0`] : p.has_guests === false ? [sql`guest_count = 0`] : []),
@@ -117,18 +121,18 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.toType(MatchmakerListParams),
+      Request: ListRequest,
       Result: MatchmakerPageRow,
-      execute: (p) => {
-        const { offset, pageSize } = pageOf(p, MATCHMAKER_PAGE)
+      execute: (request) => {
+        const { offset, pageSize } = pageOf(request.params, MATCHMAKER_PAGE)
         return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matchmakers m
-          WHERE ${listWhere(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+          WHERE ${listWhere(request)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.toType(MatchmakerListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${listWhere(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${listWhere(request)}`
     })
 
     /**
@@ -177,11 +181,16 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
       findById: (id: number) => sqlEdge(findById(id)),
       update: (id: number, change: MatchmakerUpdate) => sqlEdge(updateRow({ id, change })),
       setColumn: (id: number, change: { status: "active" | "disabled" } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
-      list: (p: MatchmakerListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, MATCHMAKER_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...matchmaker }) => matchmaker),
-          total
-        }))),
+      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
+      list: (params: MatchmakerListParams, searchable: ReadonlyArray<KeywordField<"matchmaker">>) => {
+        const request = { params, searchable }
+        return sqlEdge(
+          Effect.map(pageWithTotal(page(request), count(request), pageOf(params, MATCHMAKER_PAGE).offset), ({ rows, total }) => ({
+            list: rows.map(({ total_count: _, ...matchmaker }) => matchmaker),
+            total
+          }))
+        )
+      },
       ids: (p: MatchmakerIdsParams) =>
         sqlEdge(Effect.map(Effect.all([idsPage(p), idsCount(p)], { concurrency: 2 }), ([list, { n }]) => ({ list, total: n })))
     } as const

@@ -23,9 +23,10 @@ import {
   WorkWechatMember
 } from "../../schema/WorkGroups.js"
 import { DuplicateGroupNo } from "../domain/errors.js"
+import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { makeOperationLogs } from "./operationLogs.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, onUniqueViolation, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
 
 export const MemberKind = Schema.Literals(["matchmaker", "work_wechat"])
 export type MemberKind = typeof MemberKind.Type
@@ -46,6 +47,7 @@ const GROUP_COLUMNS = `g.id::int AS id, g.name, g.group_no, g.qr_code, g.status,
 /** A group as selected by GROUP_COLUMNS: the contract's record, instants as platform-time text. */
 const GroupRow = Schema.Struct({ ...WorkGroup.fields, created_at: Timestamp, updated_at: Timestamp })
 const GroupPageRow = Schema.Struct({ ...GroupRow.fields, ...TotalCount.fields })
+const ListRequest = SearchRequest(WorkGroupListParams, KEYWORD_FIELDS.work_group)
 
 /** The columns an update may change, with the id and status, of a locked live group. */
 const LockedGroup = WorkGroup.mapFields(Struct.pick(["id", "status", "name", "group_no", "qr_code", "remark"]))
@@ -105,14 +107,16 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           (SELECT count(*)::int FROM work_group_work_wechats WHERE work_group_id = ${id}) AS accounts`
     })
 
-    const where = (p: WorkGroupListParams) => {
+    const keywordColumns = { name: sql`lower(g.name)`, group_no: sql`lower(g.group_no)`, remark: sql`lower(g.remark)` }
+    const where = ({ params: p, searchable }: typeof ListRequest.Type) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`g.deleted_at IS NULL`,
         ...(kw
           ? [
+            // Every keyword field in one text, for the trigram index; then the fields this caller may search.
             sql`(lower(g.name) || ' ' || lower(g.group_no) || ' ' || lower(coalesce(g.remark, ''))) LIKE ${kw}`,
-            sql`(lower(g.name) LIKE ${kw} OR lower(g.group_no) LIKE ${kw} OR lower(g.remark) LIKE ${kw})`
+            keywordMatch(sql, keywordColumns, searchable, kw)
           ]
           : []),
         ...(p.status ? [sql`g.status = ${p.status}`] : []),
@@ -137,18 +141,18 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
       ])
     }
     const page = SqlSchema.findAll({
-      Request: Schema.toType(WorkGroupListParams),
+      Request: ListRequest,
       Result: GroupPageRow,
-      execute: (p) => {
-        const { offset, pageSize } = pageOf(p, GROUP_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_groups g WHERE ${where(p)}
+      execute: (request) => {
+        const { offset, pageSize } = pageOf(request.params, GROUP_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_groups g WHERE ${where(request)}
           ORDER BY g.id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.toType(WorkGroupListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM work_groups g WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM work_groups g WHERE ${where(request)}`
     })
 
     const insertMembers = SqlSchema.findAll({
@@ -220,11 +224,14 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
       update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicateGroupNo(update({ id, change }))),
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       memberCounts: (id: number) => sqlEdge(memberCounts(id)),
-      list: (p: WorkGroupListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, GROUP_PAGE).offset), ({ rows, total }) => ({
+      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
+      list: (params: WorkGroupListParams, searchable: ReadonlyArray<KeywordField<"work_group">>) => {
+        const request = { params, searchable }
+        return sqlEdge(Effect.map(pageWithTotal(page(request), count(request), pageOf(params, GROUP_PAGE).offset), ({ rows, total }) => ({
           list: rows.map(({ total_count: _, ...group }) => group),
           total
-        }))),
+        })))
+      },
       /** Adds members that are not members yet; returns the member ids added. */
       addMembers: (groupId: number, kind: MemberKind, ids: ReadonlyArray<number>, remark: string | null) =>
         ids.length === 0

@@ -21,9 +21,10 @@ import {
   WorkWechatLog
 } from "../../schema/WorkWechats.js"
 import { DuplicateDeviceId, DuplicatePhone, DuplicateWechatNumber } from "../domain/errors.js"
+import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { makeOperationLogs } from "./operationLogs.js"
 import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, onUniqueViolation, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, onUniqueViolation, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
 
 const taken = (field: string) => ({ message: `${field} is already used by another work WeChat account` })
 
@@ -37,6 +38,7 @@ const mapDuplicates = onUniqueViolation<DuplicateWechatNumber | DuplicatePhone |
 /** An account as selected by ACCOUNT_COLUMNS: the contract's record, instants as platform-time text. */
 const AccountRow = Schema.Struct({ ...WorkWechat.fields, created_at: Timestamp, updated_at: Timestamp })
 const AccountPageRow = Schema.Struct({ ...AccountRow.fields, ...TotalCount.fields })
+const ListRequest = SearchRequest(WorkWechatListParams, KEYWORD_FIELDS.work_wechat)
 
 /** The columns an update may change, with the id and status, of a locked live account. */
 const LockedAccount = WorkWechat.mapFields(Struct.pick([
@@ -116,32 +118,39 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
           (SELECT count(*)::int FROM users WHERE work_wechat_id = ${id}) AS users`
     })
 
-    const where = (p: WorkWechatListParams) => {
+    const keywordColumns = {
+      wechat_number: sql`lower(w.wechat_number)`,
+      phone: sql`w.phone`,
+      device_id: sql`lower(w.device_id)`,
+      wechat_nickname: sql`lower(w.wechat_nickname)`
+    }
+    const where = ({ params: p, searchable }: typeof ListRequest.Type) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`w.deleted_at IS NULL`,
         ...(kw
           ? [
+            // Every keyword field in one text, for the trigram index; then the fields this caller may search.
             sql`(lower(w.wechat_number) || ' ' || w.phone || ' ' || lower(coalesce(w.device_id, '')) || ' ' || lower(coalesce(w.wechat_nickname, ''))) LIKE ${kw}`,
-            sql`(lower(w.wechat_number) LIKE ${kw} OR w.phone LIKE ${kw} OR lower(w.device_id) LIKE ${kw} OR lower(w.wechat_nickname) LIKE ${kw})`
+            keywordMatch(sql, keywordColumns, searchable, kw)
           ]
           : []),
         ...(p.status ? [sql`w.status = ${p.status}`] : [])
       ])
     }
     const page = SqlSchema.findAll({
-      Request: Schema.toType(WorkWechatListParams),
+      Request: ListRequest,
       Result: AccountPageRow,
-      execute: (p) => {
-        const { offset, pageSize } = pageOf(p, WORK_WECHAT_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_wechats w WHERE ${where(p)}
+      execute: (request) => {
+        const { offset, pageSize } = pageOf(request.params, WORK_WECHAT_PAGE)
+        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_wechats w WHERE ${where(request)}
           ORDER BY w.id DESC LIMIT ${pageSize} OFFSET ${offset}`
       }
     })
     const count = SqlSchema.findAll({
-      Request: Schema.toType(WorkWechatListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM work_wechats w WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM work_wechats w WHERE ${where(request)}`
     })
 
     const targetKinds = SqlSchema.findAll({
@@ -264,11 +273,16 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       touch: (id: number) => sqlEdge(touch(id)),
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       attachments: (id: number) => sqlEdge(attachments(id)),
-      list: (p: WorkWechatListParams) =>
-        sqlEdge(Effect.map(pageWithTotal(page(p), count(p), pageOf(p, WORK_WECHAT_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...account }) => account),
-          total
-        }))),
+      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
+      list: (params: WorkWechatListParams, searchable: ReadonlyArray<KeywordField<"work_wechat">>) => {
+        const request = { params, searchable }
+        return sqlEdge(
+          Effect.map(pageWithTotal(page(request), count(request), pageOf(params, WORK_WECHAT_PAGE).offset), ({ rows, total }) => ({
+            list: rows.map(({ total_count: _, ...account }) => account),
+            total
+          }))
+        )
+      },
       checkTargets,
       associate,
       disassociate: (accountId: number, type: TargetType, targetId: number) =>

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
 
 import { ServiceUnavailable } from "../../schema/Errors.js"
 
@@ -23,6 +24,25 @@ export const insertRows = <A>(rows: ReadonlyArray<A>): Arr.NonEmptyReadonlyArray
 
 /** `%text%` with LIKE's own wildcards escaped, for a case-insensitive substring match. */
 export const containsPattern = (text: string): string => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+/**
+ * A list's request to its statements: the decoded filters, and the fields its keyword may match
+ * (DECISIONS §1: all of the list's keyword fields, or for a masking client the unmasked ones).
+ */
+export const SearchRequest = <P extends Schema.Top, const F extends ReadonlyArray<string>>(params: P, fields: F) =>
+  Schema.Struct({ params: Schema.toType(params), searchable: Schema.Array(Schema.Literals(fields)) })
+
+/**
+ * A keyword matched against the searchable fields a list was given (DECISIONS §1: for a masking
+ * client only the unmasked ones): `column LIKE pattern` for each of them, OR-ed; no field matches
+ * nothing (never `sql.or`'s empty `1=1`).
+ */
+export const keywordMatch = <F extends string>(
+  sql: SqlClient.SqlClient,
+  columns: { readonly [K in F]: Statement.Fragment },
+  fields: ReadonlyArray<F>,
+  pattern: string
+): Statement.Fragment => fields.length === 0 ? sql`FALSE` : sql.or(fields.map((field) => sql`${columns[field]} LIKE ${pattern}`))
 
 const isSqlError = SqlError.isSqlError
 

@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 import type { CompanyCreate, CompanyListParams, CompanyStatus, CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
-import { pickSent, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound } from "./common.js"
 
 export class Companies extends Context.Service<Companies>()("Companies/Service", {
   make: Effect.gen(function*() {
@@ -27,8 +27,9 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
       return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
     })
 
-    const list = Effect.fn("Companies.list")(function*(params: CompanyListParams) {
-      const { list, total } = yield* repo.list(params)
+    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
+    const list = Effect.fn("Companies.list")(function*(params: CompanyListParams, masking: boolean) {
+      const { list, total } = yield* repo.list(params, yield* searchableFields("company", masking, params))
       return { list: list.map(({ updated_at: _, ...item }) => item), total }
     })
 

@@ -24,7 +24,7 @@ import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { pickSent, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound } from "./common.js"
 
 const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown): Result.Result<S["Type"], ReadonlyArray<Issue>> => {
   // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
@@ -131,8 +131,9 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       return yield* repo.findById(id).pipe(someOrNotFound("guest", id))
     })
 
-    const list = Effect.fn("Guests.list")(function*(params: GuestListParams) {
-      return yield* repo.list(params)
+    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
+    const list = Effect.fn("Guests.list")(function*(params: GuestListParams, masking: boolean) {
+      return yield* repo.list(params, yield* searchableFields("guest", masking, params))
     })
 
     const update = Effect.fn("Guests.update")(function*(id: number, change: GuestUpdate) {

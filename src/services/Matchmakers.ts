@@ -6,7 +6,7 @@ import * as Layer from "effect/Layer"
 
 import type { CertLevel, MatchmakerCreate, MatchmakerIdsParams, MatchmakerListParams, MatchmakerUpdate } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
-import { pickSent, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound } from "./common.js"
 import { Companies } from "./Companies.js"
 
 export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Service", {
@@ -30,8 +30,9 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
       return { id: m.id, company_id: m.company_id, name: m.name, ...pickSent(m, change), updated_at: m.updated_at }
     })
 
-    const list = Effect.fn("Matchmakers.list")(function*(params: MatchmakerListParams) {
-      return yield* repo.list(params)
+    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
+    const list = Effect.fn("Matchmakers.list")(function*(params: MatchmakerListParams, masking: boolean) {
+      return yield* repo.list(params, yield* searchableFields("matchmaker", masking, params))
     })
 
     const ids = Effect.fn("Matchmakers.ids")(function*(params: MatchmakerIdsParams) {

@@ -11,7 +11,7 @@ import { AlreadyMember, GroupHasMembers, NotFound } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
-import { someOrNotFound } from "./common.js"
+import { searchableFields, someOrNotFound } from "./common.js"
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
 
@@ -29,7 +29,9 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
       }))
 
     const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_group", id))
-    const list = (params: WorkGroupListParams) => repo.list(params)
+    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
+    const list = (params: WorkGroupListParams, masking: boolean) =>
+      Effect.flatMap(searchableFields("work_group", masking, params), (searchable) => repo.list(params, searchable))
 
     const update = (id: number, change: WorkGroupUpdate) =>
       tx.run(Effect.gen(function*() {

@@ -24,7 +24,7 @@ import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotF
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
-import { someOrNotFound } from "./common.js"
+import { searchableFields, someOrNotFound } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
 
@@ -65,7 +65,9 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
 
     const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_wechat", id))
 
-    const list = (params: WorkWechatListParams) => repo.list(params)
+    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
+    const list = (params: WorkWechatListParams, masking: boolean) =>
+      Effect.flatMap(searchableFields("work_wechat", masking, params), (searchable) => repo.list(params, searchable))
 
     const update = Effect.fn("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
       return yield* tx.run(Effect.gen(function*() {

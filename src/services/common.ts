@@ -1,8 +1,10 @@
-// Small pieces every service uses: 404 for a missing record, and the "fields sent" answer of PUTs.
+// Small pieces every service uses: 404 for a missing record, the "fields sent" answer of PUTs, and
+// what a list's caller may search by.
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { NotFound, type ResourceName } from "../domain/errors.js"
+import { InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
+import { type KeywordField, keywordFields, maskedFilters, type SearchedResource } from "../domain/masking.js"
 
 /** Unwraps a found record or fails with 404 `not_found` naming the resource. */
 export const someOrNotFound =
@@ -16,4 +18,23 @@ export const pickSent = <T extends object>(stored: T, sent: object): Partial<T> 
     if (key in stored) (out as Record<string, unknown>)[key] = (stored as Record<string, unknown>)[key]
   }
   return out
+}
+
+/**
+ * The fields a list's `keyword` may match for this caller (DECISIONS §1, masking and search): for a
+ * masking client only the unmasked ones, and a filter over a masked field is a 400
+ * `invalid_parameter` naming it.
+ */
+export const searchableFields = <R extends SearchedResource>(
+  resource: R,
+  masking: boolean,
+  query: object
+): Effect.Effect<ReadonlyArray<KeywordField<R>>, InvalidInput> => {
+  const refused = maskedFilters(resource, masking, query)
+  return refused.length > 0
+    ? Effect.fail(InvalidInput.of(
+      refused.map((path) => ({ path, message: "is masked for this client and cannot be filtered by" })),
+      "a filter over a masked field"
+    ))
+    : Effect.succeed(keywordFields(resource, masking))
 }

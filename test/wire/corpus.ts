@@ -353,10 +353,15 @@ const guests: ReadonlyArray<Step> = [
   ),
   get("GET /guests: workplace filter", `/guests?workplace=${encodeURIComponent("一中")}`, 200),
   get("GET /guests: masked list", "/guests", 200, { as: "masking" }),
-  // DECISIONS §1 says a masking client's filter over a masked field is a 400; the service answers an empty page.
-  get("GET /guests: a masking client filters by workplace (an empty page today)", `/guests?workplace=${encodeURIComponent("一中")}`, 200, {
-    as: "masking"
-  }),
+  // DECISIONS §1: a masking client's filter over a masked field is a 400 naming it.
+  get(
+    "GET /guests: a masking client's workplace filter is refused (a masked field)",
+    `/guests?workplace=${encodeURIComponent("一中")}`,
+    400,
+    {
+      as: "masking"
+    }
+  ),
   get("GET /guests: gender unknown, page_size 0", "/guests?gender=x&page_size=0", 400),
   get("GET /guests/{id}", "/guests/{{guest1}}", 200),
   get("GET /guests/{id}: derived fields of the second guest", "/guests/{{guest2}}", 200),

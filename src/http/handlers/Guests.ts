@@ -34,7 +34,7 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
           )
         }))
       .handle("cardTask", ({ params }) => cards.getTask(params.task_id))
-      .handle("list", ({ query }) => guests.list(query))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => guests.list(query, caller.masking)))
       .handle("get", ({ params }) => guests.get(params.id))
       .handle("create", ({ payload }) => guests.create(payload))
       .handle("update", ({ params, payload }) => guests.update(params.id, payload))

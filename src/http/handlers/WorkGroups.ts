@@ -3,13 +3,14 @@ import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
+import { Caller } from "../../../schema/Auth.js"
 import { WorkGroups } from "../../services/WorkGroups.js"
 
 export const WorkGroupsHandlers = HttpApiBuilder.group(OpenApiDef, "workGroups", (handlers) =>
   Effect.gen(function*() {
     const groups = yield* WorkGroups
     return handlers
-      .handle("list", ({ query }) => groups.list(query))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => groups.list(query, caller.masking)))
       .handle("get", ({ params }) => groups.get(params.id))
       .handle("create", ({ payload }) => groups.create(payload))
       .handle("update", ({ params, payload }) => groups.update(params.id, payload))

@@ -3,13 +3,14 @@ import * as Effect from "effect/Effect"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
+import { Caller } from "../../../schema/Auth.js"
 import { WorkWechats } from "../../services/WorkWechats.js"
 
 export const WorkWechatsHandlers = HttpApiBuilder.group(OpenApiDef, "workWechats", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* WorkWechats
     return handlers
-      .handle("list", ({ query }) => accounts.list(query))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => accounts.list(query, caller.masking)))
       .handle("get", ({ params }) => accounts.get(params.id))
       .handle("create", ({ payload }) => accounts.create(payload))
       .handle("update", ({ params, payload }) => accounts.update(params.id, payload))
