@@ -108,6 +108,19 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   }
 }
 
+/** The path exists, the method does not (DECISIONS §1); `allow` is also the Allow header. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  error: Schema.Literal("method_not_allowed"),
+  message: Schema.String,
+  allow: Schema.Array(Schema.String)
+}) {}
+
+/** The request was not received in time (Node's request timeout): the HTTP layer answers it. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  error: Schema.Literal("request_timeout"),
+  message: Schema.String
+}) {}
+
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   error: Schema.Literals(["task_locked", "idempotency_key_in_progress"]),
   message: Schema.String,
@@ -134,6 +147,19 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   expected: Schema.String
 }) {}
 
+/** An `Expect` header other than `100-continue`: the HTTP layer answers it. */
+export class ExpectationFailed extends Schema.TaggedError<ExpectationFailed>()("ExpectationFailed", {
+  error: Schema.Literal("expectation_failed"),
+  message: Schema.String
+}) {}
+
+/** The request line and headers together exceed the server's limit (`limit` bytes). */
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", {
+  error: Schema.Literal("headers_too_large"),
+  message: Schema.String,
+  limit: Schema.Finite
+}) {}
+
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   error: Schema.Literal("rate_limited"),
   message: Schema.String,
@@ -157,10 +183,14 @@ export type ApiError =
   | Unauthorized
   | Forbidden
   | NotFound
+  | MethodNotAllowed
+  | RequestTimeout
   | Conflict
   | UnprocessableEntity
   | PayloadTooLarge
   | UnsupportedMediaType
+  | ExpectationFailed
+  | HeadersTooLarge
   | TooManyRequests
   | InternalError
   | ServiceUnavailable
@@ -215,10 +245,14 @@ export const ErrorStatus = {
   Unauthorized: 401,
   Forbidden: 403,
   NotFound: 404,
+  MethodNotAllowed: 405,
+  RequestTimeout: 408,
   Conflict: 409,
   UnprocessableEntity: 422,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  ExpectationFailed: 417,
+  HeadersTooLarge: 431,
   TooManyRequests: 429,
   InternalError: 500,
   ServiceUnavailable: 503
@@ -228,13 +262,30 @@ export const BadRequestEnvelope = errorEnvelope(BadRequest, "BadRequest", 400)
 export const UnauthorizedEnvelope = errorEnvelope(Unauthorized, "Unauthorized", 401)
 export const ForbiddenEnvelope = errorEnvelope(Forbidden, "Forbidden", 403)
 export const NotFoundEnvelope = errorEnvelope(NotFound, "NotFound", 404)
+export const MethodNotAllowedEnvelope = errorEnvelope(MethodNotAllowed, "MethodNotAllowed", 405)
+export const RequestTimeoutEnvelope = errorEnvelope(RequestTimeout, "RequestTimeout", 408)
 export const ConflictEnvelope = errorEnvelope(Conflict, "Conflict", 409)
 export const UnprocessableEntityEnvelope = errorEnvelope(UnprocessableEntity, "UnprocessableEntity", 422)
 export const PayloadTooLargeEnvelope = errorEnvelope(PayloadTooLarge, "PayloadTooLarge", 413)
 export const UnsupportedMediaTypeEnvelope = errorEnvelope(UnsupportedMediaType, "UnsupportedMediaType", 415)
+export const ExpectationFailedEnvelope = errorEnvelope(ExpectationFailed, "ExpectationFailed", 417)
+export const HeadersTooLargeEnvelope = errorEnvelope(HeadersTooLarge, "HeadersTooLarge", 431)
 export const TooManyRequestsEnvelope = errorEnvelope(TooManyRequests, "TooManyRequests", 429)
 export const InternalErrorEnvelope = errorEnvelope(InternalError, "InternalError", 500)
 export const ServiceUnavailableEnvelope = errorEnvelope(ServiceUnavailable, "ServiceUnavailable", 503)
+
+/**
+ * What the HTTP layer answers to any request before it reaches an operation: a request Node's
+ * parser refuses (400), one that does not arrive in time (408), an unmet `Expect` (417), headers
+ * over the limit (431). Every operation declares them (405 belongs to no operation: it is the
+ * answer of a path for the methods it has no operation for, in the API description).
+ */
+export const TransportErrorEnvelopes = [
+  BadRequestEnvelope,
+  RequestTimeoutEnvelope,
+  ExpectationFailedEnvelope,
+  HeadersTooLargeEnvelope
+] as const
 
 /** Every error envelope; the edge encodes any ApiError with this union. */
 export const AnyErrorEnvelope = Schema.Union([
@@ -242,10 +293,14 @@ export const AnyErrorEnvelope = Schema.Union([
   UnauthorizedEnvelope,
   ForbiddenEnvelope,
   NotFoundEnvelope,
+  MethodNotAllowedEnvelope,
+  RequestTimeoutEnvelope,
   ConflictEnvelope,
   UnprocessableEntityEnvelope,
   PayloadTooLargeEnvelope,
   UnsupportedMediaTypeEnvelope,
+  ExpectationFailedEnvelope,
+  HeadersTooLargeEnvelope,
   TooManyRequestsEnvelope,
   InternalErrorEnvelope,
   ServiceUnavailableEnvelope

@@ -20,6 +20,7 @@ import {
 } from "../../schema/Errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { RequestId } from "./RequestState.js"
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
@@ -30,7 +31,8 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
     status: ErrorStatus[error._tag],
     ...(error._tag === "ServiceUnavailable" && error.retry_after !== undefined
       ? { headers: { "retry-after": String(error.retry_after) } }
-      : {})
+      : {}),
+    ...(error._tag === "MethodNotAllowed" ? { headers: { allow: error.allow.join(", ") } } : {})
   })
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
@@ -51,6 +53,13 @@ const culpritOf = (cause: Cause.Cause<unknown>): unknown => {
 const isRouteNotFound = (u: unknown): boolean =>
   HttpServerError.isHttpServerError(u) ? u.reason._tag === "RouteNotFound" : u instanceof HttpServerError.RouteNotFound
 
+/** A router miss: 405 when the path is served with other methods (DECISIONS §1), else 404. */
+const routeMiss = (u: unknown): ApiError => {
+  const request = (u as HttpServerError.HttpServerError | HttpServerError.RouteNotFound).request
+  const allow = allowedMethods(request.url)
+  return allow.length === 0 ? routeNotFound : methodNotAllowed(request.method, allow)
+}
+
 /** Every cause becomes an ApiError; anything unforeseen is a logged 500 naming the request id. */
 export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effect<ApiError> => {
   const logged = (level: "warning" | "error", message: string) =>
@@ -63,7 +72,7 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
   if (HttpApiSchemaError.is(culprit) && culprit.kind !== "Body" && culprit.kind !== "ResponseHeaders") {
     return Effect.succeed(BadRequest.invalid(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
   }
-  if (isRouteNotFound(culprit)) return Effect.succeed(routeNotFound)
+  if (isRouteNotFound(culprit)) return Effect.succeed(routeMiss(culprit))
   if (isConnectionFailure(culprit)) {
     return Effect.as(
       logged("warning", "database unavailable"),
