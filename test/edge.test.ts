@@ -85,6 +85,24 @@ layer(testServerLayer())("the HTTP edge", (it) => {
       }
     }))
 
+  it.effect("the HTTP layer's answers are counted like any other (by status, on /metrics)", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      yield* sendRaw(request(`GET ${BASE}/time`, ["Expect: teapot"]))
+      yield* sendRaw(request(`GET ${BASE}/time`, [`X-Big: ${"a".repeat(17 * 1024)}`]))
+      yield* sendRaw(request(`GET ${BASE}/time`, ["Content-Length: abc"]))
+      const metrics = yield* Effect.promise(() => fetch(`${baseUrl}/metrics`).then((r) => r.text()))
+      for (const status of ["417", "431", "400"]) {
+        expect(metrics, status).toMatch(new RegExp(`http_server_requests_total\\{[^}]*status="${status}"[^}]*\\} [1-9]`))
+      }
+    }))
+
+  it.effect("a `#` in the request target is the envelope too (never the path before it)", () =>
+    Effect.gen(function*() {
+      const answer = yield* sendRaw(request(`GET ${BASE}/time#x`))
+      expectEnvelope(answer, 400, "invalid_parameter")
+    }))
+
   it.effect("an Expect other than 100-continue is 417 expectation_failed", () =>
     Effect.gen(function*() {
       const answer = yield* sendRaw(request(`GET ${BASE}/time`, ["Expect: teapot", "X-Request-Id: edge-expect-1"]))
