@@ -155,7 +155,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
         async: true,
         message: task.created
           ? `accepted; poll GET ${API_PREFIX}/guests/card-task/{task_id}`
-          : "this image is already being processed; poll its task"
+          : `this image is already being processed; poll GET ${API_PREFIX}/guests/card-task/{task_id}`
       }
       return result
     })
