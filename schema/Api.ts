@@ -40,6 +40,11 @@ HMAC-SHA256, keyed with the app_secret, of string_to_sign: these seven lines joi
     nonce           the X-Nonce value
     body_md5        lowercase hex MD5 of the exact body bytes (of zero bytes without a body)
 
+Besides what each operation lists: a path that exists with other methods answers 405
+method_not_allowed, with an Allow header and data.allow (TRACE, CONNECT and unknown methods
+too); a path is matched as sent, and a path with ";" or "#" is 400 invalid_parameter; GET /
+redirects (302) to /docs. Every one of these answers is the envelope.
+
 A 401 invalid_signature answer carries data.string_to_sign, the server's canonical string, to
 diff against your own. Because every request is signed the same way, a generated client can
 sign in one request middleware.`
@@ -88,13 +93,17 @@ const idempotencyKeyParameter: Json = {
 
 /** What each error status means (DECISIONS §1), as the response description. */
 const STATUS_DESCRIPTIONS: Record<string, string> = {
-  "400": "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues) or a rule's reason.",
+  "400":
+    "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues; a request the HTTP parser refuses names data.issues[].path request) or a rule's reason.",
   "401":
     "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed or invalid_signature.",
   "403": "permission_denied: the client lacks the endpoint's permission (data.required).",
   "404": "not_found: an unknown id in the path or the body (data.resource; data.missing_ids for lists).",
   "409": "task_locked (a follow-up task held by another client) or idempotency_key_in_progress (retry after Retry-After).",
-  "413": "payload_too_large: a JSON body over 1 MiB or a card file over 10 MiB.",
+  "408": "request_timeout: the request did not arrive within the server's request timeout.",
+  "413": "payload_too_large: a body over 1 MiB (any method but GET; a card file over 10 MiB).",
+  "417": "expectation_failed: an Expect header other than 100-continue.",
+  "431": "headers_too_large: the request line and headers over 16 KiB (data.limit).",
   "422": "idempotency_key_reused: this Idempotency-Key was first sent with a different request.",
   "415": "unsupported_media_type: the wrong Content-Type for this endpoint (data.expected).",
   "429": "rate_limited: over the client's rate limit; retry after Retry-After seconds.",
@@ -144,7 +153,8 @@ const finishParameter = (parameter: Json): Json => {
 /**
  * The document as integrators' tools need it:
  * - the signing middleware declares 413 and 415 for every signed endpoint because it checks the
- *   body of those that take one; an operation without a request body never answers them;
+ *   body of those that take one; an operation without a request body never answers 415, and a GET
+ *   never 413 (the edge does not read a GET's body; it reads and limits any other's);
  * - the signing headers are security schemes, required on every operation but GET /time;
  * - parameters are never null and carry their schema's description.
  */
@@ -153,10 +163,8 @@ const finishSpec = (spec: Json): Json => {
   for (const ops of Object.values(paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const responses = op.responses as Responses
-      if (op.requestBody === undefined) {
-        delete responses["413"]
-        delete responses["415"]
-      }
+      if (op.requestBody === undefined) delete responses["415"]
+      if (method === "get") delete responses["413"]
       const parameters = ((op.parameters as Array<Json> | undefined) ?? []).map(finishParameter)
       if (method === "post") {
         op.parameters = [...parameters, idempotencyKeyParameter]

@@ -12,6 +12,7 @@ import {
   PayloadTooLargeEnvelope,
   ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
+  TransportErrorEnvelopes,
   UnauthorizedEnvelope,
   UnprocessableEntityEnvelope,
   UnsupportedMediaTypeEnvelope
@@ -31,17 +32,18 @@ export class Caller extends Context.Service<Caller, CallerInfo>()("Auth/Caller")
 // What any signed operation can answer besides its own errors, middleware by middleware (the
 // last one added to a group runs outermost: Authenticated, then Permitted, CheckedInput and
 // Idempotent). Together: 400 (a query, path or body that does not decode), 401, 403, 429, 500 and
-// 503 (the database behind authentication is unreachable); 413 and 415 come from the body checks,
-// so the document keeps them only on operations with a request body, and 409/422 only on POSTs
-// (see finishSpec in Api.ts).
+// 503 (the database behind authentication is unreachable), and the HTTP layer's 408, 417 and 431;
+// 415 comes from the body checks, so the document keeps it only on operations with a request
+// body, 413 on every operation but GETs (the edge reads any other request's body), and 409/422
+// only on POSTs (see finishSpec in Api.ts).
 
 /**
  * The signature (DECISIONS §2) and the rate limit (§10): provides the calling client. It also
- * declares the 500 every signed operation can answer (Effect 4's HttpApi has no API-wide error;
- * GET /time declares its own).
+ * declares the 500 every signed operation can answer and the HTTP layer's answers (Effect 4's
+ * HttpApi has no API-wide error; GET /time declares its own).
  */
 export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { provides: Caller }>()("Auth/Authenticated", {
-  error: [UnauthorizedEnvelope, TooManyRequestsEnvelope, ServiceUnavailableEnvelope, InternalErrorEnvelope]
+  error: [...TransportErrorEnvelopes, UnauthorizedEnvelope, TooManyRequestsEnvelope, ServiceUnavailableEnvelope, InternalErrorEnvelope]
 }) {}
 
 /** The endpoint's permission (its `RequiredPermission` annotation). */

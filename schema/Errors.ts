@@ -35,6 +35,19 @@ export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   required: Schema.String
 }) {}
 
+/** The path exists, the method does not (DECISIONS §1); `allow` is also the Allow header. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", {
+  error: Schema.Literal("method_not_allowed"),
+  message: Schema.String,
+  allow: Schema.Array(Schema.String)
+}) {}
+
+/** The request was not received in time (Node's request timeout): the HTTP layer answers it. */
+export class RequestTimeout extends Schema.TaggedError<RequestTimeout>()("RequestTimeout", {
+  error: Schema.Literal("request_timeout"),
+  message: Schema.String
+}) {}
+
 /** A repeat of an Idempotency-Key whose first request is still running (DECISIONS §11). */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   error: Schema.Literal("idempotency_key_in_progress"),
@@ -61,6 +74,19 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
   expected: Schema.String
 }) {}
 
+/** An `Expect` header other than `100-continue`: the HTTP layer answers it. */
+export class ExpectationFailed extends Schema.TaggedError<ExpectationFailed>()("ExpectationFailed", {
+  error: Schema.Literal("expectation_failed"),
+  message: Schema.String
+}) {}
+
+/** The request line and headers together exceed the server's limit (`limit` bytes). */
+export class HeadersTooLarge extends Schema.TaggedError<HeadersTooLarge>()("HeadersTooLarge", {
+  error: Schema.Literal("headers_too_large"),
+  message: Schema.String,
+  limit: Schema.Finite
+}) {}
+
 export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", {
   error: Schema.Literal("rate_limited"),
   message: Schema.String,
@@ -83,10 +109,14 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 export type EdgeError =
   | Unauthorized
   | Forbidden
+  | MethodNotAllowed
+  | RequestTimeout
   | Conflict
   | UnprocessableEntity
   | PayloadTooLarge
   | UnsupportedMediaType
+  | ExpectationFailed
+  | HeadersTooLarge
   | TooManyRequests
   | InternalError
   | ServiceUnavailable
@@ -150,10 +180,14 @@ const errorEnvelope = <E extends { readonly _tag: string; readonly message: stri
 export const ErrorStatus = {
   Unauthorized: 401,
   Forbidden: 403,
+  MethodNotAllowed: 405,
+  RequestTimeout: 408,
   Conflict: 409,
   UnprocessableEntity: 422,
   PayloadTooLarge: 413,
   UnsupportedMediaType: 415,
+  ExpectationFailed: 417,
+  HeadersTooLarge: 431,
   TooManyRequests: 429,
   InternalError: 500,
   ServiceUnavailable: 503,
@@ -216,15 +250,36 @@ export const UnsupportedImageEnvelope = domain(Domain.UnsupportedImage, "Unsuppo
 export const BatchTooLargeEnvelope = domain(Domain.BatchTooLarge, "BatchTooLarge")
 export const TaskLockedEnvelope = domain(Domain.TaskLocked, "TaskLocked")
 export const ParserUnavailableEnvelope = domain(Domain.ParserUnavailable, "ParserUnavailable")
+export const MethodNotAllowedEnvelope = edge(MethodNotAllowed, "MethodNotAllowed")
+export const RequestTimeoutEnvelope = edge(RequestTimeout, "RequestTimeout")
+export const ExpectationFailedEnvelope = edge(ExpectationFailed, "ExpectationFailed")
+export const HeadersTooLargeEnvelope = edge(HeadersTooLarge, "HeadersTooLarge")
+
+/**
+ * What the HTTP layer answers to any request before it reaches an operation: a request Node's
+ * parser refuses (400), one that does not arrive in time (408), an unmet `Expect` (417), headers
+ * over the limit (431). Every operation declares them (405 belongs to no operation: it is the
+ * answer of a path for the methods it has no operation for, in the API description).
+ */
+export const TransportErrorEnvelopes = [
+  InvalidInputEnvelope,
+  RequestTimeoutEnvelope,
+  ExpectationFailedEnvelope,
+  HeadersTooLargeEnvelope
+] as const
 
 /** Every error envelope; the edge encodes any ApiError with this union. */
 export const AnyErrorEnvelope = Schema.Union([
   UnauthorizedEnvelope,
   ForbiddenEnvelope,
+  MethodNotAllowedEnvelope,
+  RequestTimeoutEnvelope,
   ConflictEnvelope,
   UnprocessableEntityEnvelope,
   PayloadTooLargeEnvelope,
   UnsupportedMediaTypeEnvelope,
+  ExpectationFailedEnvelope,
+  HeadersTooLargeEnvelope,
   TooManyRequestsEnvelope,
   InternalErrorEnvelope,
   ServiceUnavailableEnvelope,
@@ -255,3 +310,6 @@ export const isApiError = (u: unknown): u is ApiError =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(ErrorStatus, u._tag)
 
 export { InvalidInput, NotFound } from "../src/domain/errors.js"
+
+/** The `data.error` reason an ApiError answers with (for logs and metrics). */
+export const reasonOfError = (error: ApiError): string => ("error" in error ? error.error : Domain.reasonOf(error))

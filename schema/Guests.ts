@@ -469,7 +469,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       .annotate(OpenApi.Summary, "Create a guest from a card image")
       .annotate(
         OpenApi.Description,
-        "Asynchronous: answers a task_id to poll at /guests/card-task/{task_id} (or wait for the guest.card_created event). A card already imported for the matchmaker answers duplicate: true with existing_guest. 404 for an unknown matchmaker_id or company_id."
+        "Asynchronous: answers a task_id to poll at GET /api/open/v1/guests/card-task/{task_id} (or wait for the guest.card_created event). A card already imported for the matchmaker answers duplicate: true with existing_guest. 404 for an unknown matchmaker_id or company_id."
       )
   )
   .add(

@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import { cardParserConfig } from "./card/CardParser.js"
 import { AppConfig, appConfig } from "./Config.js"
 import { HttpAppLive } from "./http/Server.js"
+import { makeApiServer } from "./http/Transport.js"
 import { AppLive } from "./Layers.js"
 import { drainableServerLayer, DrainOnShutdown } from "./observability/shutdown.js"
 import { tracingConfig, TracingLive } from "./observability/tracing.js"
@@ -17,7 +18,7 @@ import { runProcess } from "./runProcess.js"
 
 const SERVICE_NAME = "matchmaking-open-api"
 
-const ServerLive = Layer.unwrap(Effect.map(AppConfig, (c) => drainableServerLayer({ port: c.port, host: c.host })))
+const ServerLive = Layer.unwrap(Effect.map(AppConfig, (c) => drainableServerLayer({ port: c.port, host: c.host }, makeApiServer)))
 // Built after the app, so released before it: the drain runs while the handler still answers.
 const DrainLive = Layer.unwrap(Effect.map(AppConfig, (c) => DrainOnShutdown(Duration.seconds(c.shutdownGraceSeconds))))
 

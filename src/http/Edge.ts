@@ -3,7 +3,6 @@
 // gets X-Request-Id (and Retry-After where its envelope names a wait); each answer is counted,
 // timed and logged. A global router middleware: it wraps the routing itself, so an unknown route
 // and an oversize body get the envelope too.
-import { randomUUID } from "node:crypto"
 import { IncomingMessage } from "node:http"
 
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -19,14 +18,13 @@ import * as UrlParams from "effect/http/UrlParams"
 import * as Stream from "effect/Stream"
 import type * as Types from "effect/Types"
 
-import { PayloadTooLarge } from "../../schema/Errors.js"
+import { InvalidInput, PayloadTooLarge } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { clip } from "../domain/text.js"
+import { hasPathDelimiter } from "./allow.js"
 import { responseOfCause } from "./errors.js"
 import { observeRequest, requestLogLevel } from "./observe.js"
-import { makeRequestBody, RequestBody, type RequestBodyShape, RequestId } from "./RequestState.js"
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+import { makeRequestBody, RequestBody, type RequestBodyShape, RequestId, requestIdFor } from "./RequestState.js"
 /** Multipart bodies carry the file plus the other parts and their headers. */
 const MULTIPART_SLACK = 256 * 1024
 
@@ -102,7 +100,7 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number): 
  * The request as the router's decoders see it: the same request, whose body readers answer from
  * the bytes read once instead of the consumed Node stream. Nothing else is copied.
  */
-const withBody = (request: HttpServerRequest.HttpServerRequest, body: RequestBodyShape): HttpServerRequest.HttpServerRequest => {
+export const withBody = (request: HttpServerRequest.HttpServerRequest, body: RequestBodyShape): HttpServerRequest.HttpServerRequest => {
   const bytes = body.bytes
   const textOf = () => body.utf8() ?? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
   const decodeError = (cause: unknown) =>
@@ -162,8 +160,7 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
   Effect.gen(function*() {
     const original = yield* HttpServerRequest.HttpServerRequest
-    const given = original.headers["x-request-id"]
-    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+    const requestId = requestIdFor(original.headers["x-request-id"])
     const started = yield* Clock.currentTimeMillis
     // Real time for the latency metrics (Clock is the test clock in tests).
     const startedAt = performance.now()
@@ -174,6 +171,10 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
     let response = yield* Effect.gen(function*() {
       const bodiless = original.method === "GET" || original.method === "HEAD"
       const bytes = bodiless ? EMPTY : yield* readBody(original, limit)
+      if (hasPathDelimiter(original.url)) {
+        // The router would cut the path at `;` and route what comes before (DECISIONS §1).
+        return yield* Effect.fail(InvalidInput.of([{ path: "path", message: "must not contain ';' or '#'" }], "the path is not valid"))
+      }
       const body = makeRequestBody(bytes, contentType)
       // The request's values in one step: each provideService copies the whole context (some
       // sixty services), and this runs for every request.

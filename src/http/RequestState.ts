@@ -1,6 +1,8 @@
 // What the edge provides to everything that runs inside a request: its id and its body, read once
 // within its limit. Values handed inward, never written back: the middlewares provide what they
 // find (the caller, the mask) the same way, and the edge reads the answer from the response itself.
+import { randomUUID } from "node:crypto"
+
 import * as Context from "effect/Context"
 
 import { decodeUtf8 } from "../domain/text.js"
@@ -61,3 +63,8 @@ export const RequestBody = Context.Reference<RequestBodyShape>("Http/RequestBody
 
 /** The request id (X-Request-Id, the client's when it is usable); empty outside a request. */
 export const RequestId = Context.Reference<string>("Http/RequestId", { defaultValue: () => "" })
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+
+/** A request's id: the client's X-Request-Id when it is usable, else a new one. */
+export const requestIdFor = (given: string | undefined): string => given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()

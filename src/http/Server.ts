@@ -3,12 +3,14 @@
 // probes (/healthz, /readyz, /metrics), on one router.
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { isProbe, ProbeRoutesLive } from "../observability/health.js"
-import { DocsLive } from "./docs.js"
+import { ROOT_PATH, ROUTER_CONFIG } from "./allow.js"
+import { DOCS_PATH, DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
 import { ActivitiesHandlers } from "./handlers/Activities.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"
@@ -45,11 +47,16 @@ export const ApiLive = HttpApiBuilder.layer(OpenApiDef, { openapiPath: `${API_PR
   Layer.provide(HandlersLive)
 )
 
+/** `GET /` points a person at the docs page (DECISIONS §1). */
+const RootLive = HttpRouter.add("GET", ROOT_PATH, HttpServerResponse.redirect(DOCS_PATH, { status: 302 }))
+
 /**
  * Serve the API on whatever HttpServer is provided (Node in production, a test server in tests).
  * The services it runs on come from outside, so that every layer of the process shares them.
  */
-export const HttpAppLive = HttpRouter.serve(Layer.mergeAll(ApiLive, DocsLive, ProbeRoutesLive, EdgeLive), {
+export const HttpAppLive = HttpRouter.serve(Layer.mergeAll(ApiLive, DocsLive, RootLive, ProbeRoutesLive, EdgeLive), {
+  // A path is matched as sent (allow.ts).
+  routerConfig: ROUTER_CONFIG,
   // The edge writes the request log; the entry point logs the address it listens on.
   disableLogger: true,
   disableListenLog: true

@@ -24,9 +24,12 @@ import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
 import { Idempotency } from "../services/Idempotency.js"
+import { withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
-import { RequestBody } from "./RequestState.js"
+import { makeRequestBody, RequestBody } from "./RequestState.js"
 import { routeInfo } from "./routes.js"
+
+const EMPTY_OBJECT = makeRequestBody(new TextEncoder().encode("{}"), "application/json")
 
 const mediaType = (header: string | undefined): string => (header ?? "").split(";")[0]!.trim().toLowerCase()
 
@@ -102,6 +105,11 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
     const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
     if (urlIssues.length > 0) return yield* Effect.fail(InvalidInput.of(urlIssues, "a path or query parameter is not valid text"))
 
+    if (info.emptyBodyAsObject && request.headers["content-type"] === undefined && (yield* RequestBody).bytes.length === 0) {
+      // All fields optional: no body at all reads as `{}` (DECISIONS §1); the signature and the
+      // Idempotency-Key fingerprint stay over the empty body that was sent.
+      return yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withBody(request, EMPTY_OBJECT))
+    }
     const type = mediaType(request.headers["content-type"])
     if (info.body === "json") {
       if (type !== "application/json") {

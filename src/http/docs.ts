@@ -13,7 +13,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 
 import { OpenApiDef } from "../../schema/Api.js"
 
-const DOCS_PATH = "/docs"
+export const DOCS_PATH = "/docs"
 
 /** JSON inside a <script> element: `<` and the JS line terminators escaped (as the platform's page does). */
 const scriptJson = (value: unknown): string =>

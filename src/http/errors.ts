@@ -12,6 +12,7 @@ import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError
 import { InvalidInput, NotFound } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { RequestId } from "./RequestState.js"
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
@@ -22,7 +23,8 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
     status: ErrorStatus[error._tag],
     ...(error._tag === "ServiceUnavailable" && error.retry_after !== undefined
       ? { headers: { "retry-after": String(error.retry_after) } }
-      : {})
+      : {}),
+    ...(error._tag === "MethodNotAllowed" ? { headers: { allow: error.allow.join(", ") } } : {})
   })
 
 /** Seconds a client should wait before retrying while the database is unreachable. */
@@ -43,6 +45,13 @@ const culpritOf = (cause: Cause.Cause<unknown>): unknown => {
 const isRouteNotFound = (u: unknown): boolean =>
   HttpServerError.isHttpServerError(u) ? u.reason._tag === "RouteNotFound" : u instanceof HttpServerError.RouteNotFound
 
+/** A router miss: 405 when the path is served with other methods (DECISIONS §1), else 404. */
+const routeMiss = (u: unknown): ApiError => {
+  const request = (u as HttpServerError.HttpServerError | HttpServerError.RouteNotFound).request
+  const allow = allowedMethods(request.url)
+  return allow.length === 0 ? routeNotFound : methodNotAllowed(request.method, allow)
+}
+
 /** Every cause becomes an ApiError; anything unforeseen is a logged 500 naming the request id. */
 export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effect.Effect<ApiError> => {
   const logged = (level: "warning" | "error", message: string) =>
@@ -55,7 +64,7 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
   if (HttpApiSchemaError.is(culprit) && culprit.kind !== "Body" && culprit.kind !== "ResponseHeaders") {
     return Effect.succeed(InvalidInput.of(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
   }
-  if (isRouteNotFound(culprit)) return Effect.succeed(routeNotFound)
+  if (isRouteNotFound(culprit)) return Effect.succeed(routeMiss(culprit))
   if (isConnectionFailure(culprit)) {
     return Effect.as(
       logged("warning", "database unavailable"),

@@ -2,10 +2,12 @@
 // requires and the body kind it accepts (for 415), keyed by router method and path. The signed
 // routes' middlewares read the same facts from the endpoint they wrap (`routeInfo`).
 import * as Context from "effect/Context"
+import * as Exit from "effect/Exit"
 import * as HttpApi from "effect/http-api/HttpApi"
 import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../../schema/Api.js"
 import { ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
@@ -21,6 +23,11 @@ export interface RouteInfo {
   readonly body: BodyKind
   /** The top-level array of a batch body whose items are checked one by one. */
   readonly itemwise: string | undefined
+  /**
+   * A JSON body whose fields are all optional: an empty body without Content-Type is taken as `{}`
+   * (DECISIONS §1). Read from the payload schema (it accepts `{}`), not from a list.
+   */
+  readonly emptyBodyAsObject: boolean
 }
 
 export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
@@ -36,6 +43,16 @@ const bodyOf = (endpoint: HttpApiEndpoint.Top): BodyKind => {
   return body
 }
 
+/** The JSON payload schema accepts `{}`: every field of the body is optional. */
+const acceptsEmptyObject = (endpoint: HttpApiEndpoint.Top): boolean => {
+  for (const [contentType, { schemas }] of endpoint.payload) {
+    if (!contentType.includes("json")) continue
+    const decodable = schemas as ReadonlyArray<Schema.Codec<unknown, unknown>>
+    if (decodable.some((schema) => Exit.isSuccess(Schema.decodeUnknownExit(schema)({})))) return true
+  }
+  return false
+}
+
 const infoOf = (
   group: HttpApiGroup.Top,
   endpoint: HttpApiEndpoint.Top,
@@ -46,7 +63,8 @@ const infoOf = (
   permission: Option.getOrUndefined(Context.getOption(annotations, RequiredPermission)),
   perRecord: Option.isSome(Context.getOption(annotations, PerRecordPermission)),
   body: bodyOf(endpoint),
-  itemwise: Context.getOrUndefined(annotations, ItemwiseField)
+  itemwise: Context.getOrUndefined(annotations, ItemwiseField),
+  emptyBodyAsObject: bodyOf(endpoint) === "json" && acceptsEmptyObject(endpoint)
 })
 
 const byEndpoint = new WeakMap<HttpApiEndpoint.Top, RouteInfo>()

@@ -76,13 +76,15 @@ const makeDrain = (server: Server) => {
 }
 
 /**
- * A Node HTTP server on `port`/`host` (HttpServer for the app) and its ServerDrain. The drain is
+ * A Node HTTP server on `port`/`host` (HttpServer for the app; `make` builds it) and its ServerDrain. The drain is
  * not run here: `DrainOnShutdown` runs it, built above the app so that it runs before the app's
  * request handler is removed.
  */
-export const drainableServerLayer = (listen: { readonly port: number; readonly host: string }) =>
-  Layer.unwrap(Effect.sync(() => {
-    const server = createServer()
+export const drainableServerLayer = (
+  listen: { readonly port: number; readonly host: string },
+  make: Effect.Effect<Server> = Effect.sync(() => createServer())
+) =>
+  Layer.unwrap(Effect.map(make, (server) => {
     const drain = makeDrain(server)
     return Layer.merge(NodeHttpServer.layer(() => server, listen), Layer.succeed(ServerDrain, drain))
   }))

@@ -10,6 +10,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
+import { API_PREFIX } from "../../schema/Api.js"
 import { PayloadTooLarge } from "../../schema/Errors.js"
 import { type CardOverrides, type CreateFromCardResult, GuestCreate, type ParseCardResult } from "../../schema/Guests.js"
 import { imageErrorOf } from "../card/CardParser.js"
@@ -152,7 +153,9 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
         task_id: task.task_id,
         status: task.status,
         async: true,
-        message: task.created ? "accepted; poll GET /guests/card-task/{task_id}" : "this image is already being processed; poll its task"
+        message: task.created
+          ? `accepted; poll GET ${API_PREFIX}/guests/card-task/{task_id}`
+          : `this image is already being processed; poll GET ${API_PREFIX}/guests/card-task/{task_id}`
       }
       return result
     })

@@ -1,7 +1,6 @@
 // Test harness: a private copy of the migrated template database per test layer, the app's
 // layers over it, and a real HTTP server on a free loopback port with a signing client.
 import { randomBytes } from "node:crypto"
-import { createServer } from "node:http"
 
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Context from "effect/Context"
@@ -21,6 +20,7 @@ import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
 import { type ClientOptions, makeOpenApiClient } from "../../src/client/Client.js"
 import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
 import { HttpAppLive } from "../../src/http/Server.js"
+import { makeApiServer } from "../../src/http/Transport.js"
 import { ServicesLive } from "../../src/Layers.js"
 import { Clients } from "../../src/services/Clients.js"
 import { type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
@@ -82,7 +82,7 @@ export const serverLayer = Layer.effect(
   })
 ).pipe(
   Layer.provideMerge(HttpAppLive),
-  Layer.provide(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  Layer.provide(Layer.unwrap(Effect.map(makeApiServer, (server) => NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })))),
   Layer.orDie
 )
 

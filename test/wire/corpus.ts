@@ -139,12 +139,16 @@ const unsignedEndpoints: ReadonlyArray<Step> = [
   }),
   req("GET", "GET /healthz", "/healthz", 200, { as: "unsigned" }),
   req("GET", "GET /readyz", "/readyz", 200, { as: "unsigned" }),
-  req("GET", "GET /: no page there", "/", 404, { as: "unsigned" }),
+  req("GET", "GET /: redirects (302) to /docs", "/", 302, { as: "unsigned" }),
   get("unknown route, signed: 404 route", "/no-such-thing", 404),
   get("unknown route, unsigned: 404 route", "/no-such-thing", 404, { as: "unsigned" }),
-  req("PATCH", "a known path with an unserved method (PATCH /guests)", "/guests", 404),
-  req("DELETE", "a known path with an unserved method (DELETE /companies)", "/companies", 404),
+  req("PATCH", "a known path with an unserved method (PATCH /guests): 405 with Allow", "/guests", 405),
+  req("DELETE", "a known path with an unserved method (DELETE /companies): 405 with Allow", "/companies", 405),
   get("X-Request-Id sent by the client is echoed", "/time", 200, { as: "unsigned", headers: { "X-Request-Id": "wire-corpus-request-1" } }),
+  get("an Expect other than 100-continue: 417 expectation_failed (the HTTP layer's answer)", "/time", 417, {
+    as: "unsigned",
+    headers: { Expect: "teapot", "X-Request-Id": "wire-corpus-expect-1" }
+  }),
   get("an X-Request-Id outside its pattern is replaced by a generated one", "/time", 200, {
     as: "unsigned",
     headers: { "X-Request-Id": "has spaces/and slashes" }
@@ -192,8 +196,8 @@ const companies: ReadonlyArray<Step> = [
   get("GET /companies/{id}: unknown id", "/companies/99999", 404),
   put("PUT /companies/{id}: city and contact", "/companies/{{company1}}", { city: "株洲市", contact_name: "李经理" }, 200),
   put("PUT /companies/{id}: company_type unknown", "/companies/{{company1}}", { company_type: "chain" }, 400),
-  // DECISIONS §1 says an all-optional body may be empty without Content-Type; the service answers 415.
-  put("PUT /companies/{id}: empty body without Content-Type (415 today)", "/companies/{{company1}}", undefined, 415, {
+  // DECISIONS §1: an all-optional body may be empty without Content-Type, as if {} had been sent.
+  put("PUT /companies/{id}: empty body without Content-Type, as {}", "/companies/{{company1}}", undefined, 200, {
     json: undefined,
     raw: { text: "" }
   })
@@ -1029,12 +1033,13 @@ const followUps: ReadonlyArray<Step> = [
     "wire-skip-1"
   ),
   post("POST /follow-up/tasks/{task_id}/skip: again (idempotent)", "/follow-up/tasks/{{task3}}/skip", {}, 200),
-  // DECISIONS §1 says an all-optional body may be empty without Content-Type; the service answers 415.
+  // DECISIONS §1: an all-optional body may be empty without Content-Type, as if {} had been sent
+  // (on the task skipped already, so that the next cases find task4 as it was).
   post(
-    "POST /follow-up/tasks/{task_id}/skip: an empty body without Content-Type (415 today)",
-    "/follow-up/tasks/{{task4}}/skip",
+    "POST /follow-up/tasks/{task_id}/skip: an empty body without Content-Type, as {}",
+    "/follow-up/tasks/{{task3}}/skip",
     undefined,
-    415,
+    200,
     {
       json: undefined,
       raw: { text: "" }
