@@ -27,7 +27,8 @@ export const BadRequestReason = Schema.Literals([
   "match_exists",
   "image_blacklisted",
   "unsupported_image",
-  "batch_too_large"
+  "batch_too_large",
+  "webhook_off"
 ])
 export type BadRequestReason = typeof BadRequestReason.Type
 
@@ -81,6 +82,7 @@ export const ResourceName = Schema.Literals([
   "user",
   "plan",
   "card_task",
+  "webhook_delivery",
   "route"
 ])
 export type ResourceName = typeof ResourceName.Type
