@@ -13,6 +13,7 @@ import { ImageBlacklistApi } from "./ImageBlacklist.js"
 import { MatchesApi } from "./Matches.js"
 import { MatchmakersApi } from "./Matchmakers.js"
 import { MembershipsApi } from "./Memberships.js"
+import { SelfServiceApi } from "./SelfService.js"
 import { SystemApi } from "./System.js"
 import { WorkGroupsApi } from "./WorkGroups.js"
 import { WorkWechatsApi } from "./WorkWechats.js"
@@ -199,7 +200,8 @@ const QUERY_AND_BODY = { errors: "all", reportInput: true } as const
 
 // Every signed group takes the signing middlewares; the last added runs outermost, so
 // Authenticated provides the caller that the others require. The events feed filters each record
-// by its own permission, so it goes without Permitted (and its document without 403).
+// by its own permission, and self-service acts only on the caller itself, so both go without
+// Permitted (and their documents without 403).
 export class OpenApiDef extends HttpApi.make("open-api")
   .add(SystemApi)
   .add(MatchmakersApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
@@ -213,6 +215,7 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .add(ActivitiesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
   .add(MatchesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
   .add(MembershipsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
+  .add(SelfServiceApi.middleware(Idempotent).middleware(CheckedInput).middleware(Authenticated))
   .prefix(API_PREFIX)
   .annotate(HttpApi.QueryParseOptions, QUERY_AND_BODY)
   .annotate(HttpApi.PayloadParseOptions, QUERY_AND_BODY)

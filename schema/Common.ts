@@ -231,6 +231,12 @@ export class RequiredPermission extends Context.Service<RequiredPermission, Perm
 export class PerRecordPermission extends Context.Service<PerRecordPermission, true>()("schema/PerRecordPermission") {}
 
 /**
+ * Marks an endpoint that needs no permission string because it acts only on the calling client
+ * itself, under its own signature (the self-service endpoints, DECISIONS §12).
+ */
+export class CallerOnly extends Context.Service<CallerOnly, true>()("schema/CallerOnly") {}
+
+/**
  * An endpoint annotation naming the top-level array of a batch body whose items succeed or fail
  * one by one: the edge leaves their text checks to the item decoder, so a bad item fails alone.
  */

@@ -211,7 +211,8 @@ export const ErrorStatus = {
   BatchTooLarge: 400,
   NotFound: 404,
   TaskLocked: 409,
-  ParserUnavailable: 503
+  ParserUnavailable: 503,
+  WebhookOff: 400
 } as const satisfies Record<ApiError["_tag"], number>
 
 const edge = <E extends EdgeError>(cls: ErrorClass<E>, tag: E["_tag"]) => errorEnvelope(cls, tag, ErrorStatus[tag])
@@ -250,6 +251,7 @@ export const UnsupportedImageEnvelope = domain(Domain.UnsupportedImage, "Unsuppo
 export const BatchTooLargeEnvelope = domain(Domain.BatchTooLarge, "BatchTooLarge")
 export const TaskLockedEnvelope = domain(Domain.TaskLocked, "TaskLocked")
 export const ParserUnavailableEnvelope = domain(Domain.ParserUnavailable, "ParserUnavailable")
+export const WebhookOffEnvelope = domain(Domain.WebhookOff, "WebhookOff")
 export const MethodNotAllowedEnvelope = edge(MethodNotAllowed, "MethodNotAllowed")
 export const RequestTimeoutEnvelope = edge(RequestTimeout, "RequestTimeout")
 export const ExpectationFailedEnvelope = edge(ExpectationFailed, "ExpectationFailed")
@@ -303,7 +305,8 @@ export const AnyErrorEnvelope = Schema.Union([
   UnsupportedImageEnvelope,
   BatchTooLargeEnvelope,
   TaskLockedEnvelope,
-  ParserUnavailableEnvelope
+  ParserUnavailableEnvelope,
+  WebhookOffEnvelope
 ])
 
 export const isApiError = (u: unknown): u is ApiError =>

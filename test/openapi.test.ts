@@ -31,7 +31,15 @@ const ENDPOINTS = [
   ["post", `${PREFIX}/follow-up/tasks/{task_id}/dispatch`],
   ["post", `${PREFIX}/follow-up/tasks/{task_id}/complete`],
   ["post", `${PREFIX}/follow-up/tasks/{task_id}/fail`],
-  ["post", `${PREFIX}/follow-up/tasks/{task_id}/skip`]
+  ["post", `${PREFIX}/follow-up/tasks/{task_id}/skip`],
+  ["get", `${PREFIX}/webhook`],
+  ["put", `${PREFIX}/webhook`],
+  ["post", `${PREFIX}/webhook/rotate-secret`],
+  ["post", `${PREFIX}/webhook/test`],
+  ["get", `${PREFIX}/webhook/deliveries`],
+  ["post", `${PREFIX}/webhook/deliveries/{id}/redeliver`],
+  ["post", `${PREFIX}/webhook/redeliver`],
+  ["post", `${PREFIX}/credentials/rotate`]
 ] as const
 
 type Json = Record<string, unknown>
@@ -105,11 +113,14 @@ const BODY_REFERENCES = new Set([
   `post ${PREFIX}/memberships`
 ])
 
+const NO_PERMISSION = new RegExp(`^${PREFIX}/(events$|webhook|credentials/)`)
+
 const expectedStatuses = (o: { key: string; path: string; op: Operation }): Array<string> => {
   if (o.path === `${PREFIX}/time`) return ["200", "400", "408", "417", "431", "500"]
   return [
-    // The events feed needs no permission of its own (it filters each event), so never answers 403.
-    ...SIGNED_STATUSES.filter((s) => !(o.path === `${PREFIX}/events` && s === "403")),
+    // The events feed needs no permission of its own (it filters each event), nor does self-service
+    // (it acts on the caller only), so neither answers 403.
+    ...SIGNED_STATUSES.filter((s) => !(NO_PERMISSION.test(o.path) && s === "403")),
     ...(o.path.includes("{") || BODY_REFERENCES.has(o.key) ? ["404"] : []),
     // The edge reads (and limits) the body of any request but a GET; only a body endpoint checks its type.
     ...(o.key.startsWith("get ") ? [] : ["413"]),
@@ -269,7 +280,7 @@ layer(testServerLayer())("published contract", (it) => {
     }))
 })
 
-it("every signed endpoint declares one of SPEC's permission strings", () => {
+it("every signed endpoint declares one of SPEC's permission strings, but the events feed and self-service", () => {
   for (const [key, info] of ROUTES) {
     if (key.endsWith("/time")) continue
     // The events feed filters each event by the read permission of its resource (DECISIONS §9).
@@ -277,7 +288,12 @@ it("every signed endpoint declares one of SPEC's permission strings", () => {
       expect([info.perRecord, info.permission], key).toEqual([true, undefined])
       continue
     }
-    expect(info.perRecord, key).toBe(false)
+    // Self-service acts only on the calling client (DECISIONS §12).
+    if (info.group === "selfService") {
+      expect([info.callerOnly, info.perRecord, info.permission], key).toEqual([true, false, undefined])
+      continue
+    }
+    expect([info.perRecord, info.callerOnly], key).toEqual([false, false])
     expect(ALL_PERMISSIONS, key).toContain(info.permission)
   }
 })

@@ -24,6 +24,7 @@ export const ResourceName = Schema.Literals([
   "user",
   "plan",
   "card_task",
+  "webhook_delivery",
   "route"
 ])
 export type ResourceName = typeof ResourceName.Type
@@ -120,6 +121,10 @@ export class BatchTooLarge extends Schema.TaggedError<BatchTooLarge>()("BatchToo
     return new BatchTooLarge({ message: `at most ${max} ${what} per call, got ${got}` })
   }
 }
+/** A webhook test or redelivery while the client's webhook is off or has no URL. */
+export class WebhookOff extends Schema.TaggedError<WebhookOff>()("WebhookOff", message) {
+  static readonly reason = "webhook_off"
+}
 /** A follow-up task held by another client (DECISIONS §7). */
 export class TaskLocked extends Schema.TaggedError<TaskLocked>()("TaskLocked", {
   ...message,
@@ -159,6 +164,7 @@ export type DomainError =
   | InstanceType<(typeof ItemRefusals)[number]>
   | TaskLocked
   | ParserUnavailable
+  | WebhookOff
 
 const reasons: Record<DomainError["_tag"], string> = {
   InvalidInput: InvalidInput.reason,
@@ -181,7 +187,8 @@ const reasons: Record<DomainError["_tag"], string> = {
   UnsupportedImage: UnsupportedImage.reason,
   BatchTooLarge: BatchTooLarge.reason,
   TaskLocked: TaskLocked.reason,
-  ParserUnavailable: ParserUnavailable.reason
+  ParserUnavailable: ParserUnavailable.reason,
+  WebhookOff: WebhookOff.reason
 }
 
 export const isDomainError = (u: unknown): u is DomainError =>

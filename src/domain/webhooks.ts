@@ -1,5 +1,6 @@
 // Webhook delivery rules (DECISIONS §9): the payload, which secrets sign (both during a rotation;
 // the Standard Webhooks signature itself is the Signer's), the retry schedule with ±20% jitter, Retry-After, 410, and who may receive.
+import { WEBHOOK_TEST_EVENT } from "./eventTypes.js"
 import { maskDeep } from "./masking.js"
 
 /** The schedule of DECISIONS §9: the waits before the 2nd … 10th attempt (about 3 days in all). */
@@ -105,6 +106,11 @@ export interface Recipient {
  */
 export const refusal = (client: Recipient, event: { readonly type: string; readonly permission: string }): string | undefined => {
   if (client.status !== "active") return "the client is disabled"
+  // The client asked for it: sent to its URL even while its webhook is off (DECISIONS §12).
+  if (event.type === WEBHOOK_TEST_EVENT) {
+    if (client.webhook_url === null) return "the client has no webhook URL"
+    return isWebhookUrl(client.webhook_url) ? undefined : "the webhook URL is not http(s)"
+  }
   if (!client.webhook_enabled || client.webhook_url === null) return "the client's webhook is off"
   if (!client.webhook_events.includes(event.type)) return `the client no longer subscribes to ${event.type}`
   if (!client.permissions.includes(event.permission)) return `the client no longer holds ${event.permission}`
@@ -120,4 +126,30 @@ export const isWebhookUrl = (url: string): boolean => {
   } catch {
     return false
   }
+}
+
+/** A client's webhook settings, as kept. */
+export interface WebhookState {
+  readonly url: string | null
+  readonly events: ReadonlyArray<string>
+  readonly enabled: boolean
+}
+
+/**
+ * The settings after a change (PUT /webhook): fields left out keep their value, a URL sent without
+ * `enabled` turns the webhook on (as the operator's `clients webhook --url` does), and the webhook
+ * can be on only with a URL. Events are kept once each, in the order sent.
+ */
+export const changeWebhook = (
+  current: WebhookState,
+  sent: { readonly url?: string; readonly events?: ReadonlyArray<string>; readonly enabled?: boolean }
+): { readonly _tag: "Changed"; readonly settings: WebhookState } | {
+  readonly _tag: "Refused"
+  readonly path: string
+  readonly message: string
+} => {
+  const url = sent.url ?? current.url
+  const enabled = sent.enabled ?? (sent.url !== undefined ? true : current.enabled)
+  if (enabled && url === null) return { _tag: "Refused", path: "enabled", message: "the webhook can be on only with a url" }
+  return { _tag: "Changed", settings: { url, events: sent.events === undefined ? current.events : [...new Set(sent.events)], enabled } }
 }

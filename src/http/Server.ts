@@ -21,6 +21,7 @@ import { ImageBlacklistHandlers } from "./handlers/ImageBlacklist.js"
 import { MatchesHandlers } from "./handlers/Matches.js"
 import { MatchmakersHandlers } from "./handlers/Matchmakers.js"
 import { MembershipsHandlers } from "./handlers/Memberships.js"
+import { SelfServiceHandlers } from "./handlers/SelfService.js"
 import { SystemHandlers } from "./handlers/System.js"
 import { WorkGroupsHandlers } from "./handlers/WorkGroups.js"
 import { WorkWechatsHandlers } from "./handlers/WorkWechats.js"
@@ -39,7 +40,8 @@ const HandlersLive = Layer.mergeAll(
   FollowUpsHandlers,
   ActivitiesHandlers,
   MatchesHandlers,
-  MembershipsHandlers
+  MembershipsHandlers,
+  SelfServiceHandlers
 ).pipe(Layer.provide(SignedLive))
 
 /** The contract's routes, with its OpenAPI document beside them. */

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import { ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
+import { CallerOnly, ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
 
 export type BodyKind = "none" | "json" | "multipart"
 
@@ -20,6 +20,8 @@ export interface RouteInfo {
   readonly permission: Permission | undefined
   /** No permission of its own: each record is filtered by its own (PerRecordPermission). */
   readonly perRecord: boolean
+  /** No permission of its own: it acts only on the calling client (CallerOnly, self-service). */
+  readonly callerOnly: boolean
   readonly body: BodyKind
   /** The top-level array of a batch body whose items are checked one by one. */
   readonly itemwise: string | undefined
@@ -62,6 +64,7 @@ const infoOf = (
   name: endpoint.identifier,
   permission: Option.getOrUndefined(Context.getOption(annotations, RequiredPermission)),
   perRecord: Option.isSome(Context.getOption(annotations, PerRecordPermission)),
+  callerOnly: Option.isSome(Context.getOption(annotations, CallerOnly)),
   body: bodyOf(endpoint),
   itemwise: Context.getOrUndefined(annotations, ItemwiseField),
   emptyBodyAsObject: bodyOf(endpoint) === "json" && acceptsEmptyObject(endpoint)

@@ -9,7 +9,7 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import * as Struct from "effect/Struct"
 
 import { Permission } from "../../schema/Common.js"
-import { EventType } from "./OutboxRepo.js"
+import { SubscribableEventType } from "../../schema/SelfService.js"
 import { Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
@@ -32,7 +32,7 @@ const ClientRow = Schema.Struct({
   rate_rps: Schema.NullOr(Schema.Number),
   rate_burst: Schema.NullOr(Schema.Int),
   webhook_url: Schema.NullOr(Schema.String),
-  webhook_events: Schema.Array(EventType),
+  webhook_events: Schema.Array(SubscribableEventType),
   webhook_enabled: Schema.Boolean,
   webhook_secret_enc: Schema.NullOr(Schema.String),
   webhook_prev_secret_enc: Schema.NullOr(Schema.String),

@@ -53,6 +53,7 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
           WHERE tx_id < pg_snapshot_xmin(pg_current_snapshot())
             AND created_at >= now() - ${r.retention_days} * interval '1 day'
             AND permission = ANY (${r.permissions}::text[])
+            AND client_id IS NULL
             ${r.types === null ? sql`` : sql`AND type = ANY (${r.types}::text[])`}
             ${r.cursor === null ? sql`` : sql`AND (tx_id, id) > (${r.cursor.tx_id}::xid8, ${r.cursor.id}::bigint)`}
           ORDER BY tx_id, id

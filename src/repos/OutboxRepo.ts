@@ -33,7 +33,8 @@ const OutboxEventRow = Schema.Struct({
 })
 export type OutboxEvent = typeof OutboxEventRow.Type
 
-const newEventId = () => "evt_" + randomBytes(12).toString("hex")
+/** A new event id: evt_ and 24 hex digits. */
+export const newEventId = (): string => "evt_" + randomBytes(12).toString("hex")
 
 export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
   make: Effect.gen(function*() {

@@ -10,19 +10,21 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import type { SubscribableEventType, WebhookSettings, WebhookUpdate, WebhookUpdated } from "../../schema/SelfService.js"
 import { ClientCache } from "../auth/ClientCache.js"
 import { SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
-import { formatIso } from "../domain/time.js"
+import { InvalidInput } from "../domain/errors.js"
+import { EVENT_TYPES, isEventType } from "../domain/eventTypes.js"
+import { formatIso, formatTimestamp } from "../domain/time.js"
+import { changeWebhook, isWebhookUrl } from "../domain/webhooks.js"
 import { type ClientChange, type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
-import { EventType } from "../repos/OutboxRepo.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
 
 export class ClientCommandError extends Data.TaggedError("ClientCommandError")<{ readonly message: string }> {}
 
-/** The events a webhook may subscribe to: every type the outbox records. */
-export const WEBHOOK_EVENT_TYPES = EventType.literals
-const isEventType = (name: string): name is EventType => (WEBHOOK_EVENT_TYPES as ReadonlyArray<string>).includes(name)
+/** The events a webhook may subscribe to: the catalogue (DECISIONS §12). */
+export const WEBHOOK_EVENT_TYPES = EVENT_TYPES
 
 /** `all` or a comma list of SPEC §5 permission strings. */
 export const parsePermissions = (text: string): Effect.Effect<ReadonlyArray<Permission>, ClientCommandError> => {
@@ -155,6 +157,20 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
       })
 
+    /** A new signing secret; deliveries are signed with both until the previous one expires (DECISIONS §9). */
+    const rotateWebhookSecret = (row: ClientRow) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const secret = newWebhookSecret()
+        const expires = row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
+        const updated = yield* mustUpdate(row.app_key, {
+          webhook_secret_enc: box.seal(secret),
+          webhook_prev_secret_enc: row.webhook_secret_enc,
+          webhook_prev_expires_at: expires
+        })
+        return { updated, secret, expires }
+      })
+
     const webhook = (
       appKey: string,
       options:
@@ -164,21 +180,14 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     ) =>
       Effect.gen(function*() {
         const row = yield* mustFind(appKey)
-        const now = yield* Clock.currentTimeMillis
         switch (options._tag) {
           case "Off": {
             const updated = yield* mustUpdate(appKey, { webhook_enabled: false })
             return { app_key: appKey, webhook: summary(updated).webhook }
           }
           case "Set": {
-            let url: URL
-            try {
-              url = new URL(options.url)
-            } catch {
-              return yield* new ClientCommandError({ message: `--url is not a valid URL: ${options.url}` })
-            }
-            if (url.protocol !== "https:" && url.protocol !== "http:") {
-              return yield* new ClientCommandError({ message: "--url must be http(s)" })
+            if (!isWebhookUrl(options.url)) {
+              return yield* new ClientCommandError({ message: `--url must be an absolute http(s) URL: ${options.url}` })
             }
             const events = options.events.filter(isEventType)
             const unknown = options.events.filter((e) => !isEventType(e))
@@ -191,7 +200,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
             }
             const secret = row.webhook_secret_enc === null ? newWebhookSecret() : box.open(row.webhook_secret_enc)
             const updated = yield* mustUpdate(appKey, {
-              webhook_url: url.toString(),
+              webhook_url: new URL(options.url).toString(),
               webhook_events: [...new Set(events)],
               webhook_enabled: true,
               webhook_secret_enc: box.seal(secret)
@@ -199,14 +208,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
             return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
           }
           case "RotateSecret": {
-            // Deliveries are signed with both secrets until the previous one expires (DECISIONS §9).
-            const secret = newWebhookSecret()
-            const expires = row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
-            const updated = yield* mustUpdate(appKey, {
-              webhook_secret_enc: box.seal(secret),
-              webhook_prev_secret_enc: row.webhook_secret_enc,
-              webhook_prev_expires_at: expires
-            })
+            const { expires, secret, updated } = yield* rotateWebhookSecret(row)
             return {
               app_key: appKey,
               webhook: summary(updated).webhook,
@@ -217,7 +219,74 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         }
       })
 
-    return { create, list, grant, revoke, setStatus, setMasking, setRateLimit, resetSecret, webhook } as const
+    // Self-service (DECISIONS §12): the calling client's own settings. Its app_key exists (it has
+    // just signed the request), so an unknown one is a defect, not an answer.
+    const own = <A, E>(effect: Effect.Effect<A, E | ClientCommandError>) =>
+      Effect.catchIf(effect, (e): e is ClientCommandError => e instanceof ClientCommandError, Effect.die)
+
+    const settingsOf = (row: ClientRow, nowMs: number): WebhookSettings => ({
+      url: row.webhook_url,
+      events: row.webhook_events,
+      enabled: row.webhook_enabled,
+      secret_rotating_until: row.webhook_prev_expires_at !== null && row.webhook_prev_expires_at.getTime() > nowMs
+        ? formatTimestamp(row.webhook_prev_expires_at, config.timeZone)
+        : null
+    })
+
+    /** GET /webhook: the caller's settings, never the secret. */
+    const webhookSettings = (appKey: string) =>
+      own(Effect.gen(function*() {
+        return settingsOf(yield* mustFind(appKey), yield* Clock.currentTimeMillis)
+      }))
+
+    /** PUT /webhook: the settings after the change; the first URL also brings the signing secret, once. */
+    const updateWebhook = (appKey: string, sent: WebhookUpdate) =>
+      own(Effect.gen(function*() {
+        const row = yield* mustFind(appKey)
+        const changed = changeWebhook({ url: row.webhook_url, events: row.webhook_events, enabled: row.webhook_enabled }, sent)
+        if (changed._tag === "Refused") {
+          return yield* InvalidInput.of([{ path: changed.path, message: changed.message }], changed.message)
+        }
+        const { enabled, events, url } = changed.settings
+        const secret = url !== null && row.webhook_secret_enc === null ? newWebhookSecret() : undefined
+        const updated = yield* mustUpdate(appKey, {
+          webhook_url: url === null ? null : new URL(url).toString(),
+          webhook_events: events as ReadonlyArray<SubscribableEventType>,
+          webhook_enabled: enabled,
+          ...(secret === undefined ? {} : { webhook_secret_enc: box.seal(secret) })
+        })
+        const answer: WebhookUpdated = {
+          ...settingsOf(updated, yield* Clock.currentTimeMillis),
+          ...(secret === undefined ? {} : { signing_secret: secret })
+        }
+        return answer
+      }))
+
+    /** POST /webhook/rotate-secret: the new signing secret (the previous one signs too for the overlap). */
+    const rotateOwnWebhookSecret = (appKey: string) =>
+      own(Effect.gen(function*() {
+        const { secret } = yield* rotateWebhookSecret(yield* mustFind(appKey))
+        return { signing_secret: secret }
+      }))
+
+    /** POST /credentials/rotate: the operator's reset-secret, answered with the new secret only. */
+    const rotateOwnSecret = (appKey: string) => own(Effect.map(resetSecret(appKey), ({ app_secret }) => ({ app_secret })))
+
+    return {
+      create,
+      list,
+      grant,
+      revoke,
+      setStatus,
+      setMasking,
+      setRateLimit,
+      resetSecret,
+      webhook,
+      webhookSettings,
+      updateWebhook,
+      rotateOwnWebhookSecret,
+      rotateOwnSecret
+    } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Clients, Clients.make)

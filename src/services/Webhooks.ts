@@ -1,8 +1,6 @@
 // Webhook delivery (DECISIONS §9): one attempt of a claimed delivery (checks, payload, signatures,
 // the HTTP call with no transaction open, then the recorded decision), and the operator's
 // recovery: listing deliveries with their attempts, redelivery, and a test event.
-import { randomBytes } from "node:crypto"
-
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -11,12 +9,18 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Random from "effect/Random"
 
+import type { CallerInfo } from "../../schema/Auth.js"
+import type { DeliveryListParams, RedeliverSince, WebhookDelivery } from "../../schema/SelfService.js"
+import { DELIVERY_PAGE } from "../../schema/SelfService.js"
 import { SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
-import { formatIso, parseTimestamp } from "../domain/time.js"
+import { InvalidInput, NotFound, WebhookOff } from "../domain/errors.js"
+import { WEBHOOK_TEST_EVENT } from "../domain/eventTypes.js"
+import { formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
 import { decide, type Decision, payloadFor, refusal, signingSecrets } from "../domain/webhooks.js"
-import { ClientsRepo } from "../repos/ClientsRepo.js"
-import { type AttemptRecord, type ClaimedDelivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
+import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
+import { newEventId } from "../repos/OutboxRepo.js"
+import { type AttemptRecord, type ClaimedDelivery, type Delivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
 import { WebhookSender } from "../webhooks/sender.js"
 
 export class WebhookCommandError extends Data.TaggedError("WebhookCommandError")<{ readonly message: string }> {}
@@ -146,13 +150,29 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         })
       )
 
+    const iso = (date: Date | null) => (date === null ? null : formatIso(date, config.timeZone))
+
     /** Deliveries, newest first, with their attempts (time, status or error, next attempt). */
     const deliveries = (
       filter: { readonly appKey?: string | undefined; readonly status?: DeliveryStatus | undefined; readonly limit: number }
     ) =>
       Effect.gen(function*() {
         const clientId = filter.appKey === undefined ? null : (yield* clientOf(filter.appKey)).id
-        return yield* repo.list({ clientId, status: filter.status ?? null, limit: filter.limit })
+        const page = yield* repo.list({ client_id: clientId, status: filter.status ?? null, since: null }, {
+          limit: filter.limit,
+          offset: 0
+        })
+        return page.deliveries.map((d) => ({
+          ...d,
+          next_attempt_at: iso(d.next_attempt_at),
+          created_at: iso(d.created_at),
+          updated_at: iso(d.updated_at),
+          attempt_history: d.attempt_history.map((a) => ({
+            ...a,
+            attempted_at: iso(a.attempted_at),
+            next_attempt_at: iso(a.next_attempt_at)
+          }))
+        }))
       })
 
     /** Sends one delivery again (whatever its state), with a fresh retry schedule. */
@@ -166,14 +186,20 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         return { redelivered: [id] }
       })
 
-    /** Sends every failed delivery of the client whose event is from `since` on (after an outage). */
+    const instantOf = (text: string): Date | undefined => {
+      try {
+        return parseTimestamp(text, config.timeZone)
+      } catch {
+        return undefined
+      }
+    }
+
+    /** Sends every failed delivery of the client from `since` on (after an outage). */
     const redeliverSince = (appKey: string, since: string) =>
       Effect.gen(function*() {
         const client = yield* clientOf(appKey)
-        let instant: Date
-        try {
-          instant = parseTimestamp(since, config.timeZone)
-        } catch {
+        const instant = instantOf(since)
+        if (instant === undefined) {
           return yield* new WebhookCommandError({ message: `--since must be YYYY-MM-DDTHH:MM:SS (platform time), got ${since}` })
         }
         if (!client.webhook_enabled || client.webhook_url === null) {
@@ -194,7 +220,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
           })
         }
         const nowMs = yield* Clock.currentTimeMillis
-        const id = "evt_" + randomBytes(12).toString("hex")
+        const id = newEventId()
         const payload = {
           id,
           type: "webhook.test",
@@ -223,7 +249,101 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         }
       })
 
-    return { cycle, attempt, nextDueInMs, release, deliveries, redeliver, redeliverSince, test } as const
+    // Self-service (DECISIONS §12): the calling client's own deliveries only. Its app_key exists
+    // (it has just signed the request), so an unknown one is a defect, not an answer.
+    const own = (caller: CallerInfo) => Effect.catchTag(clientOf(caller.appKey), "WebhookCommandError", Effect.die)
+
+    const at = (date: Date) => formatTimestamp(date, config.timeZone)
+
+    const shown = (d: Delivery): WebhookDelivery => ({
+      id: d.id,
+      event_id: d.event_id,
+      type: d.type,
+      status: d.status,
+      created_at: at(d.created_at),
+      next_attempt_at: d.next_attempt_at === null ? null : at(d.next_attempt_at),
+      attempts: d.attempt_history.map((a) => ({
+        attempt: a.attempt,
+        attempted_at: at(a.attempted_at),
+        status_code: a.status_code,
+        error: a.error,
+        duration_ms: a.duration_ms,
+        response: a.response
+      }))
+    })
+
+    const webhookOff = (client: ClientRow) =>
+      client.webhook_url === null
+        ? new WebhookOff({ message: "no webhook URL is set (PUT /webhook)" })
+        : new WebhookOff({ message: "the webhook is off (PUT /webhook with enabled: true)" })
+
+    /** GET /webhook/deliveries: the caller's deliveries, newest first, with their attempts. */
+    const ownDeliveries = Effect.fn("Webhooks.ownDeliveries")(function*(caller: CallerInfo, params: DeliveryListParams) {
+      const pageSize = params.page_size ?? DELIVERY_PAGE.default
+      const since = params.since === undefined ? null : instantOf(params.since)
+      if (since === undefined) {
+        return yield* InvalidInput.of([{ path: "since", message: "must be a real time YYYY-MM-DD HH:MM:SS" }])
+      }
+      const page = yield* repo.list(
+        { client_id: caller.id, status: params.status ?? null, since },
+        { limit: pageSize, offset: ((params.page ?? 1) - 1) * pageSize }
+      )
+      return { list: page.deliveries.map(shown), total: page.total }
+    })
+
+    /** POST /webhook/deliveries/{id}/redeliver: that delivery, pending again; 404 for another client's. */
+    const redeliverOwn = Effect.fn("Webhooks.redeliverOwn")(function*(caller: CallerInfo, id: number) {
+      const client = yield* own(caller)
+      if (Option.isNone(yield* repo.findOwn(client.id, id))) return yield* NotFound.of("webhook_delivery", id)
+      if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
+      // One being attempted right now stays with its attempt (it is pending already).
+      yield* repo.redeliver(id, client.id)
+      const delivery = yield* repo.findOwn(client.id, id)
+      if (Option.isNone(delivery)) return yield* NotFound.of("webhook_delivery", id)
+      return shown(delivery.value)
+    })
+
+    /** POST /webhook/redeliver: every delivery of the caller in that status since then, pending again. */
+    const redeliverOwnSince = Effect.fn("Webhooks.redeliverOwnSince")(function*(caller: CallerInfo, body: RedeliverSince) {
+      const client = yield* own(caller)
+      const since = instantOf(body.since)
+      if (since === undefined) return yield* InvalidInput.of([{ path: "since", message: "must be a real time YYYY-MM-DD HH:MM:SS" }])
+      if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
+      return { count: (yield* repo.redeliverSince(client.id, since, body.status ?? "failed")).length }
+    })
+
+    /** POST /webhook/test: a webhook.test event for the caller alone, delivered by the daemon as any other. */
+    const sendTest = Effect.fn("Webhooks.sendTest")(function*(caller: CallerInfo) {
+      const client = yield* own(caller)
+      if (client.webhook_url === null) return yield* webhookOff(client)
+      const nowMs = yield* Clock.currentTimeMillis
+      const eventId = newEventId()
+      const deliveryId = yield* repo.addressed(client.id, {
+        event_id: eventId,
+        type: WEBHOOK_TEST_EVENT,
+        data: {
+          app_key: client.app_key,
+          message: "a test event sent at the client's request",
+          sent_at: formatIso(new Date(nowMs), config.timeZone)
+        }
+      })
+      return { event_id: eventId, delivery_id: deliveryId }
+    })
+
+    return {
+      cycle,
+      attempt,
+      nextDueInMs,
+      release,
+      deliveries,
+      redeliver,
+      redeliverSince,
+      test,
+      ownDeliveries,
+      redeliverOwn,
+      redeliverOwnSince,
+      sendTest
+    } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Webhooks, Webhooks.make)

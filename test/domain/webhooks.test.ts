@@ -5,7 +5,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Webhook } from "standardwebhooks"
 
 import { liveSigner } from "../../src/auth/Signer.js"
+import { EVENT_CATALOGUE, EVENT_TYPES, isEventType } from "../../src/domain/eventTypes.js"
 import {
+  changeWebhook,
   decide,
   DEFAULT_RETRY_SCHEDULE,
   parseRetryAfter,
@@ -150,9 +152,65 @@ describe("who receives", () => {
     it(`${name}: ${expected ?? "delivered"}`, () => expect(refusal({ ...client, ...change }, event)).toBe(expected))
   }
 
+  const test = { type: "webhook.test", permission: "" }
+  const testTable: ReadonlyArray<readonly [string, Partial<Recipient>, string | undefined]> = [
+    ["the asking client, subscribed to nothing, holding no permission", { webhook_events: [], permissions: [] }, undefined],
+    ["the asking client with its webhook off", { webhook_enabled: false }, undefined],
+    ["the asking client, disabled since", { status: "disabled" }, "the client is disabled"],
+    ["the asking client without a URL", { webhook_url: null }, "the client has no webhook URL"],
+    ["the asking client with a URL that is not http(s)", { webhook_url: "ftp://example.test/x" }, "the webhook URL is not http(s)"]
+  ]
+  for (const [name, change, expected] of testTable) {
+    it(`webhook.test to ${name}: ${expected ?? "delivered"}`, () => expect(refusal({ ...client, ...change }, test)).toBe(expected))
+  }
+
   it("a masking client's payload is masked like every read; others get it as recorded", () => {
     const payload = { id: "evt_1", type: "guest.created", created_at: "2025-01-01T20:00:00", data: { phone: "13812345678", name: "李雷" } }
     expect(payloadFor(payload, true).data).toEqual({ phone: "138****5678", name: "李雷" })
     expect(payloadFor(payload, false)).toBe(payload)
   })
+})
+
+describe("the event catalogue (DECISIONS §12)", () => {
+  it("lists every type of every resource once, and not webhook.test (addressed to one client only)", () => {
+    expect(EVENT_TYPES).toHaveLength(29)
+    expect(new Set(EVENT_TYPES).size).toBe(EVENT_TYPES.length)
+    for (const [resource, types] of Object.entries(EVENT_CATALOGUE)) {
+      for (const type of types) expect([resource, isEventType(type)]).toEqual([resource, true])
+    }
+    expect(["webhook.test", "guest.deleted", ""].map(isEventType)).toEqual([false, false, false])
+  })
+})
+
+describe("PUT /webhook settings", () => {
+  const none = { url: null, events: [], enabled: false }
+  const set = { url: "https://example.test/a", events: ["guest.created"], enabled: true }
+  const table: ReadonlyArray<
+    readonly [string, typeof none | typeof set, Parameters<typeof changeWebhook>[1], ReturnType<typeof changeWebhook>]
+  > = [
+    ["a first URL turns the webhook on", none, { url: "https://example.test/a" }, {
+      _tag: "Changed",
+      settings: { url: "https://example.test/a", events: [], enabled: true }
+    }],
+    ["a URL with enabled: false stays off", none, { url: "https://example.test/a", enabled: false }, {
+      _tag: "Changed",
+      settings: { url: "https://example.test/a", events: [], enabled: false }
+    }],
+    ["events alone keep the rest, once each", set, { events: ["match.created", "match.created", "guest.created"] }, {
+      _tag: "Changed",
+      settings: { ...set, events: ["match.created", "guest.created"] }
+    }],
+    ["a new URL on a webhook that was turned off turns it on", { ...set, enabled: false }, { url: "https://example.test/b" }, {
+      _tag: "Changed",
+      settings: { ...set, url: "https://example.test/b" }
+    }],
+    ["enabled: false keeps the URL", set, { enabled: false }, { _tag: "Changed", settings: { ...set, enabled: false } }],
+    ["an empty change changes nothing", set, {}, { _tag: "Changed", settings: set }],
+    ["enabled: true without a URL is refused", none, { enabled: true }, {
+      _tag: "Refused",
+      path: "enabled",
+      message: "the webhook can be on only with a url"
+    }]
+  ]
+  for (const [name, current, sent, expected] of table) it(name, () => expect(changeWebhook(current, sent)).toEqual(expected))
 })

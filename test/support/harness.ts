@@ -57,18 +57,19 @@ export const fakeCardParser = CardParserTest({
   parsed: { ...emptyParsedCard(), name: "卡片嘉宾", gender: "female", age: 29, education: "本科", occupation: "教师" }
 })
 
+/** The services over a database, on whatever clock the test runs (the real one without test services). */
+export const liveAppLayer = (
+  config: Partial<AppConfigShape> = {},
+  parser: Layer.Layer<CardParser> = fakeCardParser,
+  database: Layer.Layer<DatabaseServices> = TestDatabaseLive
+) => ServicesLive.pipe(Layer.provide(parser), Layer.provideMerge(database), Layer.provideMerge(appConfigWith(config)))
+
 /** The services over a private database; time starts at the real now (tests may move it). */
 export const testAppLayer = (
   config: Partial<AppConfigShape> = {},
   parser: Layer.Layer<CardParser> = fakeCardParser,
   database: Layer.Layer<DatabaseServices> = TestDatabaseLive
-) =>
-  ServicesLive.pipe(
-    Layer.provide(parser),
-    Layer.provideMerge(database),
-    Layer.provideMerge(appConfigWith(config)),
-    Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now())))
-  )
+) => liveAppLayer(config, parser, database).pipe(Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(Date.now()))))
 
 export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("Test/Server") {}
 
@@ -99,7 +100,8 @@ export const testServerLayer = (
  * testServerLayer, `anotherInstance` is built inside a test (through `Layer.fresh`, so that it
  * shares nothing with the instance already built).
  */
-export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}) => {
+export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}, clock: "test" | "live" = "test") => {
+  const appLayer = clock === "test" ? testAppLayer : liveAppLayer
   let url = ""
   return {
     database: testDatabaseLayer((given) =>
@@ -109,7 +111,7 @@ export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}) => {
       })
     ),
     anotherInstance: Layer.suspend(() =>
-      serverLayer.pipe(Layer.provide(testAppLayer(config, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(url), "another")))))
+      serverLayer.pipe(Layer.provide(appLayer(config, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(url), "another")))))
     )
   }
 }

@@ -51,7 +51,10 @@ export const CLIENTS: Readonly<Record<string, ClientSpec>> = {
     resetSecret: true
   },
   // One request, then a token every 10 s: the next request is refused even on a slow machine.
-  limited: { permissions: "all", rateLimit: { rps: 0.1, burst: 1 } }
+  limited: { permissions: "all", rateLimit: { rps: 0.1, burst: 1 } },
+  // Self-service: sets its own webhook and rotates its own secret (it signs with the first one
+  // throughout, deprecated after the rotation). Its one permission is not what it uses.
+  self: { permissions: "open:guest:read" }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1109,6 +1112,46 @@ const signing: ReadonlyArray<Step> = [
   post("Idempotency-Key of 256 characters", "/companies", { name: "键太长" }, 400, { headers: { "Idempotency-Key": "k".repeat(256) } })
 ]
 
+/** Self-service (DECISIONS §12): no daemon runs, so deliveries stay pending with no attempt. */
+const HOOK = { url: "http://127.0.0.1:9/wire-hook", events: ["match.created", "match.created"] }
+const SINCE = "2020-01-01 00:00:00"
+const selfService: ReadonlyArray<Step> = [
+  get("GET /webhook: none set yet", "/webhook", 200, { as: "self" }),
+  put("PUT /webhook: the first URL turns it on and shows the signing secret once", "/webhook", HOOK, 200, { as: "self" }),
+  put("PUT /webhook: events only, the secret not shown again", "/webhook", { events: ["match.created", "guest.created"] }, 200, {
+    as: "self"
+  }),
+  put("PUT /webhook: a type outside the catalogue", "/webhook", { events: ["guest.deleted"] }, 400, { as: "self" }),
+  put("PUT /webhook: a relative URL", "/webhook", { url: "/hook" }, 400, { as: "self" }),
+  put("PUT /webhook: enabled without a URL", "/webhook", { enabled: true }, 400, { as: "few" }),
+  post("POST /webhook/test: no URL set", "/webhook/test", undefined, 400, { as: "few" }),
+  ...idempotent(
+    post("POST /webhook/test", "/webhook/test", undefined, 200, { as: "self", capture: { delivery1: "data.delivery_id" } }),
+    "wire-webhook-test",
+    "/webhook/rotate-secret"
+  ),
+  post("POST /webhook/rotate-secret", "/webhook/rotate-secret", undefined, 200, { as: "self" }),
+  get("GET /webhook: rotating for 7 days", "/webhook", 200, { as: "self" }),
+  get("GET /webhook/deliveries", "/webhook/deliveries", 200, { as: "self" }),
+  get("GET /webhook/deliveries: failed ones", "/webhook/deliveries?status=failed", 200, { as: "self" }),
+  get("GET /webhook/deliveries: since a time, a page of one", `/webhook/deliveries?since=${encodeURIComponent(SINCE)}&page_size=1`, 200, {
+    as: "self"
+  }),
+  get("GET /webhook/deliveries: an unknown status", "/webhook/deliveries?status=gone", 400, { as: "self" }),
+  get("GET /webhook/deliveries: not a real time", "/webhook/deliveries?since=2024-02-30%2010:00:00", 400, { as: "self" }),
+  get("GET /webhook/deliveries: another client sees none of them", "/webhook/deliveries", 200, { as: "masking" }),
+  post("POST /webhook/deliveries/{id}/redeliver", "/webhook/deliveries/{{delivery1}}/redeliver", undefined, 200, { as: "self" }),
+  post("POST /webhook/deliveries/{id}/redeliver: another client's", "/webhook/deliveries/{{delivery1}}/redeliver", undefined, 404, {
+    as: "masking"
+  }),
+  post("POST /webhook/redeliver: nothing failed since then", "/webhook/redeliver", { since: SINCE }, 200, { as: "self" }),
+  post("POST /webhook/redeliver: pending ones since then", "/webhook/redeliver", { since: SINCE, status: "pending" }, 200, { as: "self" }),
+  post("POST /webhook/redeliver: since not a time", "/webhook/redeliver", { since: "yesterday" }, 400, { as: "self" }),
+  post("POST /webhook/redeliver: no URL set", "/webhook/redeliver", { since: SINCE }, 400, { as: "few" }),
+  post("POST /credentials/rotate", "/credentials/rotate", undefined, 200, { as: "self" }),
+  get("GET /webhook: signed with the previous secret, X-Secret-Deprecated", "/webhook", 200, { as: "self" })
+]
+
 // ---------------------------------------------------------------------------------------------
 // What every operation shares
 
@@ -1134,7 +1177,7 @@ interface Operation {
   readonly paged?: boolean
 }
 
-/** Every operation of the served document (66), in its order. */
+/** Every operation of the served document (74), in its order. */
 export const OPERATIONS: ReadonlyArray<Operation> = [
   { id: "system.time", method: "GET", path: "/time", sample: "/time", unsigned: true, noPermission: true },
   { id: "matchmakers.list", paged: true, method: "GET", path: "/matchmakers", sample: "/matchmakers" },
@@ -1479,7 +1522,51 @@ export const OPERATIONS: ReadonlyArray<Operation> = [
     sample: "/memberships",
     body: "json",
     json: { user_id: "{{user1}}", plan_id: 1 }
-  }
+  },
+  { id: "selfService.getWebhook", method: "GET", path: "/webhook", sample: "/webhook", noPermission: true },
+  {
+    id: "selfService.updateWebhook",
+    method: "PUT",
+    path: "/webhook",
+    sample: "/webhook",
+    body: "json",
+    json: { enabled: false },
+    noPermission: true
+  },
+  {
+    id: "selfService.rotateWebhookSecret",
+    method: "POST",
+    path: "/webhook/rotate-secret",
+    sample: "/webhook/rotate-secret",
+    noPermission: true
+  },
+  { id: "selfService.testWebhook", method: "POST", path: "/webhook/test", sample: "/webhook/test", noPermission: true },
+  {
+    id: "selfService.listDeliveries",
+    paged: true,
+    method: "GET",
+    path: "/webhook/deliveries",
+    sample: "/webhook/deliveries",
+    noPermission: true
+  },
+  {
+    id: "selfService.redeliver",
+    method: "POST",
+    path: "/webhook/deliveries/{id}/redeliver",
+    sample: "/webhook/deliveries/{{delivery1}}/redeliver",
+    ids: ["id"],
+    noPermission: true
+  },
+  {
+    id: "selfService.redeliverSince",
+    method: "POST",
+    path: "/webhook/redeliver",
+    sample: "/webhook/redeliver",
+    body: "json",
+    json: { since: SINCE },
+    noPermission: true
+  },
+  { id: "selfService.rotateCredentials", method: "POST", path: "/credentials/rotate", sample: "/credentials/rotate", noPermission: true }
 ]
 
 /** `sample` with its n-th id parameter replaced by `value`. */
@@ -1575,6 +1662,7 @@ export const STEPS: ReadonlyArray<Step> = [
   { wait: "plan" },
   ...followUps,
   ...events,
+  ...selfService,
   ...signing,
   ...shared()
 ]

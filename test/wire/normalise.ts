@@ -10,6 +10,8 @@
 // 2. Any other app_key `ak_` + 16 hex → `<app_key:?N>`; event ids `evt_` + 24 hex → `<evt:N>`; card
 //    task ids `ct_` + 24 hex → `<card_task:N>`; UUIDs → `<uuid:N>`. N numbers distinct values by first
 //    appearance in the run, so equal values stay equal (a task id in an answer and in a later path).
+//    Secrets a self-service answer shows: webhook signing secrets `whsec_…` → `<whsec:N>`, and the
+//    `app_secret` of a rotation → `<app_secret:?N>`.
 // 3. Date-times `YYYY-MM-DD HH:MM:SS` (and the ISO form with `T`, optional fraction and zone): a value
 //    that falls within the run (± SLACK), read in the platform time zone (UTC+8, Asia/Shanghai: no DST)
 //    unless it carries a zone → `<now>` for `YYYY-MM-DD HH:MM:SS`, `<now:T>` for
@@ -43,6 +45,8 @@ const EVENT_ID = /evt_[0-9a-f]{24}/g
 const CARD_TASK_ID = /ct_[0-9a-f]{24}/g
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
 const APP_KEY = /ak_[0-9a-f]{16}/g
+const WHSEC = /whsec_[A-Za-z0-9+/]{43}=/g
+const APP_SECRET = /("app_secret":\s*")([0-9a-f]{64})"/g
 const MEASURED = /"(uptime_seconds|database_ms)":(\s*)\d+(\.\d+)?/g
 
 export interface RunWindow {
@@ -103,6 +107,8 @@ export class Normaliser {
     s = s.replace(EVENT_ID, (m) => `<evt:${this.ordinal("evt", m)}>`)
     s = s.replace(CARD_TASK_ID, (m) => `<card_task:${this.ordinal("card_task", m)}>`)
     s = s.replace(UUID, (m) => `<uuid:${this.ordinal("uuid", m.toLowerCase())}>`)
+    s = s.replace(WHSEC, (m) => `<whsec:${this.ordinal("whsec", m)}>`)
+    s = s.replace(APP_SECRET, (_m, key: string, secret: string) => `${key}<app_secret:?${this.ordinal("app_secret", secret)}>"`)
     s = s.replace(DATE_TIME, (m, y, mo, d, sep, h, mi, sec, frac, zone) => {
       const utc = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(sec), 0)
       const offsetMinutes = zone === undefined

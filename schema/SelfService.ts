@@ -1,0 +1,217 @@
+// Self-service (DECISIONS §12, our addition): a client manages its own webhook (URL, subscribed
+// event types, on/off, signing secret, test event, delivery log and redelivery) and rotates its own
+// app_secret, under its own signature and with no permission string: it can only ever act on itself.
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
+
+import { EVENT_TYPES } from "../src/domain/eventTypes.js"
+import { isWebhookUrl } from "../src/domain/webhooks.js"
+import { CallerOnly, Envelope, IdPath, ListOf, Paging, Text, Timestamp } from "./Common.js"
+import { InvalidInputEnvelope, NotFoundEnvelope, WebhookOffEnvelope } from "./Errors.js"
+
+/** Every event type a webhook may subscribe to: the catalogue of DECISIONS §12. */
+export const SubscribableEventType = Schema.Literals(EVENT_TYPES)
+export type SubscribableEventType = typeof SubscribableEventType.Type
+
+export const DeliveryStatus = Schema.Literals(["pending", "succeeded", "failed"])
+
+/** An absolute http or https URL. */
+export const WebhookUrl = Text(2048, 1).check(
+  Schema.makeFilter((s: string) => isWebhookUrl(s) || "must be an absolute http or https URL", {
+    toJsonSchema: () => ({ format: "uri" })
+  })
+)
+
+/** A platform-time instant in a query or body: `YYYY-MM-DD HH:MM:SS` (or with `T`). */
+export const PlatformTime = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/u, {
+    message: "must be YYYY-MM-DD HH:MM:SS (platform time zone)"
+  }).abort(),
+  Schema.makeFilter((s: string) => {
+    const t = Date.parse(`${s.slice(0, 10)}T${s.slice(11)}Z`)
+    return (!Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === `${s.slice(0, 10)}T${s.slice(11)}`) || "must be a real time"
+  })
+).annotate({ description: "YYYY-MM-DD HH:MM:SS (or with T), platform time zone" })
+
+export const WebhookSettings = Schema.Struct({
+  url: Schema.NullOr(Schema.String).annotate({ description: "where events are posted; null when none is set" }),
+  events: Schema.Array(SubscribableEventType).annotate({ description: "the event types sent" }),
+  enabled: Schema.Boolean.annotate({ description: "whether events are sent" }),
+  secret_rotating_until: Schema.NullOr(Timestamp).annotate({
+    description: "while a rotation's previous signing secret still signs, until when; else null"
+  })
+}).annotate({ identifier: "WebhookSettings" })
+export type WebhookSettings = typeof WebhookSettings.Type
+
+export const WebhookUpdate = Schema.Struct({
+  url: Schema.optionalKey(WebhookUrl),
+  events: Schema.optionalKey(Schema.Array(SubscribableEventType)),
+  enabled: Schema.optionalKey(Schema.Boolean)
+}).annotate({ identifier: "WebhookUpdate" })
+export type WebhookUpdate = typeof WebhookUpdate.Type
+
+export const WebhookUpdated = Schema.Struct({
+  ...WebhookSettings.fields,
+  signing_secret: Schema.optionalKey(Schema.String).annotate({
+    description: "whsec_…: only in the answer that first set a URL; keep it, it is not shown again"
+  })
+}).annotate({ identifier: "WebhookUpdated" })
+export type WebhookUpdated = typeof WebhookUpdated.Type
+
+export const SigningSecret = Schema.Struct({
+  signing_secret: Schema.String.annotate({ description: "whsec_…, the new webhook signing secret" })
+}).annotate({ identifier: "WebhookSigningSecret" })
+
+export const WebhookTestSent = Schema.Struct({
+  event_id: Schema.String.annotate({ description: "the webhook.test event (its webhook-id)" }),
+  delivery_id: Schema.Int
+}).annotate({ identifier: "WebhookTestSent" })
+
+export const DeliveryAttempt = Schema.Struct({
+  attempt: Schema.Int,
+  attempted_at: Timestamp,
+  status_code: Schema.NullOr(Schema.Int).annotate({ description: "the receiver's HTTP status; null when it did not answer" }),
+  error: Schema.NullOr(Schema.String).annotate({ description: "why the attempt failed without an answer (or was not sent)" }),
+  duration_ms: Schema.Int,
+  response: Schema.NullOr(Schema.String).annotate({ description: "the start of the receiver's answer" })
+}).annotate({ identifier: "WebhookDeliveryAttempt" })
+
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.Int,
+  event_id: Schema.String,
+  type: Schema.String,
+  status: DeliveryStatus,
+  created_at: Timestamp,
+  next_attempt_at: Schema.NullOr(Timestamp).annotate({ description: "when the next attempt is due (pending only)" }),
+  attempts: Schema.Array(DeliveryAttempt).annotate({ description: "every attempt, oldest first" })
+}).annotate({ identifier: "WebhookDelivery" })
+export type WebhookDelivery = typeof WebhookDelivery.Type
+
+export const DELIVERY_PAGE = { default: 20, max: 100 } as const
+
+export const DeliveryListParams = Schema.Struct({
+  ...Paging(DELIVERY_PAGE),
+  status: Schema.optional(DeliveryStatus),
+  since: Schema.optional(PlatformTime.annotate({ description: "only deliveries created from then on (platform time)" }))
+})
+export type DeliveryListParams = typeof DeliveryListParams.Type
+
+export const RedeliverSince = Schema.Struct({
+  since: PlatformTime,
+  status: Schema.optionalKey(DeliveryStatus)
+}).annotate({ identifier: "WebhookRedeliverSince" })
+export type RedeliverSince = typeof RedeliverSince.Type
+
+export const AppSecret = Schema.Struct({
+  app_secret: Schema.String.annotate({ description: "the new app_secret (64 hex digits)" })
+}).annotate({ identifier: "AppSecret" })
+
+export class SelfServiceApi extends HttpApiGroup.make("selfService")
+  .add(
+    HttpApiEndpoint.get("getWebhook", "/webhook", {
+      disableCodecs: true,
+      success: Envelope(WebhookSettings, "WebhookSettingsEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Get this client's webhook settings")
+      .annotate(OpenApi.Description, "URL, subscribed event types, on/off and the end of a secret rotation. Never the secret.")
+  )
+  .add(
+    HttpApiEndpoint.put("updateWebhook", "/webhook", {
+      disableCodecs: true,
+      error: InvalidInputEnvelope,
+      payload: WebhookUpdate,
+      success: Envelope(WebhookUpdated, "WebhookUpdatedEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Set this client's webhook")
+      .annotate(
+        OpenApi.Description,
+        "Fields left out keep their value. Sending `url` without `enabled` turns the webhook on; `enabled: true` needs a URL. " +
+          "`events` replaces the subscribed types (the event catalogue). The answer is the settings; the answer that first " +
+          "sets a URL also carries `signing_secret` (whsec_…), once."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rotateWebhookSecret", "/webhook/rotate-secret", {
+      disableCodecs: true,
+      success: Envelope(SigningSecret, "WebhookSigningSecretEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Rotate the webhook signing secret")
+      .annotate(
+        OpenApi.Description,
+        "A new whsec_ secret. For 7 days deliveries carry two signatures in webhook-signature (the new secret's and the previous one's). No body."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("testWebhook", "/webhook/test", {
+      disableCodecs: true,
+      error: WebhookOffEnvelope,
+      success: Envelope(WebhookTestSent, "WebhookTestSentEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Send a webhook.test event")
+      .annotate(
+        OpenApi.Description,
+        "Queues a webhook.test event to this client's URL now (even while the webhook is off), delivered and retried as any " +
+          "event; follow it in GET /webhook/deliveries. 400 webhook_off when no URL is set. No body."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("listDeliveries", "/webhook/deliveries", {
+      disableCodecs: true,
+      error: InvalidInputEnvelope,
+      query: DeliveryListParams.fields,
+      success: Envelope(ListOf(WebhookDelivery), "WebhookDeliveryListEnvelope")
+    })
+      .annotate(OpenApi.Summary, "List this client's webhook deliveries")
+      .annotate(
+        OpenApi.Description,
+        "Newest first, each with its attempts (time, HTTP status or error, duration, the start of the answer). page_size at most 100."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("redeliver", "/webhook/deliveries/:id/redeliver", {
+      disableCodecs: true,
+      params: IdPath,
+      success: Envelope(WebhookDelivery, "WebhookDeliveryEnvelope"),
+      error: [NotFoundEnvelope, WebhookOffEnvelope]
+    })
+      .annotate(OpenApi.Summary, "Send a delivery again")
+      .annotate(
+        OpenApi.Description,
+        "The delivery is pending again, due now, with a fresh retry schedule and the same webhook-id. 404 for an unknown id or " +
+          "another client's delivery; 400 webhook_off while the webhook is off. No body."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("redeliverSince", "/webhook/redeliver", {
+      disableCodecs: true,
+      error: [InvalidInputEnvelope, WebhookOffEnvelope],
+      payload: RedeliverSince,
+      success: Envelope(Schema.Struct({ count: Schema.Int }).annotate({ identifier: "WebhookRedelivered" }), "WebhookRedeliveredEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Send again every delivery since a time")
+      .annotate(
+        OpenApi.Description,
+        "After an outage: every delivery of this client created from `since` on (platform time) in `status` (default failed) is " +
+          "pending again, due now; `count` says how many. 400 webhook_off while the webhook is off."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("rotateCredentials", "/credentials/rotate", {
+      disableCodecs: true,
+      success: Envelope(AppSecret, "AppSecretEnvelope")
+    })
+      .annotate(OpenApi.Summary, "Rotate this client's app_secret")
+      .annotate(
+        OpenApi.Description,
+        "A new app_secret, shown only here. The previous one keeps signing for 7 days (answers then carry X-Secret-Deprecated: " +
+          "true); a secret older than that stops at once. No body."
+      )
+  )
+  .annotate(CallerOnly, true)
+  .annotate(
+    OpenApi.Description,
+    "Self-service: the calling client's own webhook and credentials, under its own signature. No permission string: a client only ever acts on itself."
+  )
+{}
