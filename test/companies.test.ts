@@ -89,7 +89,7 @@ layer(testServerLayer())("companies", (it) => {
     Effect.gen(function*() {
       const { client } = yield* signedClient()
       const err = yield* Effect.flip(client.companies.update({ params: { id: 987654 }, payload: { city: "x" } }))
-      expect(err).toMatchObject({ _tag: "NotFound", error: "not_found", resource: "company" })
+      expect(err).toMatchObject({ _tag: "NotFound", resource: "company" })
     }))
 
   it.effect("list filters by keyword (case-insensitive substring), status and city, newest first", () =>
