@@ -8,18 +8,10 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiSchemaError } from "effect/http-api/HttpApiError"
 import * as Schema from "effect/Schema"
 
-import {
-  AnyErrorEnvelope,
-  type ApiError,
-  BadRequest,
-  ErrorStatus,
-  InternalError,
-  isApiError,
-  NotFound,
-  ServiceUnavailable
-} from "../../schema/Errors.js"
+import { AnyErrorEnvelope, type ApiError, BadRequest, ErrorStatus, InternalError, isApiError, NotFound } from "../../schema/Errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
-import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { databaseFaultOf } from "../repos/databaseFaults.js"
+import { databaseUnavailable } from "../repos/sqlHelpers.js"
 import { RequestId } from "./RequestState.js"
 
 const encodeError = Schema.encodeSync(AnyErrorEnvelope)
@@ -32,9 +24,6 @@ export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerRes
       ? { headers: { "retry-after": String(error.retry_after) } }
       : {})
   })
-
-/** Seconds a client should wait before retrying while the database is unreachable. */
-const DATABASE_RETRY_AFTER = 2
 
 export const routeNotFound = new NotFound({ error: "not_found", resource: "route", message: "no such endpoint" })
 
@@ -64,17 +53,12 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
     return Effect.succeed(BadRequest.invalid(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
   }
   if (isRouteNotFound(culprit)) return Effect.succeed(routeNotFound)
-  if (isConnectionFailure(culprit)) {
-    return Effect.as(
-      logged("warning", "database unavailable"),
-      new ServiceUnavailable({
-        error: "service_unavailable",
-        message: "the database is unavailable for a moment; retry shortly",
-        retry_after: DATABASE_RETRY_AFTER
-      })
-    )
+  // A fault of the database or its connections, or a conflict still there after the retries.
+  const fault = databaseFaultOf(culprit)
+  if (fault === "unavailable" || fault === "conflict") {
+    return Effect.as(logged("warning", `database ${fault}`), databaseUnavailable())
   }
-  if (isDataException(culprit)) {
+  if (fault === "invalid_value") {
     // The contract should have refused this value; it is still the client's input, not a 500.
     return Effect.as(
       logged("warning", "database refused a value the contract let through"),
