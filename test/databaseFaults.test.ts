@@ -10,14 +10,16 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
+import { type TaskQueue, taskRunner } from "../jobs/TaskRunner.js"
 import { apiErrorOf } from "../src/http/errors.js"
-import { CONFLICT_RETRIES, sqlEdge, Transaction } from "../src/repos/sqlHelpers.js"
+import { CONFLICT_RETRIES, databaseUnavailable, sqlEdge, Transaction } from "../src/repos/sqlHelpers.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { type RawOptions, rawRequest } from "./support/raw.js"
@@ -234,5 +236,41 @@ layer(testServerLayer(), { timeout: 120_000 })("database faults", (it) => {
       expect(syntax.runs).toBe(1)
       if (Exit.isFailure(syntax.exit)) expect((yield* apiErrorOf(syntax.exit.cause, "r2"))._tag).toBe("InternalError")
       expect(Exit.isFailure(syntax.exit)).toBe(true)
+    })))
+
+  it.effect("a daemon task that meets a database fault is given back uncounted and done later, once", () =>
+    TestClock.withLive(Effect.gen(function*() {
+      let pending = true
+      let processed = 0
+      let released = 0
+      let done = 0
+      const finished = yield* Deferred.make<void>()
+      const queue: TaskQueue<number, never> = {
+        name: "fault-probe",
+        channel: "fault_probe",
+        concurrency: 1,
+        pollInterval: "50 millis",
+        claim: () =>
+          Effect.sync(() => {
+            if (!pending) return Option.none()
+            pending = false
+            return Option.some(1)
+          }),
+        // The first run meets the database down (the typed 503 of the repository edge).
+        process: () =>
+          Effect.suspend(() =>
+            ++processed === 1
+              ? Effect.fail(databaseUnavailable())
+              : Effect.andThen(Effect.sync(() => done++), Deferred.succeed(finished, undefined))
+          ),
+        release: () =>
+          Effect.sync(() => {
+            pending = true
+            released++
+          })
+      }
+      yield* Layer.build(taskRunner(queue))
+      yield* Deferred.await(finished).pipe(Effect.timeout("10 seconds"), Effect.orDie)
+      expect({ processed, released, done }).toEqual({ processed: 2, released: 1, done: 1 })
     })))
 })

@@ -87,17 +87,27 @@ class Conflicted {
   constructor(readonly cause: Cause.Cause<unknown>) {}
 }
 
+/** Whether every failure and defect of a cause (and there is one, and no interruption) is such an error. */
+const causeIsOnly = (cause: Cause.Cause<unknown>, is: (error: unknown) => boolean): boolean =>
+  cause.reasons.length > 0 &&
+  cause.reasons.every((reason) => reason._tag === "Fail" ? is(reason.error) : reason._tag === "Die" && is(reason.defect))
+
 /**
  * The conflict that ended a transaction, if that is all that ended it: a SqlError the repository
  * edge let die, or one of BEGIN/COMMIT (never an interruption).
  */
-const isConflictOnly = (cause: Cause.Cause<unknown>): boolean =>
-  cause.reasons.length > 0 &&
-  cause.reasons.every((reason) =>
-    reason._tag === "Fail"
-      ? databaseFaultOf(reason.error) === "conflict"
-      : reason._tag === "Die" && databaseFaultOf(reason.defect) === "conflict"
-  )
+const isConflictOnly = (cause: Cause.Cause<unknown>): boolean => causeIsOnly(cause, (error) => databaseFaultOf(error) === "conflict")
+
+/**
+ * Whether work failed only because of the database (DECISIONS §1): the typed 503 of sqlEdge, or a
+ * SqlError that is an outage or a conflict. The daemon gives such work back to try again later.
+ */
+export const isDatabaseFaultCause = (cause: Cause.Cause<unknown>): boolean =>
+  causeIsOnly(cause, (error) => {
+    if (error instanceof ServiceUnavailable) return error.error === "service_unavailable"
+    const fault = databaseFaultOf(error)
+    return fault === "unavailable" || fault === "conflict"
+  })
 
 /** Runs of a transaction after a serialization failure or deadlock: 3 more, 5 ms apart and up, jittered. */
 export const CONFLICT_RETRIES = 3
