@@ -61,67 +61,71 @@ const proxied = databaseThroughProxy()
 layer(testServerLayer({ rateLimitRps: 1_000_000, rateLimitBurst: 1_000_000 }, undefined, proxied.layer), { timeout: 300_000 })(
   "hang-ups",
   (it) => {
-    it.effect("while two connections keep aborting signed requests (reset mid-request, short body), every valid request of other clients answers 2xx", () =>
-      TestClock.withLive(Effect.gen(function*() {
-        const { baseUrl } = yield* TestServer
-        const port = Number(new URL(baseUrl).port)
-        const valid = yield* createCredentials()
-        const aborting = yield* createCredentials(["open:company:read", "open:company:manage"], { name: "aborting" })
-        const statuses: Array<{ readonly request: string; readonly status: number }> = []
-        let validDone = false
-        let aborts = 0
+    it.effect(
+      "while two connections keep aborting signed requests (reset mid-request, short body), every valid request of other clients answers 2xx",
+      () =>
+        TestClock.withLive(Effect.gen(function*() {
+          const { baseUrl } = yield* TestServer
+          const port = Number(new URL(baseUrl).port)
+          const valid = yield* createCredentials()
+          const aborting = yield* createCredentials(["open:company:read", "open:company:manage"], { name: "aborting" })
+          const statuses: Array<{ readonly request: string; readonly status: number }> = []
+          let validDone = false
+          let aborts = 0
 
-        const sql = yield* SqlClient.SqlClient
-        const storm = Effect.promise(async () => {
-          const loops = Array.from({ length: ABORTERS }, async (_, loop) => {
-            for (let i = loop; !validDone && i < MAX_ABORTS * ABORTERS; i += ABORTERS) {
-              // Resets 0 to 24 ms after the request: before, during and after its statements.
-              await abortedRequest(port, aborting, i, i % 3 === 2 ? "short-body" : "reset", (i * 7) % 25)
-              aborts++
-            }
+          const sql = yield* SqlClient.SqlClient
+          const storm = Effect.promise(async () => {
+            const loops = Array.from({ length: ABORTERS }, async (_, loop) => {
+              for (let i = loop; !validDone && i < MAX_ABORTS * ABORTERS; i += ABORTERS) {
+                // Resets 0 to 24 ms after the request: before, during and after its statements.
+                await abortedRequest(port, aborting, i, i % 3 === 2 ? "short-body" : "reset", (i * 7) % 25)
+                aborts++
+              }
+            })
+            await Promise.all(loops)
           })
-          await Promise.all(loops)
-        })
 
-        const requests = Array.from({ length: VALID_REQUESTS }, (_, i) =>
-          i % 3 === 0
-            ? { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: `正常${i}` }) }
-            : i % 3 === 1
-            ? { method: "GET", path: `${BASE}/companies` }
-            : { method: "GET", path: `${BASE}/guests` })
-        const load = Effect.ensuring(
-          Effect.forEach(requests, (r) =>
-            Effect.map(rawRequest(baseUrl, { ...r, credentials: valid }), (res) => {
-              statuses.push({ request: `${r.method} ${r.path}`, status: res.status })
-            }), { concurrency: VALID_CONCURRENCY, discard: true }),
-          Effect.sync(() => (validDone = true))
-        )
+          const requests = Array.from({ length: VALID_REQUESTS }, (_, i) =>
+            i % 3 === 0
+              ? { method: "POST", path: `${BASE}/companies`, body: JSON.stringify({ name: `正常${i}` }) }
+              : i % 3 === 1
+              ? { method: "GET", path: `${BASE}/companies` }
+              : { method: "GET", path: `${BASE}/guests` })
+          const load = Effect.ensuring(
+            Effect.forEach(requests, (r) =>
+              Effect.map(rawRequest(baseUrl, { ...r, credentials: valid }), (res) => {
+                statuses.push({ request: `${r.method} ${r.path}`, status: res.status })
+              }), { concurrency: VALID_CONCURRENCY, discard: true }),
+            Effect.sync(() => (validDone = true))
+          )
 
-        // The companies table is locked 20 ms at a time, so that statements on it are still running
-        // when their client goes away: those are cancelled (the cancel requests counted below).
-        const pause = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-        const lockCycles = Effect.whileLoop({
-          while: () => !validDone,
-          body: () =>
-            Effect.andThen(
-              Effect.orDie(sql.withTransaction(Effect.andThen(sql`LOCK TABLE companies IN ACCESS EXCLUSIVE MODE`, pause(20)))),
-              pause(10)
-            ),
-          step: () => {}
-        })
+          // The companies table is locked 20 ms at a time, so that statements on it are still running
+          // when their client goes away: those are cancelled (the cancel requests counted below).
+          const pause = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
+          const lockCycles = Effect.whileLoop({
+            while: () => !validDone,
+            body: () =>
+              Effect.andThen(
+                Effect.orDie(sql.withTransaction(Effect.andThen(sql`LOCK TABLE companies IN ACCESS EXCLUSIVE MODE`, pause(20)))),
+                pause(10)
+              ),
+            step: () => {}
+          })
 
-        yield* Effect.all([storm, load, lockCycles], { concurrency: 3, discard: true })
-        const cancels = proxied.proxy().cancelRequests()
-        const [admitted] = yield* Effect.orDie(
-          sql<{ n: number }>`SELECT count(*)::int AS n FROM request_nonces WHERE app_key = ${aborting.appKey}`
-        )
-        const storm_ = `${aborts} aborted, ${admitted?.n} admitted, ${cancels} statements cancelled`
-        expect(statuses, storm_).toHaveLength(VALID_REQUESTS)
-        expect(statuses.filter((s) => s.status < 200 || s.status > 299), storm_).toEqual([])
-        // The storm overlapped the load, got past admission, and had running statements cancelled.
-        expect(aborts, storm_).toBeGreaterThan(100)
-        expect(admitted?.n, storm_).toBeGreaterThan(0)
-        expect(cancels, storm_).toBeGreaterThan(0)
-      })))
+          yield* Effect.all([storm, load, lockCycles], { concurrency: 3, discard: true })
+          const cancels = proxied.proxy().cancelRequests()
+          const [admitted] = yield* Effect.orDie(
+            sql<{ n: number }>`SELECT count(*)::int AS n FROM request_nonces WHERE app_key = ${aborting.appKey}`
+          )
+          const storm_ = `${aborts} aborted, ${admitted?.n} admitted, ${cancels} statements cancelled`
+          expect(statuses, storm_).toHaveLength(VALID_REQUESTS)
+          expect(statuses.filter((s) => s.status < 200 || s.status > 299), storm_).toEqual([])
+          // The storm overlapped the load, got past admission, and had running statements cancelled.
+          expect(aborts, storm_).toBeGreaterThan(100)
+          expect(admitted?.n, storm_).toBeGreaterThan(0)
+          expect(cancels, storm_).toBeGreaterThan(0)
+        })),
+      240_000
+    )
   }
 )
