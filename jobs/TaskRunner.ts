@@ -13,6 +13,7 @@ import * as Schedule from "effect/Schedule"
 
 import { DAEMON_INSTANCE } from "../src/observability/instance.js"
 import { measuredRun, registerJob } from "../src/observability/jobs.js"
+import { isDatabaseFaultCause } from "../src/repos/sqlHelpers.js"
 import { wakeOn } from "../src/sql/Listener.js"
 import type { DatabaseUrl } from "../src/sql/Sql.js"
 import { jobSpan } from "./Job.js"
@@ -62,7 +63,16 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
             ? Queue.take(wake)
             : run(claimed.value, id).pipe(
               Effect.onInterrupt(() => Effect.ignore(queue.release(claimed.value, id))),
-              Effect.catchCause((cause) => Effect.logError(`a ${queue.name} task failed`, cause))
+              Effect.catchCause((cause) =>
+                isDatabaseFaultCause(cause)
+                  // The database failed, not the task: give it back uncounted and pause; if even that
+                  // fails, the lease ends and the task is claimed again.
+                  ? Effect.logWarning(`a ${queue.name} task met a database fault; it is given back`, cause).pipe(
+                    Effect.andThen(Effect.ignore(queue.release(claimed.value, id))),
+                    Effect.andThen(Effect.sleep("1 second"))
+                  )
+                  : Effect.logError(`a ${queue.name} task failed`, cause)
+              )
             ))
         return Effect.forever(step).pipe(Effect.annotateLogs({ queue: queue.name, worker: id }))
       }

@@ -16,6 +16,7 @@ import * as Ref from "effect/Ref"
 
 import { AppConfig } from "../src/Config.js"
 import { measuredRun } from "../src/observability/jobs.js"
+import { isDatabaseFaultCause } from "../src/repos/sqlHelpers.js"
 import { type AttemptRecord, type ClaimedDelivery, WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { type AttemptOutcome, Webhooks } from "../src/services/Webhooks.js"
 import { wakeOn } from "../src/sql/Listener.js"
@@ -78,8 +79,14 @@ export const WebhooksJob = Layer.effectDiscard(
         Effect.flatMap((a) => Queue.offer(finished, { ...a, delivery: d })),
         Effect.onInterrupt(() => Effect.ignore(Effect.andThen(webhooks.release(d, worker), Ref.update(held, (n) => n - 1)))),
         Effect.catchCause((cause) =>
-          // Left leased: another attempt follows when the lease ends.
-          Effect.andThen(Effect.logError("a webhook attempt failed", cause), Ref.update(held, (n) => n - 1))
+          isDatabaseFaultCause(cause)
+            // The database failed, not the receiver: the delivery is given back, due again.
+            ? Effect.logWarning("a webhook attempt met a database fault; it is given back", cause).pipe(
+              Effect.andThen(Effect.ignore(webhooks.release(d, worker))),
+              Effect.andThen(Ref.update(held, (n) => n - 1))
+            )
+            // Left leased: another attempt follows when the lease ends.
+            : Effect.andThen(Effect.logError("a webhook attempt failed", cause), Ref.update(held, (n) => n - 1))
         ),
         Effect.andThen(Queue.offer(wake, undefined))
       )

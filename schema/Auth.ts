@@ -6,11 +6,11 @@ import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import type { Permission } from "./Common.js"
 import {
   ConflictEnvelope,
+  DatabaseUnavailableEnvelope,
   ForbiddenEnvelope,
   InternalErrorEnvelope,
   InvalidInputEnvelope,
   PayloadTooLargeEnvelope,
-  ServiceUnavailableEnvelope,
   TooManyRequestsEnvelope,
   TransportErrorEnvelopes,
   UnauthorizedEnvelope,
@@ -43,7 +43,7 @@ export class Caller extends Context.Service<Caller, CallerInfo>()("Auth/Caller")
  * HttpApi has no API-wide error; GET /time declares its own).
  */
 export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { provides: Caller }>()("Auth/Authenticated", {
-  error: [...TransportErrorEnvelopes, UnauthorizedEnvelope, TooManyRequestsEnvelope, ServiceUnavailableEnvelope, InternalErrorEnvelope]
+  error: [...TransportErrorEnvelopes, UnauthorizedEnvelope, TooManyRequestsEnvelope, DatabaseUnavailableEnvelope, InternalErrorEnvelope]
 }) {}
 
 /** The endpoint's permission (its `RequiredPermission` annotation). */
@@ -58,7 +58,7 @@ export class CheckedInput extends HttpApiMiddleware.Service<CheckedInput>()("Aut
 
 /** A POST's Idempotency-Key (DECISIONS §11): 503 when the database that keeps answers is gone. */
 export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: Caller }>()("Auth/Idempotent", {
-  error: [InvalidInputEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, ServiceUnavailableEnvelope]
+  error: [InvalidInputEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, DatabaseUnavailableEnvelope]
 }) {}
 
 export const SIGNING_HEADERS = {

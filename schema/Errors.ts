@@ -212,7 +212,8 @@ export const ErrorStatus = {
   NotFound: 404,
   TaskLocked: 409,
   ParserUnavailable: 503,
-  WebhookOff: 400
+  WebhookOff: 400,
+  DatabaseUnavailable: 503
 } as const satisfies Record<ApiError["_tag"], number>
 
 const edge = <E extends EdgeError>(cls: ErrorClass<E>, tag: E["_tag"]) => errorEnvelope(cls, tag, ErrorStatus[tag])
@@ -252,6 +253,7 @@ export const BatchTooLargeEnvelope = domain(Domain.BatchTooLarge, "BatchTooLarge
 export const TaskLockedEnvelope = domain(Domain.TaskLocked, "TaskLocked")
 export const ParserUnavailableEnvelope = domain(Domain.ParserUnavailable, "ParserUnavailable")
 export const WebhookOffEnvelope = domain(Domain.WebhookOff, "WebhookOff")
+export const DatabaseUnavailableEnvelope = domain(Domain.DatabaseUnavailable, "DatabaseUnavailable")
 export const MethodNotAllowedEnvelope = edge(MethodNotAllowed, "MethodNotAllowed")
 export const RequestTimeoutEnvelope = edge(RequestTimeout, "RequestTimeout")
 export const ExpectationFailedEnvelope = edge(ExpectationFailed, "ExpectationFailed")
@@ -306,7 +308,8 @@ export const AnyErrorEnvelope = Schema.Union([
   BatchTooLargeEnvelope,
   TaskLockedEnvelope,
   ParserUnavailableEnvelope,
-  WebhookOffEnvelope
+  WebhookOffEnvelope,
+  DatabaseUnavailableEnvelope
 ])
 
 export const isApiError = (u: unknown): u is ApiError =>

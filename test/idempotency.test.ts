@@ -349,7 +349,7 @@ plainIt.live(
       )
       const failure = yield* Effect.flip(client.companies.list({ query: {} }))
       expect(attempts).toBe(3)
-      expect(failure._tag).toBe("ServiceUnavailable")
+      expect(failure._tag).toBe("DatabaseUnavailable")
       // No retries: one attempt.
       const once = yield* makeOpenApiClient(`http://127.0.0.1:${port}`, { appKey: "ak_x", appSecret: "s" }, { retries: 0 }).pipe(
         Effect.provide(Signer.layer)

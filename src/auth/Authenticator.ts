@@ -9,8 +9,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
-import { type ServiceUnavailable, Unauthorized } from "../../schema/Errors.js"
+import { Unauthorized } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import type { DatabaseUnavailable } from "../domain/errors.js"
 import { leaseSize, LocalTokens } from "../domain/rateLease.js"
 import { NONCE_PATTERN, splitUrl } from "../domain/signing.js"
 import { type AdmitRequest, ReplayRepo } from "../repos/ReplayRepo.js"
@@ -58,7 +59,7 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
           : Effect.andThen(replay.restartEpoch, replay.admit(request)))
 
     /** The caller of a signed request; 503 when the database behind the check is unreachable. */
-    const authenticate = (req: SignedRequest): Effect.Effect<Authenticated, Unauthorized | ServiceUnavailable> =>
+    const authenticate = (req: SignedRequest): Effect.Effect<Authenticated, Unauthorized | DatabaseUnavailable> =>
       Effect.gen(function*() {
         const appKey = req.headers[SIGNING_HEADERS.appKey] ?? ""
         const timestamp = req.headers[SIGNING_HEADERS.timestamp] ?? ""

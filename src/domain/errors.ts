@@ -137,6 +137,15 @@ export class ParserUnavailable extends Schema.TaggedError<ParserUnavailable>()("
   static readonly reason = "parser_unavailable"
 }
 
+/** The database or its connections failed for a moment (refused, restarting, read-only, timed out). */
+export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()("DatabaseUnavailable", {
+  ...message,
+  /** Seconds a client should wait before retrying (also the Retry-After header). */
+  retry_after: Schema.Finite
+}) {
+  static readonly reason = "service_unavailable"
+}
+
 /** Every refusal of a domain rule that a batch item can fail with, as its class. */
 export const ItemRefusals = [
   InvalidInput,
@@ -165,6 +174,7 @@ export type DomainError =
   | TaskLocked
   | ParserUnavailable
   | WebhookOff
+  | DatabaseUnavailable
 
 const reasons: Record<DomainError["_tag"], string> = {
   InvalidInput: InvalidInput.reason,
@@ -188,7 +198,8 @@ const reasons: Record<DomainError["_tag"], string> = {
   BatchTooLarge: BatchTooLarge.reason,
   TaskLocked: TaskLocked.reason,
   ParserUnavailable: ParserUnavailable.reason,
-  WebhookOff: WebhookOff.reason
+  WebhookOff: WebhookOff.reason,
+  DatabaseUnavailable: DatabaseUnavailable.reason
 }
 
 export const isDomainError = (u: unknown): u is DomainError =>

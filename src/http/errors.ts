@@ -8,10 +8,11 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiSchemaError } from "effect/http-api/HttpApiError"
 import * as Schema from "effect/Schema"
 
-import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError, ServiceUnavailable } from "../../schema/Errors.js"
+import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError } from "../../schema/Errors.js"
 import { InvalidInput, NotFound } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
-import { isConnectionFailure, isDataException } from "../repos/sqlHelpers.js"
+import { databaseFaultOf } from "../repos/databaseFaults.js"
+import { databaseUnavailable } from "../repos/sqlHelpers.js"
 import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { RequestId } from "./RequestState.js"
 
@@ -21,14 +22,11 @@ const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.jsonUnsafe(encodeError(error), {
     status: ErrorStatus[error._tag],
-    ...(error._tag === "ServiceUnavailable" && error.retry_after !== undefined
+    ...((error._tag === "ServiceUnavailable" || error._tag === "DatabaseUnavailable") && error.retry_after !== undefined
       ? { headers: { "retry-after": String(error.retry_after) } }
       : {}),
     ...(error._tag === "MethodNotAllowed" ? { headers: { allow: error.allow.join(", ") } } : {})
   })
-
-/** Seconds a client should wait before retrying while the database is unreachable. */
-const DATABASE_RETRY_AFTER = 2
 
 export const routeNotFound = new NotFound({ resource: "route", message: "no such endpoint" })
 
@@ -65,17 +63,12 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
     return Effect.succeed(InvalidInput.of(issuesOfSchemaError(culprit.cause.issue, "body"), "invalid parameters"))
   }
   if (isRouteNotFound(culprit)) return Effect.succeed(routeMiss(culprit))
-  if (isConnectionFailure(culprit)) {
-    return Effect.as(
-      logged("warning", "database unavailable"),
-      new ServiceUnavailable({
-        error: "service_unavailable",
-        message: "the database is unavailable for a moment; retry shortly",
-        retry_after: DATABASE_RETRY_AFTER
-      })
-    )
+  // A fault of the database or its connections, or a conflict still there after the retries.
+  const fault = databaseFaultOf(culprit)
+  if (fault === "unavailable" || fault === "conflict") {
+    return Effect.as(logged("warning", `database ${fault}`), databaseUnavailable())
   }
-  if (isDataException(culprit)) {
+  if (fault === "invalid_value") {
     // The contract should have refused this value; it is still the client's input, not a 500.
     return Effect.as(
       logged("warning", "database refused a value the contract let through"),

@@ -1,17 +1,21 @@
 // The repository edge and small helpers shared by repositories: SQL and row-decoding failures are
-// mapped here, once (a lost connection is the 503 of DECISIONS §1, a unique violation the typed
-// error it means, anything else a defect); LIKE patterns and page windows.
+// mapped here, once (a fault of the database is the 503 of DECISIONS §1, a unique violation the
+// typed error it means, anything else a defect), transactions (retried on a serialization failure
+// or deadlock); LIKE patterns and page windows.
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 
-import { ServiceUnavailable } from "../../schema/Errors.js"
+import { DatabaseUnavailable } from "../domain/errors.js"
+import { databaseFaultOf } from "./databaseFaults.js"
 
 /**
  * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
@@ -57,25 +61,25 @@ const violatedConstraint = (error: unknown): string | undefined =>
 export const DATABASE_RETRY_AFTER_SECONDS = 2
 
 export const databaseUnavailable = () =>
-  new ServiceUnavailable({
-    error: "service_unavailable",
+  new DatabaseUnavailable({
     message: "the database is unavailable for a moment; retry shortly",
     retry_after: DATABASE_RETRY_AFTER_SECONDS
   })
 
 /**
- * The repository edge: a lost or refused connection becomes the typed 503, any other SQL error, a
- * row that does not match its schema or a missing row that must exist becomes a defect (a bug,
- * answered 500 and logged).
+ * The repository edge: a fault of the database or its connections (databaseFaultOf) becomes the
+ * typed 503; any other SQL error, a row that does not match its schema or a missing row that must
+ * exist becomes a defect. A defect that is a serialization failure or deadlock is retried by
+ * Transaction and then answered 503, a value PostgreSQL refused 400 (apiErrorOf), the rest 500.
  */
 type EdgeFailure = SqlError.SqlError | Schema.SchemaError | Cause.NoSuchElementError
 
 export const sqlEdge = <A, E, R>(
   self: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, EdgeFailure> | ServiceUnavailable, R> =>
-  Effect.catch(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | ServiceUnavailable> =>
+): Effect.Effect<A, Exclude<E, EdgeFailure> | DatabaseUnavailable, R> =>
+  Effect.catch(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | DatabaseUnavailable> =>
     isSqlError(error)
-      ? isConnectionFailure(error) ? Effect.fail(databaseUnavailable()) : Effect.die(error)
+      ? databaseFaultOf(error) === "unavailable" ? Effect.fail(databaseUnavailable()) : Effect.die(error)
       // A row that does not match its schema, or no row where the statement always returns one.
       : Schema.isSchemaError(error) || Cause.isNoSuchElementError(error)
       ? Effect.die(error)
@@ -96,10 +100,64 @@ export const onUniqueViolation =
       (error) => Effect.fail(errors[violatedConstraint(error)!]!())
     )
 
-/** The one way services run a unit of work atomically; BEGIN/COMMIT failures pass the same edge. */
+/** A transaction that lost a serialization conflict or deadlock, surfaced to be run again. */
+class Conflicted {
+  readonly _tag = "Conflicted"
+  constructor(readonly cause: Cause.Cause<unknown>) {}
+}
+
+/** Whether every failure and defect of a cause (and there is one, and no interruption) is such an error. */
+const causeIsOnly = (cause: Cause.Cause<unknown>, is: (error: unknown) => boolean): boolean =>
+  cause.reasons.length > 0 &&
+  cause.reasons.every((reason) => reason._tag === "Fail" ? is(reason.error) : reason._tag === "Die" && is(reason.defect))
+
+/**
+ * The conflict that ended a transaction, if that is all that ended it: a SqlError the repository
+ * edge let die, or one of BEGIN/COMMIT (never an interruption).
+ */
+const isConflictOnly = (cause: Cause.Cause<unknown>): boolean => causeIsOnly(cause, (error) => databaseFaultOf(error) === "conflict")
+
+/**
+ * Whether work failed only because of the database (DECISIONS §1): the typed 503 of sqlEdge, or a
+ * SqlError that is an outage or a conflict. The daemon gives such work back to try again later.
+ */
+export const isDatabaseFaultCause = (cause: Cause.Cause<unknown>): boolean =>
+  causeIsOnly(cause, (error) => {
+    if (error instanceof DatabaseUnavailable) return true
+    const fault = databaseFaultOf(error)
+    return fault === "unavailable" || fault === "conflict"
+  })
+
+/** Runs of a transaction after a serialization failure or deadlock: 3 more, 5 ms apart and up, jittered. */
+export const CONFLICT_RETRIES = 3
+const conflictSchedule = Schedule.exponential("5 millis").pipe(Schedule.jittered, Schedule.upTo({ times: CONFLICT_RETRIES }))
+
+/**
+ * A transaction run again while it ends in a serialization failure or deadlock (PostgreSQL rolled
+ * it back, so running it again is safe); the last conflict is left as it was (answered 503).
+ */
+export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  self.pipe(
+    Effect.catchCause((cause): Effect.Effect<never, E | Conflicted> =>
+      isConflictOnly(cause) ? Effect.fail(new Conflicted(cause)) : Effect.failCause(cause)
+    ),
+    Effect.retry({ schedule: conflictSchedule, while: (error: E | Conflicted) => error instanceof Conflicted }),
+    Effect.catchIf(
+      (error: E | Conflicted): error is Conflicted => error instanceof Conflicted,
+      (conflicted) => Effect.failCause(conflicted.cause as Cause.Cause<E>)
+    )
+  )
+
+/**
+ * The one way services run a unit of work atomically: BEGIN/COMMIT failures pass the same edge,
+ * and a serialization failure or deadlock runs the whole unit again (retryConflicts).
+ */
 export class Transaction extends Context.Service<Transaction>()("Sql/Transaction", {
   make: Effect.map(SqlClient.SqlClient, (sql) => ({
-    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self))
+    run: <A, E, R>(self: Effect.Effect<A, E, R>) =>
+      sqlEdge(Effect.flatMap(Effect.serviceOption(sql.transactionService), (outer) =>
+        // A nested unit is a savepoint: only the outermost transaction can be run again.
+        Option.isSome(outer) ? sql.withTransaction(self) : retryConflicts(sql.withTransaction(self))))
   }))
 }) {
   static readonly layer = Layer.effect(Transaction, Transaction.make)
@@ -135,62 +193,3 @@ export const pageAndTotal = <Row extends { readonly total_count?: number | undef
   o.counter !== undefined
     ? Effect.map(Effect.all([o.page(false), o.counter], { concurrency: 2 }), ([rows, total]) => ({ rows, total }))
     : pageWithTotal(o.page(true), o.count, o.offset)
-
-const CONNECTION_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "ETIMEDOUT",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "57P01", // admin_shutdown
-  "57P02", // crash_shutdown
-  "57P03", // cannot_connect_now (starting up, shutting down)
-  "53300", // too_many_connections
-  "08000",
-  "08001",
-  "08003",
-  "08004",
-  "08006"
-])
-const CONNECTION_MESSAGES =
-  /connection terminated|timeout exceeded when trying to connect|not queryable|connection refused|server closed the connection/i
-
-const causes = function*(error: unknown): Generator<{ readonly code?: unknown; readonly message?: unknown }> {
-  let current: unknown = error
-  for (let depth = 0; depth < 6 && typeof current === "object" && current !== null; depth++) {
-    yield current as { readonly code?: unknown; readonly message?: unknown }
-    current = (current as { readonly cause?: unknown }).cause
-  }
-}
-
-const isConnectionReason = (c: unknown): boolean => SqlError.isSqlErrorReason(c) && c._tag === "ConnectionError"
-
-/**
- * The database could not be reached or dropped the connection: a moment's outage, a 503. A v4
- * SqlError says so by its reason (ConnectionError); the SQLSTATE of a server error sits on the
- * reason's cause (`error.reason.cause.code`), reached by walking `cause` (SqlError.cause is its reason).
- */
-export const isConnectionFailure = (error: unknown): boolean => {
-  for (const c of causes(error)) {
-    if (isConnectionReason(c)) return true
-    if (typeof c.code === "string" && CONNECTION_CODES.has(c.code)) return true
-    if (c instanceof AggregateError && c.errors.some(isConnectionFailure)) return true
-    if (typeof c.message === "string" && CONNECTION_MESSAGES.test(c.message)) return true
-  }
-  return false
-}
-
-/**
- * PostgreSQL refused a value (class 22 data exception, or a value too large for an index): input
- * the contract should have refused. It is the client's error, a 400, never a 500.
- */
-export const isDataException = (error: unknown): boolean => {
-  if (!isSqlError(error)) return false
-  for (const c of causes(error)) {
-    if (typeof c.code === "string" && (c.code.startsWith("22") || c.code === "54000")) return true
-  }
-  return false
-}

@@ -80,7 +80,7 @@ const authenticate = (o: Signing) => Effect.flatMap(signed(o), (req) => Effect.f
 const outcome = (o: Signing) =>
   authenticate(o).pipe(
     Effect.as("ok"),
-    Effect.catch((e) => Effect.succeed(e.error))
+    Effect.catch((e) => Effect.succeed(e._tag === "Unauthorized" ? e.error : e._tag))
   )
 
 layer(AuthLayer)("authentication decisions", (it) => {

@@ -13,10 +13,16 @@ export interface TcpProxy {
   /** Accepts connections again on the same port. */
   readonly up: () => Promise<void>
   readonly close: () => Promise<void>
+  /** How many connections opened with a PostgreSQL CancelRequest (a client cancelling a statement). */
+  readonly cancelRequests: () => number
 }
+
+/** The first 8 bytes of a PostgreSQL CancelRequest: its length (16) and code (80877102). */
+const isCancelRequest = (chunk: Buffer): boolean => chunk.length >= 8 && chunk.readInt32BE(0) === 16 && chunk.readInt32BE(4) === 80877102
 
 export const startTcpProxy = async (targetHost: string, targetPort: number): Promise<TcpProxy> => {
   const sockets = new Set<net.Socket>()
+  let cancels = 0
   const track = (s: net.Socket) => {
     sockets.add(s)
     s.on("close", () => sockets.delete(s))
@@ -27,6 +33,9 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
       const upstream = net.connect(targetPort, targetHost)
       track(client)
       track(upstream)
+      client.once("data", (chunk: Buffer) => {
+        if (isCancelRequest(chunk)) cancels++
+      })
       client.pipe(upstream)
       upstream.pipe(client)
       client.on("close", () => upstream.destroy())
@@ -57,7 +66,7 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     await listen(port)
     listening = true
   }
-  return { port, down, up, close: down }
+  return { port, down, up, close: down, cancelRequests: () => cancels }
 }
 
 /**
