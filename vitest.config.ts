@@ -8,7 +8,8 @@ const UNIT = [
   "test/domain/**/*.test.ts",
   "test/card/rules.test.ts",
   "test/fakes/**/*.test.ts",
-  "test/services/**/*.test.ts"
+  "test/services/**/*.test.ts",
+  "test/contract.test.ts"
 ]
 
 export default defineConfig({

@@ -135,6 +135,19 @@ const pruneUnreferenced = (spec: Json, schemas: Record<string, unknown>): void =
 }
 
 /**
+ * Every object open to properties it does not list (SPEC §9: adding fields does not change the
+ * version, and clients ignore unknown response fields; DECISIONS §1: request bodies ignore unknown
+ * keys). Effect writes `additionalProperties: false` on every struct; that would make a strict
+ * generated client refuse the first field added, and would misstate what the server accepts.
+ */
+const openObjects = (node: unknown): void => {
+  if (Array.isArray(node)) return node.forEach(openObjects)
+  if (!isObject(node)) return
+  if (node.additionalProperties === false) delete node.additionalProperties
+  for (const value of Object.values(node)) openObjects(value)
+}
+
+/**
  * A query or path parameter as tools expect it: never null (an optional parameter is absent, but
  * the schema of an optional field admits `undefined`, which JSON Schema spells null), and with
  * its schema's description on the parameter itself.
@@ -157,7 +170,8 @@ const finishParameter = (parameter: Json): Json => {
  *   body of those that take one; an operation without a request body never answers 415, and a GET
  *   never 413 (the edge does not read a GET's body; it reads and limits any other's);
  * - the signing headers are security schemes, required on every operation but GET /time;
- * - parameters are never null and carry their schema's description.
+ * - parameters are never null and carry their schema's description;
+ * - no object refuses properties it does not list (`openObjects`).
  */
 const finishSpec = (spec: Json): Json => {
   const paths = spec.paths as Record<string, Record<string, Json>>
@@ -185,6 +199,7 @@ const finishSpec = (spec: Json): Json => {
   }
   const components = spec.components as { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
   pruneUnreferenced(spec, components.schemas)
+  openObjects(spec)
   components.securitySchemes = { ...securitySchemes }
   // The default for tools that read only the top level; GET /time overrides it with none.
   spec.security = signed()
@@ -220,6 +235,10 @@ export class OpenApiDef extends HttpApi.make("open-api")
   .annotate(HttpApi.QueryParseOptions, QUERY_AND_BODY)
   .annotate(HttpApi.PayloadParseOptions, QUERY_AND_BODY)
   .annotate(HttpApi.ParamsParseOptions, { reportInput: true })
+  // The typed client ignores response fields it does not know (SPEC §9), success and error alike;
+  // this is Schema's default, stated so that no later API-wide ParseOptions can make it strict.
+  .annotate(HttpApi.SuccessParseOptions, { onExcessProperty: "ignore" })
+  .annotate(HttpApi.ErrorParseOptions, { onExcessProperty: "ignore" })
   // Shown only through the batch bodies' items.
   .annotate(HttpApi.AdditionalSchemas, GuestBatchItemSchemas)
   .annotate(OpenApi.Title, "Matchmaking Platform Open API")

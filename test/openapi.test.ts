@@ -4,11 +4,16 @@
 // operation documents only the statuses it can answer.
 import { expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../schema/Api.js"
 import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { Matchmaker } from "../schema/Matchmakers.js"
+import { makeOpenApiClient } from "../src/client/Client.js"
 import { ROUTES } from "../src/http/routes.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { checkGeneratedClient, lintDocument } from "./support/openapiTools.js"
@@ -97,6 +102,30 @@ const refsOf = (node: unknown, at = "#", out: Array<{ at: string; ref: unknown }
   }
   return out
 }
+
+/** A body as a later server version might answer it: one more field in every JSON object. */
+const withFieldAddedLater = (node: unknown): unknown =>
+  Array.isArray(node)
+    ? node.map(withFieldAddedLater)
+    : typeof node === "object" && node !== null
+    ? { ...Object.fromEntries(Object.entries(node).map(([k, v]) => [k, withFieldAddedLater(v)])), added_later: { n: 1 } }
+    : node
+
+/** Rewrites every JSON answer with `withFieldAddedLater`, keeping each rewritten body in `seen`. */
+const answeringWithFieldsAddedLater = (seen: Array<Json>) =>
+  HttpClient.transformResponse(
+    Effect.flatMap((response: HttpClientResponse.HttpClientResponse) =>
+      Effect.map(Effect.orDie(response.json), (body) => {
+        const grown = withFieldAddedLater(body) as Json
+        seen.push(grown)
+        const headers = Object.entries(response.headers).filter(([name]) => name !== "content-length")
+        return HttpClientResponse.fromWeb(
+          response.request,
+          new Response(JSON.stringify(grown), { status: response.status, headers: headers as Array<[string, string]> })
+        )
+      })
+    )
+  )
 
 const SIGNING = { AppKey: "X-App-Key", Timestamp: "X-Timestamp", Nonce: "X-Nonce", Signature: "X-Signature" } as const
 
@@ -267,6 +296,43 @@ layer(testServerLayer())("published contract", (it) => {
       }),
     45_000
   )
+
+  it.effect("the served document leaves every object open: no additionalProperties false, requests and responses alike", () =>
+    Effect.gen(function*() {
+      const spec = yield* servedDocument
+      expect(JSON.stringify(spec)).not.toContain("\"additionalProperties\":false")
+      // The served document is the one the contract check (test/contract.test.ts) reads.
+      expect(spec).toEqual(JSON.parse(JSON.stringify(OpenApi.fromApi(OpenApiDef))))
+    }))
+
+  it.effect("the typed client ignores response fields it does not know: in records, in lists and in error data (SPEC §9)", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const plain = yield* makeOpenApiClient(baseUrl, credentials, { retries: 0 })
+      const seen: Array<Json> = []
+      const http = yield* HttpClient.HttpClient
+      const growing = yield* makeOpenApiClient(baseUrl, credentials, { retries: 0 }).pipe(
+        Effect.provideService(HttpClient.HttpClient, http.pipe(answeringWithFieldsAddedLater(seen)))
+      )
+      const created = yield* growing.matchmakers.create({ payload: { name: "后来字段红娘", city: "长沙" } })
+      expect(created).toEqual(yield* plain.matchmakers.get({ params: { id: created.id } }))
+      expect(yield* growing.matchmakers.get({ params: { id: created.id } })).toEqual(created)
+      const query = { keyword: "后来字段" }
+      const list = yield* growing.matchmakers.list({ query })
+      expect(list).toEqual(yield* plain.matchmakers.list({ query }))
+      expect(list.list.map((m) => m.id)).toEqual([created.id])
+      const missing = yield* Effect.flip(growing.matchmakers.get({ params: { id: 999999 } }))
+      expect(missing).toMatchObject({ _tag: "NotFound", resource: "matchmaker" })
+      expect(missing).not.toHaveProperty("added_later")
+      // The answers did carry the field, where a strict decoder refuses it.
+      expect(seen.map((body) => [body.code, body.added_later])).toEqual([[200, { n: 1 }], [200, { n: 1 }], [200, { n: 1 }], [404, {
+        n: 1
+      }]])
+      expect((seen[1]!.data as Json).added_later).toEqual({ n: 1 })
+      expect(Schema.decodeUnknownExit(Matchmaker, { onExcessProperty: "error" })(seen[1]!.data)._tag).toBe("Failure")
+      expect(Schema.decodeUnknownExit(Matchmaker)(seen[1]!.data)._tag).toBe("Success")
+    }))
 
   it.effect("GET /docs is a self-contained page (no external scripts) embedding the document", () =>
     Effect.gen(function*() {
