@@ -105,6 +105,27 @@ const allBlocks = (): Array<Block> => documents().flatMap((doc) => blocksOf(doc,
 /** Commands a shell block may not run unmarked: they install, start the service or run the suite. */
 const UNSAFE = /\b(npm (install|ci|start|test|run)|npx (vitest|tsc|eslint)|vitest run)\b/
 
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces as hyphens. */
+export const anchorOf = (heading: string) =>
+  heading.replace(/`/g, "").trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").replace(/\s/g, "-")
+
+/** The anchors of a Markdown text's headings (outside code blocks), repeats numbered as GitHub does. */
+const anchorsOf = (text: string): Set<string> => {
+  const seen = new Map<string, number>()
+  const out = new Set<string>()
+  let fenced = false
+  for (const line of text.split("\n")) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced
+    const heading = fenced ? null : /^#{1,6}\s+(.*)$/.exec(line)
+    if (heading === null) continue
+    const base = anchorOf(heading[1]!)
+    const n = seen.get(base) ?? 0
+    seen.set(base, n + 1)
+    out.add(n === 0 ? base : `${base}-${n}`)
+  }
+  return out
+}
+
 const where = (b: Block) => `${b.doc}:${b.line}`
 
 /** What is wrong with a block's markers, or undefined when the test knows what to do with it. */
@@ -163,6 +184,19 @@ const tsSource = (code: string, dir: string) =>
     return existsSync(onDisk) ? `${head}${quote}${relative(dir, join(ROOT, path)).split("\\").join("/")}${quote}` : all
   })
 
+/** Runs each block's module in turn; names the block of every failure. */
+const RUNNER = `let failed = 0
+for (const [where, file] of ENTRIES) {
+  try {
+    await import(file)
+  } catch (error) {
+    failed++
+    console.error(\`\${where} failed: \${error instanceof Error ? error.stack : String(error)}\`)
+  }
+}
+process.exitCode = failed === 0 ? 0 : 1
+`
+
 const tsName = (b: Block) => `${b.doc.replace(/\W+/g, "_")}_L${b.line}.ts`
 
 const TEST_LAYER = serverLayer.pipe(
@@ -184,6 +218,23 @@ layer(TEST_LAYER, { excludeTestServices: true, timeout: 120_000 })("documentatio
     expect(files.filter((f, i) => files.indexOf(f) !== i), "file names are shared by every document").toEqual([])
   })
 
+  it("every relative link of README.md and docs/ names a file of the checkout and, with #, one of its headings", () => {
+    const broken: Array<string> = []
+    for (const doc of documents()) {
+      const text = readFileSync(join(ROOT, doc), "utf8").replace(/```[\s\S]*?```/g, "")
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        if (/^[a-z]+:/i.test(target!)) continue
+        const [file, anchor] = target!.split("#") as [string, string | undefined]
+        const path = file === "" ? join(ROOT, doc) : resolve(join(ROOT, doc, ".."), file)
+        if (!existsSync(path)) broken.push(`${doc}: ${target} (no such file)`)
+        else if (anchor !== undefined && path.endsWith(".md") && !anchorsOf(readFileSync(path, "utf8")).has(anchor)) {
+          broken.push(`${doc}: ${target} (no such heading)`)
+        }
+      }
+    }
+    expect(broken).toEqual([])
+  })
+
   it("README's quick start is two command lines, and its test command is the one .ci/run calls", () => {
     const readme = readFileSync(join(ROOT, "README.md"), "utf8")
     const quickStart = blocksOf("README.md", readme.slice(readme.indexOf("## Quick start")))[0]!
@@ -200,66 +251,71 @@ layer(TEST_LAYER, { excludeTestServices: true, timeout: 120_000 })("documentatio
     expect(readme).toContain(`Node **${pinned}**`)
   })
 
-  it.effect("the shell, Python and TypeScript blocks run against a started service and type-check against the project", () =>
-    Effect.gen(function*() {
-      const { baseUrl, credentials } = yield* signedClient()
-      const dir = yield* scratch
-      const env = { BASE_URL: baseUrl, APP_KEY: credentials.appKey, APP_SECRET: credentials.appSecret }
-      const failures: Array<string> = []
-      const runnable = blocks.filter((b) => b.notRun === undefined && problemOf(b) === undefined)
+  it.effect(
+    "the shell, Python and TypeScript blocks run against a started service and type-check against the project",
+    () =>
+      Effect.gen(function*() {
+        const { baseUrl, credentials } = yield* signedClient()
+        const dir = yield* scratch
+        const env = { BASE_URL: baseUrl, APP_KEY: credentials.appKey, APP_SECRET: credentials.appSecret }
+        const failures: Array<string> = []
+        const runnable = blocks.filter((b) => b.notRun === undefined && problemOf(b) === undefined)
 
-      // Shell and Python blocks in document order (a block may use a file an earlier one saved).
-      for (const b of runnable) {
-        if (b.language === "json") {
-          try {
-            JSON.parse(b.code)
-          } catch (e) {
-            failures.push(`${where(b)}: not JSON: ${String(e)}`)
+        // Shell and Python blocks in document order (a block may use a file an earlier one saved).
+        for (const b of runnable) {
+          if (b.language === "json") {
+            try {
+              JSON.parse(b.code)
+            } catch (e) {
+              failures.push(`${where(b)}: not JSON: ${String(e)}`)
+            }
+            continue
           }
-          continue
+          if (b.language !== "sh" && b.language !== "python") continue
+          const name = b.file ?? `${b.doc.replace(/\W+/g, "_")}_L${b.line}.${b.language === "sh" ? "sh" : "py"}`
+          yield* Effect.promise(() => writeFile(join(dir, name), b.code))
+          const result = b.language === "sh"
+            ? yield* run("bash", ["-e", "-o", "pipefail", name], { cwd: dir, env })
+            : yield* run("python3", [name], { cwd: dir, env })
+          if (result.code !== 0) failures.push(`${where(b)} (${b.language}) exited ${result.code}:\n${result.output}`)
         }
-        if (b.language !== "sh" && b.language !== "python") continue
-        const name = b.file ?? `${b.doc.replace(/\W+/g, "_")}_L${b.line}.${b.language === "sh" ? "sh" : "py"}`
-        yield* Effect.promise(() => writeFile(join(dir, name), b.code))
-        const result = b.language === "sh"
-          ? yield* run("bash", ["-e", "-o", "pipefail", name], { cwd: dir, env })
-          : yield* run("python3", [name], { cwd: dir, env })
-        if (result.code !== 0) failures.push(`${where(b)} (${b.language}) exited ${result.code}:\n${result.output}`)
-      }
 
-      // TypeScript blocks: one type-check for all of them, then the runnable ones.
-      const ts = runnable.filter((b) => b.language === "ts")
-      for (const b of ts) yield* Effect.promise(() => writeFile(join(dir, tsName(b)), tsSource(b.code, dir)))
-      yield* Effect.promise(() =>
-        writeFile(
-          join(dir, "tsconfig.json"),
-          JSON.stringify({
-            extends: join(ROOT, "tsconfig.json"),
-            compilerOptions: { noEmit: true, noUnusedLocals: false },
-            include: [],
-            files: ts.map(tsName)
-          })
+        // TypeScript blocks: one type-check for all of them, then the runnable ones.
+        const ts = runnable.filter((b) => b.language === "ts")
+        for (const b of ts) yield* Effect.promise(() => writeFile(join(dir, tsName(b)), tsSource(b.code, dir)))
+        yield* Effect.promise(() =>
+          writeFile(
+            join(dir, "tsconfig.json"),
+            JSON.stringify({
+              extends: join(ROOT, "tsconfig.json"),
+              compilerOptions: { noEmit: true, noUnusedLocals: false },
+              include: [],
+              files: ts.map(tsName)
+            })
+          )
         )
-      )
-      if (ts.length > 0) {
-        const check = yield* run(join(BIN, "tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeoutMs: 90_000 })
-        if (check.code !== 0) {
-          // Name the Markdown line of each error: file(line,col) → doc:fence line + line.
-          const byName = new Map(ts.map((b) => [tsName(b), b]))
-          const located = check.output.replace(/([\w.]+\.ts)\((\d+),(\d+)\)/g, (all, file: string, line: string) => {
-            const b = byName.get(file)
-            return b === undefined ? all : `${b.doc}:${b.line + Number(line)}`
-          })
-          failures.push(`TypeScript blocks do not type-check:\n${located}`)
-        } else {
-          for (const b of ts.filter((b) => b.run)) {
-            const result = yield* run(process.execPath, ["--import", "tsx", tsName(b)], { cwd: dir, env })
-            if (result.code !== 0) failures.push(`${where(b)} (ts) exited ${result.code}:\n${result.output}`)
+        if (ts.length > 0) {
+          const check = yield* run(join(BIN, "tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: dir, timeoutMs: 90_000 })
+          if (check.code !== 0) {
+            // Name the Markdown line of each error: file(line,col) → doc:fence line + line.
+            const byName = new Map(ts.map((b) => [tsName(b), b]))
+            const located = check.output.replace(/([\w.]+\.ts)\((\d+),(\d+)\)/g, (all, file: string, line: string) => {
+              const b = byName.get(file)
+              return b === undefined ? all : `${b.doc}:${b.line + Number(line)}`
+            })
+            failures.push(`TypeScript blocks do not type-check:\n${located}`)
+          } else if (ts.some((b) => b.run)) {
+            // The runnable blocks one after the other in one process (the project's modules load once).
+            const entries = ts.filter((b) => b.run).map((b) => [where(b), `./${tsName(b)}`])
+            yield* Effect.promise(() => writeFile(join(dir, "run-blocks.ts"), RUNNER.replace("ENTRIES", JSON.stringify(entries))))
+            const result = yield* run(process.execPath, ["--import", "tsx", "run-blocks.ts"], { cwd: dir, env, timeoutMs: 90_000 })
+            if (result.code !== 0) failures.push(`TypeScript blocks failed when run:\n${result.output}`)
           }
         }
-      }
-      expect(failures.join("\n\n")).toBe("")
-    }), 120_000)
+        expect(failures.join("\n\n")).toBe("")
+      }),
+    120_000
+  )
 
   it.effect("the Python and shell signers of the docs reproduce every shared signing vector", () =>
     Effect.gen(function*() {
