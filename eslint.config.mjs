@@ -6,7 +6,7 @@ import simpleImportSort from "eslint-plugin-simple-import-sort"
 import tseslint from "typescript-eslint"
 
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", "dist/**", "test/fixtures/**"] },
+  { ignores: ["node_modules/**", ".data/**", "dist/**", "test/fixtures/**", ".docs-check-*/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...effect.configs.dprint,

@@ -1,5 +1,5 @@
 // Service configuration from the environment; every window, lease and limit has its documented
-// default here (README "Configuration" and .env.example list the same names).
+// default here (docs/operator.md "Configuration" and .env.example list the same names).
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"

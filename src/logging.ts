@@ -21,7 +21,7 @@ import { setting } from "./Config.js"
 import { errorMessage } from "./domain/text.js"
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
-// upper-case labels (WARN, not Warning), which is not what the README documents.
+// upper-case labels (WARN, not Warning), which is not what docs/operator.md documents.
 const LEVELS: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
   ["all", "All"],
   ["trace", "Trace"],
@@ -36,7 +36,7 @@ const LEVELS: ReadonlyArray<readonly [string, LogLevel.LogLevel]> = [
   ["off", "None"]
 ]
 
-/** What LOG_LEVEL accepts, for messages and the README. */
+/** What LOG_LEVEL accepts, for messages and docs/operator.md. */
 export const LOG_LEVEL_VALUES = "All, Trace, Debug, Info, Warning (or Warn), Error (or Err), Fatal, None (or Off), in any case"
 
 /** The log level named by a LOG_LEVEL value, case-insensitively; undefined when it names none. */
