@@ -25,7 +25,14 @@ export const CardTasksJob = Layer.unwrap(
           ? cards.finishIfHeld(task, worker, { status: "failed", error: `gave up after ${task.attempts - 1} attempts that did not finish` })
           : Effect.tap(cards.processTask(task, worker), (outcome) =>
             Effect.logInfo(`card task ${outcome}`).pipe(Effect.annotateLogs({ task_id: task.task_id, attempts: task.attempts }))),
-      release: (task, worker) => repo.release(task.id, worker)
+      release: (task, worker) => repo.release(task.id, worker),
+      // A slow parse on a busy machine must not outlive its lease, or another daemon would take
+      // the task and ask the parser again: the lease is renewed a few times per lease while it runs.
+      renew: {
+        every: Duration.millis(config.cardTaskLeaseSeconds * 1000 / 3),
+        run: (task, worker) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) => repo.renew(task.id, worker, now + config.cardTaskLeaseSeconds * 1000))
+      }
     })
   })
 )

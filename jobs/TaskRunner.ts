@@ -30,6 +30,11 @@ export interface TaskQueue<T, R> {
   readonly process: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
   /** Puts a claimed task back (shutdown while working on it). */
   readonly release: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
+  /** Extends a claimed task's lease while its work runs, every `every`, so no other daemon takes it. */
+  readonly renew?: {
+    readonly every: Duration.Input
+    readonly run: (task: T, worker: string) => Effect.Effect<unknown, unknown, R>
+  }
 }
 
 export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, never, R | DatabaseUrl> =>
@@ -43,9 +48,21 @@ export const taskRunner = <T, R>(queue: TaskQueue<T, R>): Layer.Layer<never, nev
       yield* wakeOn(queue.channel, wake)
       yield* Effect.forkScoped(Effect.repeat(Queue.offer(wake, undefined), Schedule.spaced(queue.pollInterval)))
 
-      // One task, traced as a run of the queue's job and measured.
+      // One task, traced as a run of the queue's job and measured; its lease renewed while it runs
+      // (a failed renewal is only logged: the claim's fencing still keeps a late finish out).
+      const renewing = (task: T, worker: string) =>
+        queue.renew === undefined
+          ? Effect.void
+          : Effect.forkScoped(
+            Effect.repeat(
+              queue.renew.run(task, worker).pipe(
+                Effect.catchCause((cause) => Effect.logWarning(`renewing a ${queue.name} lease failed`, cause))
+              ),
+              Schedule.spaced(queue.renew.every)
+            ).pipe(Effect.delay(queue.renew.every))
+          )
       const run = Effect.fn(...jobSpan(queue.name, "queue"))(function*(task: T, worker: string) {
-        return yield* queue.process(task, worker)
+        return yield* Effect.scoped(Effect.andThen(renewing(task, worker), queue.process(task, worker)))
       }, measuredRun(queue.name, "queue"))
 
       const worker = (n: number) => {

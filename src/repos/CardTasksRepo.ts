@@ -151,6 +151,13 @@ export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/R
           WHERE id = ${id} AND status = 'processing' AND locked_by = ${worker}`
     })
 
+    const renewRow = SqlSchema.void({
+      Request: Schema.Struct({ id: Schema.Int, worker: Schema.String, untilMs: Schema.Number }),
+      execute: ({ id, untilMs, worker }) =>
+        sql`UPDATE card_tasks SET lease_until = to_timestamp(${untilMs / 1000})
+          WHERE id = ${id} AND status = 'processing' AND locked_by = ${worker}`
+    })
+
     /** The open (pending/processing) task of this image and matchmaker, if any. */
     const findOpen = (matchmakerId: number, imageHash: string) => sqlEdge(findOpenRow({ matchmakerId, imageHash }))
 
@@ -194,7 +201,10 @@ export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/R
     /** Gives a claimed task back to the queue (shutdown while it was being worked on). */
     const release = (id: number, worker: string) => sqlEdge(releaseRow({ id, worker }))
 
-    return { findOpen, enqueue, find, claim, lockHeld, finish, release } as const
+    /** Extends the lease of a task this worker still holds (the work is still running). */
+    const renew = (id: number, worker: string, untilMs: number) => sqlEdge(renewRow({ id, worker, untilMs }))
+
+    return { findOpen, enqueue, find, claim, lockHeld, finish, release, renew } as const
   })
 }) {
   static readonly layer = Layer.effect(CardTasksRepo, CardTasksRepo.make)

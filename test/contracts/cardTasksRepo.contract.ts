@@ -90,6 +90,23 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
         yield* drain
       }))
 
+    it.effect("only the holder renews a lease: a renewed task is not claimable until the new lease ends", () =>
+      Effect.gen(function*() {
+        const repo = yield* CardTasksRepo
+        yield* drain
+        const { company, matchmaker } = yield* owner
+        yield* repo.enqueue(newTask(matchmaker, company))
+        const claimed = Option.getOrThrow(yield* repo.claim("w1", FAR, LEASE))
+        // Someone else's renewal changes nothing; the holder's moves the lease on.
+        yield* repo.renew(claimed.id, "w2", FAR + 10 * LEASE)
+        expect(Option.isSome(yield* repo.claim("w3", FAR + LEASE + 1, LEASE))).toBe(true)
+        yield* repo.renew(claimed.id, "w3", FAR + 10 * LEASE)
+        expect(Option.isNone(yield* repo.claim("w4", FAR + 5 * LEASE, LEASE))).toBe(true)
+        expect(yield* repo.lockHeld(claimed.id, "w3")).toBe(true)
+        expect(Option.getOrThrow(yield* repo.claim("w4", FAR + 10 * LEASE + 1, LEASE))).toMatchObject({ id: claimed.id, attempts: 3 })
+        yield* drain
+      }))
+
     it.effect("only the holder gives a task back: pending again, the attempt not counted", () =>
       Effect.gen(function*() {
         const repo = yield* CardTasksRepo

@@ -110,6 +110,11 @@ export const makeFakeCardTasksRepo = Effect.gen(function*() {
         if (t !== undefined) {
           Object.assign(t, { status: "pending", locked_by: null, lease_until: null, attempts: Math.max(t.attempts - 1, 0) })
         }
+      }),
+    renew: (id, worker, untilMs) =>
+      Effect.sync(() => {
+        const t = held(id, worker)
+        if (t !== undefined) t.lease_until = untilMs
       })
   })
 })
