@@ -356,9 +356,11 @@ layer(testServerLayer({ cardTaskPollSeconds: 600, rateLimitBurst: 1_000_000 }, p
       const { client } = yield* signedClient()
       const company = yield* client.companies.create({ payload: { name: "通知婚介" } })
       const matchmaker = yield* client.matchmakers.create({ payload: { name: "通知红娘", company_id: company.id } })
-      const upload = Effect.map(
-        client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) }),
-        (accepted) => (accepted as { task_id: string }).task_id
+      const upload = Effect.suspend(() =>
+        Effect.map(
+          client.guests.createFromCard({ payload: cardForm(uniquePng(), { matchmaker_id: String(matchmaker.id) }) }),
+          (accepted) => (accepted as { task_id: string }).task_id
+        )
       )
       const done = (what: string, taskId: string) =>
         eventually(what, client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie), (t) => t.status === "done")
