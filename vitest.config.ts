@@ -29,7 +29,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: UNIT,
           globalSetup: ["test/globalSetup.ts"],
-          testTimeout: 30_000,
+          // A failure detector, not a timing claim: longer than `eventually`'s bound (test/support/eventually.ts),
+          // so that a wait that runs out says what it waited for, even on a loaded machine.
+          testTimeout: 120_000,
           hookTimeout: 120_000
         }
       }

@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { CardParserLive } from "../src/card/CardParser.js"
+import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 
@@ -32,14 +33,14 @@ const importCard = (photo: Uint8Array, fileName: string, names: { readonly compa
       payload: cardForm(photo, { matchmaker_id: String(matchmaker.id) }, fileName, "image/jpeg")
     })
     const taskId = (accepted as { task_id: string }).task_id
-    const started = Date.now()
     const task = yield* Effect.scoped(Effect.gen(function*() {
       yield* Layer.build(CardTasksJob)
-      for (;;) {
-        const t = yield* client.guests.cardTask({ params: { task_id: taskId } })
-        if (t.status === "done" || t.status === "failed" || Date.now() - started > 90_000) return t
-        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 200)))
-      }
+      return yield* eventually(
+        `card task ${taskId}`,
+        client.guests.cardTask({ params: { task_id: taskId } }),
+        (t) => t.status === "done" || t.status === "failed",
+        90_000
+      )
     }))
     expect(task).toMatchObject({ status: "done", result: { method: "ocr", saved: true } })
     const guest = yield* client.guests.get({ params: { id: task.result!.guest_id! } })

@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { findFreePort, stopEmbeddedPostgres } from "../src/sql/embedded.js"
+import { eventually } from "./support/eventually.js"
 import { logLines } from "./support/processes.js"
-import { waitUntil } from "./support/receiver.js"
 
 const checkout = process.cwd()
 let copy: string
@@ -76,7 +76,7 @@ const startTree = Effect.gen(function*() {
   let log = ""
   child.stderr.on("data", (chunk: Buffer) => (log += chunk.toString()))
   started.push(child.pid!)
-  yield* waitUntil(
+  yield* eventually(
     "npm start to be ready",
     Effect.sync(() => ({ exited: child.exitCode, ready: log.includes("job daemon ready") && log.includes("Listening on") })),
     (s) => s.ready || s.exited !== null,
@@ -101,7 +101,7 @@ const startTree = Effect.gen(function*() {
 
 /** Waits until every process of the tree and (unless told otherwise) the PostgreSQL server have died. */
 const allGone = (tree: Tree, opts?: { readonly postgres: boolean }) =>
-  waitUntil(
+  eventually(
     "every process of the tree and PostgreSQL to be gone",
     Effect.promise(async () => {
       const pids = opts?.postgres === false ? tree.processes : [...tree.processes, tree.postgres]

@@ -10,6 +10,7 @@ import { inject } from "vitest"
 
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { startDaemon } from "./support/processes.js"
@@ -38,8 +39,6 @@ const ANSWER = JSON.stringify({
   confidence: "high"
 })
 
-const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
-
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("daemons as processes", (it) => {
   const setup = Effect.gen(function*() {
     const ctx = yield* signedClient()
@@ -55,7 +54,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       ANTHROPIC_API_KEY: "test-key",
       ANTHROPIC_BASE_URL: fake.baseURL,
       CARD_AI_TIMEOUT_MS: "60000",
-      CARD_TASK_LEASE_SECONDS: "2",
+      // The default lease: a daemon never loses a task it is working on, however loaded the machine.
+      CARD_TASK_LEASE_SECONDS: "120",
       CARD_TASK_POLL_SECONDS: "0.5",
       CARD_OCR_POOL_SIZE: "1",
       NONCE_PRUNE_INTERVAL_SECONDS: "3600"
@@ -76,19 +76,16 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       const { fake, env, upload, task, attempts } = yield* setup
       // The AI never answers the first daemon.
       fake.reply(() => ({ status: 200, body: messageWithText(ANSWER), delayMs: 60_000 }))
-      const first = yield* startDaemon(env)
+      // The killed daemon's lease is short (and it has one worker, so it cannot take the task back
+      // from itself); the daemon that takes over holds its claim long.
+      const first = yield* startDaemon({ ...env, CARD_TASK_LEASE_SECONDS: "2", CARD_TASK_CONCURRENCY: "1" })
       const taskId = yield* upload()
-      while (fake.requests.length === 0) yield* sleep(100)
+      yield* eventually("the AI to be asked", Effect.sync(() => fake.requests.length), (n) => n > 0)
       expect((yield* task(taskId)).status).toBe("processing")
       first.kill("SIGKILL")
       fake.reply(() => ({ status: 200, body: messageWithText(ANSWER) }))
       yield* startDaemon(env)
-      let t = yield* task(taskId)
-      const deadline = Date.now() + 30_000
-      while (t.status !== "done" && t.status !== "failed" && Date.now() < deadline) {
-        yield* sleep(200)
-        t = yield* task(taskId)
-      }
+      const t = yield* eventually(`card task ${taskId}`, task(taskId), (t) => t.status === "done" || t.status === "failed", 60_000)
       expect(t).toMatchObject({ status: "done", result: { method: "ai", summary: "赵敏 女 27岁 本科 设计师", saved: true } })
       expect(yield* attempts(taskId)).toBe(2)
     }), { timeout: 90_000 })
@@ -102,12 +99,12 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       yield* startDaemon(env)
       const ids: Array<string> = []
       for (let i = 0; i < 10; i++) ids.push(yield* upload())
-      const deadline = Date.now() + 60_000
-      for (;;) {
-        const all = yield* Effect.forEach(ids, task)
-        if (all.every((t) => t.status === "done") || Date.now() > deadline) break
-        yield* sleep(250)
-      }
+      yield* eventually(
+        "every task done or failed",
+        Effect.forEach(ids, task),
+        (all) => all.every((t) => t.status === "done" || t.status === "failed"),
+        60_000
+      )
       const rows = yield* sql<{ status: string; attempts: number; locked_by: string }>`
         SELECT status, attempts, locked_by FROM card_tasks WHERE task_id IN ${sql.in(ids)}`
       expect(rows.map((r) => [r.status, r.attempts])).toEqual(ids.map(() => ["done", 1]))

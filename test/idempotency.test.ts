@@ -15,6 +15,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
 import { liveSigner, Signer } from "../src/auth/Signer.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
+import { eventually } from "./support/eventually.js"
 import { createCredentials, serverLayer, testAppLayer, TestServer } from "./support/harness.js"
 import { signedHeaders } from "./support/processes.js"
 
@@ -213,17 +214,16 @@ layer(twoServers)("Idempotency-Key", (it) => {
           s.on("error", () => {})
         })
       )
-      for (let wait = 0; wait < 200 && (yield* committed) < 50; wait++) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 25)))
+      yield* eventually("the first request's 50 guests committed", committed, (n) => n >= 50)
       socket.destroy()
       expect(yield* committed).toBe(50)
 
       // The retry (fresh nonce, same key) on the other instance: 409 while the first still runs, then its answer.
-      let retry: Sent = { status: 0, headers: new Headers(), text: "" }
-      for (let attempt = 0; attempt < 100; attempt++) {
-        retry = yield* send(b.baseUrl, credentials, { path, body: new TextDecoder().decode(body), key: "batch-1" })
-        if (retry.status !== 409) break
-        yield* Effect.promise(() => new Promise((r) => setTimeout(r, 100)))
-      }
+      const retry = yield* eventually(
+        "the retry to stop answering 409",
+        send(b.baseUrl, credentials, { path, body: new TextDecoder().decode(body), key: "batch-1" }),
+        (r) => r.status !== 409
+      )
       expect(retry.status).toBe(200)
       expect(retry.headers.get("idempotent-replayed")).toBe("true")
       expect(JSON.parse(retry.text).data.success_count).toBe(50)

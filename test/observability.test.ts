@@ -19,11 +19,12 @@ import { runAdmin } from "../src/admin/commands.js"
 import { JobActivity, jobSnapshots, measuredRun } from "../src/observability/jobs.js"
 import { otlpTracingLayer } from "../src/observability/tracing.js"
 import { Clients } from "../src/services/Clients.js"
+import { eventually } from "./support/eventually.js"
 import { cardForm, formBytes } from "./support/forms.js"
 import { createCredentials, signedClient, TestServer, testServerLayer } from "./support/harness.js"
 import { hasSeries, scrape, valueOf } from "./support/prometheus.js"
 import { rawRequest } from "./support/raw.js"
-import { makeReceiver, sleep, waitUntil } from "./support/receiver.js"
+import { makeReceiver } from "./support/receiver.js"
 import { databaseThroughProxy } from "./support/tcpProxy.js"
 
 const BASE = "/api/open/v1"
@@ -183,6 +184,7 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
           rawRequest(baseUrl, { method: "POST", path: `${BASE}/guests/create-from-card`, body, contentType, credentials })
       )
       const taskIds: Array<string> = []
+      const firstUpload = performance.now()
       for (let i = 0; i < 3; i++) {
         const r = yield* upload
         expect(r.status).toBe(200)
@@ -190,13 +192,16 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
       }
       const waiting = yield* scrape(baseUrl)
       expect(valueOf(waiting.samples, "queue_depth", queue)).toBe(valueOf(base.samples, "queue_depth", queue) + 3)
-      expect(valueOf(waiting.samples, "queue_oldest_age_seconds", queue)).toBeGreaterThanOrEqual(0)
+      // The oldest waits since its upload: more than nothing, at most the time since the first upload.
+      const age = valueOf(waiting.samples, "queue_oldest_age_seconds", queue)
+      expect(age).toBeGreaterThan(0)
+      expect(age).toBeLessThanOrEqual((performance.now() - firstUpload) / 1000 + 1)
 
       // A daemon's card runner in this process takes them.
       const sql = yield* SqlClient.SqlClient
       yield* Effect.scoped(Effect.gen(function*() {
         yield* Layer.build(Layer.fresh(CardTasksJob))
-        yield* waitUntil(
+        yield* eventually(
           "the card tasks to be done",
           sql<{ n: number }>`SELECT count(*)::int AS n FROM card_tasks WHERE task_id IN ${sql.in(taskIds)} AND status = 'done'`,
           (rows) => rows[0]!.n === 3
@@ -263,7 +268,7 @@ layer(testServerLayer({}, undefined, proxied.layer))("readiness without a databa
       // /metrics still answers (the queue gauges keep their last values).
       expect((yield* scrape(baseUrl)).status).toBe(200)
       yield* Effect.promise(() => proxied.proxy().up())
-      yield* waitUntil("readiness to come back", Effect.map(get(baseUrl, "/readyz"), (r) => r.status), (s) => s === 200)
+      yield* eventually("readiness to come back", Effect.map(get(baseUrl, "/readyz"), (r) => r.status), (s) => s === 200)
     }))
 })
 
@@ -287,7 +292,7 @@ describe("traces", () => {
             expect(r.status).toBe(200)
             // One pass of a periodic job (the layer runs it at once).
             yield* Layer.build(periodicJob({ name: "trace-probe", every: "1 hour", run: Effect.void }))
-            yield* sleep(100)
+            yield* eventually("the probe's pass to end", jobSnapshots, (jobs) => (jobs["trace-probe"]?.runs ?? 0) >= 1)
           }).pipe(
             // The tracer below the server (its request fibers inherit it) and in this test's own
             // context (the job built here). Released at the end of the scope, which flushes the

@@ -15,11 +15,11 @@ import { runAdmin } from "../src/admin/commands.js"
 import { findFreePort } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { createCredentials, signedClient, testServerLayer } from "./support/harness.js"
 import { logLines, type Outcome, sendRequest, startProcess } from "./support/processes.js"
 import { parsePrometheus, valueOf } from "./support/prometheus.js"
-import { waitUntil } from "./support/receiver.js"
 
 const BASE = "/api/open/v1"
 const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
@@ -124,10 +124,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
             if (o._tag !== "Answered") break
           }
         })
-        yield* waitUntil("the burst to be under way", Effect.sync(() => outcomes.length), (n) => n >= 40)
+        yield* eventually("the burst to be under way", Effect.sync(() => outcomes.length), (n) => n >= 40)
 
         api.child.kill("SIGTERM")
-        yield* waitUntil("the drain to start", Effect.sync(api.log), (log) => log.includes("draining"))
+        yield* eventually("the drain to start", Effect.sync(api.log), (log) => log.includes("draining"))
         // New connections are refused while the requests in flight are still being sent.
         const late = yield* Effect.promise(() => sendRequest({ port, method: "GET", path: "/healthz" }).outcome)
         expect(late).toMatchObject({ _tag: "NotAccepted" })
@@ -228,7 +228,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
         expect(missing.status).toBe(404)
         expect(JSON.parse(missing.text)).toMatchObject({ code: 404, data: { error: "not_found", resource: "route" } })
         // Its jobs' runs are on its own /metrics.
-        const runs = yield* waitUntil(
+        const runs = yield* eventually(
           "nonce-prune runs on the daemon's /metrics",
           Effect.map(probe("/metrics"), (r) => valueOf(parsePrometheus(r.text), "job_runs_total", { job: "nonce-prune" })),
           (n) => n >= 2
@@ -236,7 +236,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
         expect(runs).toBeGreaterThanOrEqual(2)
 
         const firstPid = first.child.pid!
-        const listed = yield* waitUntil(
+        const listed = yield* eventually(
           "the daemon's heartbeat with a run of nonce-prune",
           adminDaemons,
           (ds) => ds.some((d) => d.pid === firstPid && d.jobs.some((j) => j.job === "nonce-prune" && j.runs > 0))
@@ -256,12 +256,12 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
           })
         })
         const taskId = (uploaded as { task_id: string }).task_id
-        yield* waitUntil("the AI to be asked", Effect.sync(() => fake.requests.length), (n) => n > 0)
+        yield* eventually("the AI to be asked", Effect.sync(() => fake.requests.length), (n) => n > 0)
         first.child.kill("SIGKILL")
 
         const cardQueue = (s: Status) => s.queues.find((q) => q.queue === "card-tasks")!
         const heldTask = (s: Status) => cardQueue(s).held_tasks!.find((t) => t.task_id === taskId)
-        const dead = yield* waitUntil("the dead daemon's task to show as stuck", adminStatus, (s) => heldTask(s)?.daemon_alive === false)
+        const dead = yield* eventually("the dead daemon's task to show as stuck", adminStatus, (s) => heldTask(s)?.daemon_alive === false)
         expect(heldTask(dead)).toMatchObject({
           daemon: mine.instance_id,
           lease_expired: false,
@@ -274,13 +274,13 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
         expect(dead.clients.total).toBeGreaterThanOrEqual(1)
         expect((yield* adminDaemons).find((d) => d.instance_id === mine.instance_id)?.state).toBe("dead")
 
-        const expired = yield* waitUntil("the lease to run out", adminStatus, (s) => heldTask(s)?.lease_expired === true, 60_000)
+        const expired = yield* eventually("the lease to run out", adminStatus, (s) => heldTask(s)?.lease_expired === true, 60_000)
         expect(heldTask(expired)?.state).toMatch(/^stuck: the lease ran out/)
 
         // Another daemon takes it over, finishes it, and stops cleanly on SIGTERM.
         fake.reply(() => ({ status: 200, body: messageWithText(ANSWER) }))
         const second = yield* startProcess("jobs/main.ts", env, "job daemon ready")
-        yield* waitUntil(
+        yield* eventually(
           "the task to be done",
           client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie),
           (t) => t.status === "done",

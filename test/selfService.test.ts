@@ -14,18 +14,20 @@ import { WebhookJobsLive } from "../jobs/Webhooks.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import type { AppConfigShape } from "../src/Config.js"
 import { formatTimestamp } from "../src/domain/time.js"
+import { eventually } from "./support/eventually.js"
 import { liveAppLayer, serverLayer, sharedTestDatabase, signedClient, TestServer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
-import { makeReceiver, type Received, sleep, verify, waitUntil } from "./support/receiver.js"
+import { backdateDelivery, makeReceiver, type Received, verify } from "./support/receiver.js"
 
 const CONFIG: Partial<AppConfigShape> = {
   rateLimitBurst: 1_000_000,
   webhookRetrySchedule: [300, 300],
-  webhookTimeoutMs: 1000,
+  webhookTimeoutMs: 5000,
   webhookPollSeconds: 1
 }
 const TZ = "Asia/Shanghai"
 const WEEK_MS = 7 * 24 * 3600 * 1000
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 const shared = sharedTestDatabase(CONFIG, "live")
 
@@ -118,13 +120,13 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const secret = set.signing_secret!
       const company = yield* client.companies.create({ payload: { name: "自助婚介" } })
       const one = yield* client.guests.create({ payload: { name: "自助甲", gender: "female", company_id: company.id } })
-      const [r1] = yield* waitUntil("the delivery to the first URL", Effect.sync(() => at(receiver, "/first")), (l) => l.length === 1)
+      const [r1] = yield* eventually("the delivery to the first URL", Effect.sync(() => at(receiver, "/first")), (l) => l.length === 1)
       expect(verify(secret, r1!)).toMatchObject({ type: "guest.created", data: { guest_id: one.id } })
 
       const moved = yield* other.selfService.updateWebhook({ payload: { url: `${receiver.url}/second` } })
       expect(moved).toEqual({ url: `${receiver.url}/second`, events: ["guest.created"], enabled: true, secret_rotating_until: null })
       const two = yield* client.guests.create({ payload: { name: "自助乙", gender: "male", company_id: company.id } })
-      const [r2] = yield* waitUntil("the delivery to the new URL", Effect.sync(() => at(receiver, "/second")), (l) => l.length === 1)
+      const [r2] = yield* eventually("the delivery to the new URL", Effect.sync(() => at(receiver, "/second")), (l) => l.length === 1)
       expect(verify(secret, r2!)).toMatchObject({ type: "guest.created", data: { guest_id: two.id } })
       expect(at(receiver, "/first")).toHaveLength(1)
     }))
@@ -138,10 +140,10 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const secret = (yield* client.selfService.updateWebhook({ payload: { url: `${receiver.url}/test`, enabled: false } })).signing_secret!
       const sent = yield* client.selfService.testWebhook()
       expect(sent.event_id).toMatch(/^evt_[0-9a-f]{24}$/)
-      const [r] = yield* waitUntil("the test event", Effect.sync(() => at(receiver, "/test")), (l) => l.length === 1)
+      const [r] = yield* eventually("the test event", Effect.sync(() => at(receiver, "/test")), (l) => l.length === 1)
       expect(r!.headers["webhook-id"]).toBe(sent.event_id)
       expect(verify(secret, r!)).toMatchObject({ id: sent.event_id, type: "webhook.test" })
-      const done = yield* waitUntil("the delivery recorded", deliveryStatus(client, sent.delivery_id), (d) => d?.status === "succeeded")
+      const done = yield* eventually("the delivery recorded", deliveryStatus(client, sent.delivery_id), (d) => d?.status === "succeeded")
       expect(done).toMatchObject({ event_id: sent.event_id, type: "webhook.test", next_attempt_at: null })
       expect(done!.attempts).toEqual([
         {
@@ -181,7 +183,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       ])
         .toContain(until)
       const sent = yield* client.selfService.testWebhook()
-      const [r] = yield* waitUntil("the delivery", Effect.sync(() => at(receiver, "/rotating")), (l) => l.length === 1)
+      const [r] = yield* eventually("the delivery", Effect.sync(() => at(receiver, "/rotating")), (l) => l.length === 1)
       expect(r!.headers["webhook-signature"]!.split(" ")).toHaveLength(2)
       expect(verify(first, r!)).toMatchObject({ id: sent.event_id })
       expect(verify(signing_secret, r!)).toMatchObject({ id: sent.event_id })
@@ -190,24 +192,24 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
   it.effect("GET /webhook/deliveries lists a failing receiver's attempts (status, duration, response excerpt), filtered by status and since, paged", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
-      receiver.reply(() => ({ status: 500, body: `down for maintenance ${"x".repeat(2000)}` }))
+      // Each answer takes at least 60 ms, so that the recorded duration is a measurement.
+      receiver.reply(() => ({ status: 500, body: `down for maintenance ${"x".repeat(2000)}`, hold: pause(60) }))
       const { client } = yield* bareClient
       yield* client.selfService.updateWebhook({ payload: { url: `${receiver.url}/failing` } })
       const a = yield* client.selfService.testWebhook()
-      const failed = yield* waitUntil("the schedule used up", deliveryStatus(client, a.delivery_id), (d) => d?.status === "failed")
+      const failed = yield* eventually("the schedule used up", deliveryStatus(client, a.delivery_id), (d) => d?.status === "failed")
       expect(failed!.attempts.map((x) => [x.attempt, x.status_code, x.error])).toEqual([[1, 500, null], [2, 500, null], [3, 500, null]])
       for (const x of failed!.attempts) {
         expect(x.response!.startsWith("down for maintenance")).toBe(true)
         expect(x.response!.length).toBeLessThanOrEqual(500)
-        expect(x.duration_ms).toBeGreaterThanOrEqual(0)
+        expect(x.duration_ms).toBeGreaterThanOrEqual(50)
       }
       receiver.reply(() => ({ status: 200 }))
-      // The next whole second, in platform time: what comes after it is "since".
-      const boundary = Math.ceil((Date.now() + 1) / 1000) * 1000
-      yield* sleep(boundary - Date.now() + 20)
-      const since = formatTimestamp(new Date(boundary), TZ)
+      // The failed one is from an hour ago; "since" is a minute ago (no wait for a clock boundary).
+      yield* backdateDelivery(a.delivery_id)
+      const since = formatTimestamp(new Date(Date.now() - 60_000), TZ)
       const b = yield* client.selfService.testWebhook()
-      yield* waitUntil("the second test", deliveryStatus(client, b.delivery_id), (d) => d?.status === "succeeded")
+      yield* eventually("the second test", deliveryStatus(client, b.delivery_id), (d) => d?.status === "succeeded")
 
       const all = yield* client.selfService.listDeliveries({ query: {} })
       expect([all.total, all.list.map((d) => d.id)]).toEqual([2, [b.delivery_id, a.delivery_id]])
@@ -236,7 +238,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const secret = (yield* owner.selfService.updateWebhook({ payload: { url: `${receiver.url}/own` } })).signing_secret!
       yield* stranger.selfService.updateWebhook({ payload: { url: `${receiver.url}/stranger` } })
       const sent = yield* owner.selfService.testWebhook()
-      yield* waitUntil("the failure", deliveryStatus(owner, sent.delivery_id), (d) => d?.status === "failed")
+      yield* eventually("the failure", deliveryStatus(owner, sent.delivery_id), (d) => d?.status === "failed")
 
       expect((yield* stranger.selfService.listDeliveries({ query: {} })).list).toEqual([])
       const foreign = yield* errorOf(stranger.selfService.redeliver({ params: { id: sent.delivery_id } }))
@@ -249,7 +251,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const again = yield* owner.selfService.redeliver({ params: { id: sent.delivery_id } })
       expect(again).toMatchObject({ id: sent.delivery_id, status: "pending", event_id: sent.event_id })
       expect(again.attempts).toHaveLength(3)
-      const done = yield* waitUntil("the redelivery", deliveryStatus(owner, sent.delivery_id), (d) => d?.status === "succeeded")
+      const done = yield* eventually("the redelivery", deliveryStatus(owner, sent.delivery_id), (d) => d?.status === "succeeded")
       expect(done!.attempts.map((x) => x.status_code)).toEqual([503, 503, 503, 200])
       const got = at(receiver, "/own")
       expect(new Set(got.map((r) => r.headers["webhook-id"]))).toEqual(new Set([sent.event_id]))
@@ -269,21 +271,20 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const { client } = yield* bareClient
       yield* client.selfService.updateWebhook({ payload: { url: `${receiver.url}/outage` } })
       const early = yield* client.selfService.testWebhook()
-      yield* waitUntil("the early failure", deliveryStatus(client, early.delivery_id), (d) => d?.status === "failed")
-      const boundary = Math.ceil((Date.now() + 1) / 1000) * 1000
-      yield* sleep(boundary - Date.now() + 20)
-      const since = formatTimestamp(new Date(boundary), TZ)
+      yield* eventually("the early failure", deliveryStatus(client, early.delivery_id), (d) => d?.status === "failed")
+      yield* backdateDelivery(early.delivery_id)
+      const since = formatTimestamp(new Date(Date.now() - 60_000), TZ)
       const during = [yield* client.selfService.testWebhook(), yield* client.selfService.testWebhook()]
-      for (const d of during) yield* waitUntil("a failure", deliveryStatus(client, d.delivery_id), (x) => x?.status === "failed")
+      for (const d of during) yield* eventually("a failure", deliveryStatus(client, d.delivery_id), (x) => x?.status === "failed")
       // Another client's failures are not touched.
       const { client: other } = yield* bareClient
       yield* other.selfService.updateWebhook({ payload: { url: `${receiver.url}/other` } })
       const theirs = yield* other.selfService.testWebhook()
-      yield* waitUntil("their failure", deliveryStatus(other, theirs.delivery_id), (x) => x?.status === "failed")
+      yield* eventually("their failure", deliveryStatus(other, theirs.delivery_id), (x) => x?.status === "failed")
 
       down = false
       expect(yield* client.selfService.redeliverSince({ payload: { since } })).toEqual({ count: 2 })
-      for (const d of during) yield* waitUntil("a redelivery", deliveryStatus(client, d.delivery_id), (x) => x?.status === "succeeded")
+      for (const d of during) yield* eventually("a redelivery", deliveryStatus(client, d.delivery_id), (x) => x?.status === "succeeded")
       expect((yield* deliveryStatus(client, early.delivery_id))!.status).toBe("failed")
       expect((yield* deliveryStatus(other, theirs.delivery_id))!.status).toBe("failed")
       // Nothing failed is left since then; the succeeded ones can be sent again on request.
@@ -319,11 +320,10 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       expect(app_secret).toMatch(/^[0-9a-f]{64}$/)
       const rotated = { appKey: original.appKey, appSecret: app_secret }
       // Each instance hears of the change by NOTIFY (within a moment, never a stale secret for long).
-      yield* waitUntil(
+      yield* eventually(
         "both instances",
         Effect.all([both(original), both(rotated)]),
-        ([o, n]) => o.join() === "ok+deprecated,ok+deprecated" && n.join() === "ok,ok",
-        5_000
+        ([o, n]) => o.join() === "ok+deprecated,ok+deprecated" && n.join() === "ok,ok"
       )
       const sql = yield* SqlClient.SqlClient
       const [row] = yield* sql<{ ms: number }>`SELECT (extract(epoch FROM prev_secret_expires_at) * 1000)::float8 AS ms
@@ -334,21 +334,19 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       // A second rotation, signed with the deprecated secret: the oldest stops at once.
       const stale = yield* makeOpenApiClient(first, original, { retries: 0 })
       const third = { appKey: original.appKey, appSecret: (yield* stale.selfService.rotateCredentials()).app_secret }
-      yield* waitUntil(
+      yield* eventually(
         "the second rotation",
         Effect.all([both(original), both(rotated), both(third)]),
         ([o, r, t]) =>
-          o.join() === "invalid_signature,invalid_signature" && r.join() === "ok+deprecated,ok+deprecated" && t.join() === "ok,ok",
-        5_000
+          o.join() === "invalid_signature,invalid_signature" && r.join() === "ok+deprecated,ok+deprecated" && t.join() === "ok,ok"
       )
 
       // The overlap ends: only the newest secret signs.
       yield* sql`UPDATE clients SET prev_secret_expires_at = now() - interval '1 second' WHERE app_key = ${original.appKey}`
-      yield* waitUntil(
+      yield* eventually(
         "the end of the overlap",
         Effect.all([both(rotated), both(third)]),
-        ([r, t]) => r.join() === "invalid_signature,invalid_signature" && t.join() === "ok,ok",
-        5_000
+        ([r, t]) => r.join() === "invalid_signature,invalid_signature" && t.join() === "ok,ok"
       )
     }))
 

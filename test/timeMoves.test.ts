@@ -13,11 +13,11 @@ import { Activities } from "../src/services/Activities.js"
 import { Companies } from "../src/services/Companies.js"
 import { Memberships } from "../src/services/Memberships.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { eventually } from "./support/eventually.js"
 import { testAppLayer } from "./support/harness.js"
 import { startDaemon } from "./support/processes.js"
 
 const at = (seconds: number) => formatTimestamp(new Date(Date.now() + seconds * 1000), "Asia/Shanghai")
-const sleep = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms)))
 
 layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon processes", (it) => {
   it.effect(
@@ -29,7 +29,9 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
         const env = {
           DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db),
           SECRET_KEY: "ab".repeat(32),
-          TIME_MOVES_INTERVAL_SECONDS: "0.5"
+          TIME_MOVES_INTERVAL_SECONDS: "0.5",
+          // Beats often, so that the test sees the daemons' passes in their heartbeats.
+          DAEMON_HEARTBEAT_SECONDS: "0.5"
         }
         const company = yield* Effect.orDie(Effect.flatMap(Companies, (c) => c.create({ name: "时间婚介" })))
         const activities = yield* Activities
@@ -67,21 +69,30 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
           UNION ALL SELECT 'membership', id::int, status FROM memberships WHERE id IN (${lapsed.id}, ${lapsing.id})`,
           (rows) => new Map(rows.map((r) => [`${r.kind} ${r.id}`, r.status]))
         )
-        const deadline = Date.now() + 30_000
-        let now = yield* state
-        while (Date.now() < deadline) {
-          if ([...now.values()].every((s) => s === "ended" || s === "expired")) break
-          yield* sleep(100)
-          now = yield* state
-        }
+        const now = yield* eventually(
+          "every record moved",
+          state,
+          (now) => [...now.values()].every((s) => s === "ended" || s === "expired")
+        )
         expect(Object.fromEntries(now)).toEqual({
           [`activity ${past}`]: "ended",
           [`activity ${soon}`]: "ended",
           [`membership ${lapsed.id}`]: "expired",
           [`membership ${lapsing.id}`]: "expired"
         })
-        // Let both daemons run a few more passes: still one event per expired membership.
-        yield* sleep(1500)
+        // Both daemons run two more passes each (as their heartbeats tell): still one event per
+        // expired membership.
+        const passes = Effect.map(
+          sql<{ instance_id: string; runs: number }>`SELECT instance_id, coalesce((jobs->'time-moves'->>'runs')::int, 0) AS runs
+          FROM daemon_heartbeats WHERE stopped_at IS NULL`,
+          (rows) => new Map(rows.map((r) => [r.instance_id, r.runs]))
+        )
+        const seen = yield* eventually("both daemons' heartbeats", passes, (p) => p.size === 2)
+        yield* eventually(
+          "two more passes of each daemon",
+          passes,
+          (p) => [...seen].every(([id, runs]) => (p.get(id) ?? 0) >= runs + 2)
+        )
         const events = yield* sql<{ id: number }>`
         SELECT (data->>'membership_id')::int AS id FROM events WHERE type = 'membership.expired' ORDER BY id`
         expect(events.map((e) => e.id).sort((a, b) => a - b)).toEqual([lapsed.id, lapsing.id].sort((a, b) => a - b))

@@ -20,10 +20,11 @@ import { WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { startDaemon } from "./support/processes.js"
-import { makeReceiver, sleep, verify, waitUntil } from "./support/receiver.js"
+import { makeReceiver, sleep, verify } from "./support/receiver.js"
 
 const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
 const ANSWER = JSON.stringify({
@@ -114,7 +115,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
           Effect.map((r) => r[0]!.n),
           Effect.orDie
         )
-        yield* waitUntil("every delivery", count, (n) => n >= ids.length * 3, 90_000)
+        yield* eventually("every delivery", count, (n) => n >= ids.length * 3, 90_000)
         for (const [i, s] of subscribers.entries()) {
           const got = receiver.received.filter((r) => r.path === `/${"abc"[i]}`)
           expect(got.map((r) => r.headers["webhook-id"]).sort()).toEqual([...ids].sort())
@@ -144,7 +145,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         const hook = yield* newSubscriber(`${receiver.url}/held`)
         const first = yield* startDaemon(env)
         const eventId = yield* emit({ held: true })
-        yield* waitUntil("the first attempt", Effect.sync(() => receiver.received.length), (n) => n === 1)
+        yield* eventually("the first attempt", Effect.sync(() => receiver.received.length), (n) => n === 1)
         first.kill("SIGTERM")
         expect(yield* stopped(first)).toBe(0)
         const sql = yield* SqlClient.SqlClient
@@ -157,7 +158,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         expect(yield* state).toEqual({ status: "pending", locked_by: null, attempt_count: 1 })
         release()
         yield* startDaemon(env)
-        yield* waitUntil("the redelivery", state, (s) => s.status === "succeeded")
+        yield* eventually("the redelivery", state, (s) => s.status === "succeeded")
         const got = receiver.received.filter((r) => r.path === "/held")
         expect(got.map((r) => r.headers["webhook-id"])).toEqual([eventId, eventId])
         verify(hook.secret, got[1]!)
@@ -182,14 +183,14 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
           Effect.orDie
         )
         // Daemons of earlier tests were killed; their connections may linger a moment.
-        yield* waitUntil("one listener", listeners, (n) => n === 1)
+        yield* eventually("one listener", listeners, (n) => n === 1)
         // The event commits right after the cut, before the reconnection: its notification is lost.
         yield* sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
           WHERE application_name = ${listenerName} AND datname = current_database()`
         const eventId = yield* emit({ cut: true })
-        yield* waitUntil("the delivery after the reconnection", Effect.sync(() => receiver.received.length), (n) => n === 1)
+        yield* eventually("the delivery after the reconnection", Effect.sync(() => receiver.received.length), (n) => n === 1)
         expect(receiver.received[0]!.headers["webhook-id"]).toBe(eventId)
-        yield* waitUntil("the listener back", listeners, (n) => n === 1)
+        yield* eventually("the listener back", listeners, (n) => n === 1)
       }),
     { timeout: 120_000 }
   )
@@ -217,7 +218,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
             const image = new Uint8Array([...PNG, ...new TextEncoder().encode(`webhook-card-${tag}-${Date.now()}`)])
             const accepted = yield* client.guests.createFromCard({ payload: cardForm(image, { matchmaker_id: String(matchmaker.id) }) })
             const taskId = (accepted as { task_id: string }).task_id
-            const done = yield* waitUntil(
+            const done = yield* eventually(
               `card task ${taskId}`,
               client.guests.cardTask({ params: { task_id: taskId } }).pipe(Effect.orDie),
               (t) => t.status === "done" || t.status === "failed",
@@ -229,7 +230,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
 
         // Up: delivered as the task finishes.
         const one = yield* upload("up")
-        const [r] = yield* waitUntil("guest.card_created", Effect.sync(() => receiver.received), (l) => l.length === 1, 30_000)
+        const [r] = yield* eventually("guest.card_created", Effect.sync(() => receiver.received), (l) => l.length === 1)
         const payload = verify(secret, r!) as { id: string; type: string; data: Record<string, unknown> }
         expect(payload).toMatchObject({ type: "guest.card_created", data: { task_id: one.taskId, guest_id: one.guestId, name: "周芷若" } })
         // How long after the task's commit the receiver had it (reported, not asserted: see npm run bench).
@@ -240,12 +241,12 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         // Down: the retries are used up; the event waits in the feed and for the operator.
         down = true
         const two = yield* upload("down")
-        const failed = yield* waitUntil(
+        const failed = yield* eventually(
           "the failed delivery",
           sql<{ id: number; status: string }>`SELECT d.id::int AS id, d.status FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
           WHERE e.type = 'guest.card_created' AND (e.data->>'task_id') = ${two.taskId}`.pipe(Effect.orDie),
           (rows) => rows[0]?.status === "failed",
-          30_000
+          90_000
         )
         const feed = yield* client.events.list({ query: { types: ["guest.card_created"] } })
         const fromFeed = feed.list.find((e) => e.data.task_id === two.taskId)!
@@ -255,11 +256,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
         down = false
         const before = receiver.received.length
         yield* Effect.orDie(runAdmin(["webhooks", "redeliver", String(failed[0]!.id)]))
-        const after = yield* waitUntil("the redelivery", Effect.sync(() => receiver.received.slice(before)), (l) => l.length === 1, 30_000)
+        const after = yield* eventually("the redelivery", Effect.sync(() => receiver.received.slice(before)), (l) => l.length === 1)
         const redelivered = verify(secret, after[0]!)
         expect(after[0]!.headers["webhook-id"]).toBe(fromFeed.id)
         expect(redelivered).toEqual(fromFeed)
       }),
-    { timeout: 150_000 }
+    { timeout: 300_000 }
   )
 })

@@ -20,8 +20,9 @@ import { ServicesLive } from "../src/Layers.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { Clients } from "../src/services/Clients.js"
+import { eventually } from "./support/eventually.js"
 import { fakeCardParser, serverLayer, signedClient, TestDatabaseLive } from "./support/harness.js"
-import { makeReceiver, type Received, sleep, verify, waitUntil } from "./support/receiver.js"
+import { backdateDelivery, makeReceiver, type Received, verify } from "./support/receiver.js"
 
 /** The app, an API server and the webhook dispatcher over a private database, on the real clock. */
 const liveWebhookLayer = (config: Partial<AppConfigShape>) =>
@@ -73,7 +74,7 @@ const deliveryOf = (appKey: string, eventId: string) =>
   ).pipe(Effect.map((rows) => rows[0]), Effect.orDie)
 
 const waitForStatus = (appKey: string, eventId: string, status: string) =>
-  waitUntil(`delivery of ${eventId} ${status}`, deliveryOf(appKey, eventId), (d) => d?.status === status)
+  eventually(`delivery of ${eventId} ${status}`, deliveryOf(appKey, eventId), (d) => d?.status === status)
 
 interface AttemptRow {
   readonly attempt: number
@@ -93,7 +94,7 @@ const attemptsOf = (deliveryId: number) =>
 const at = (receiver: { received: Array<Received> }, path: string) => receiver.received.filter((r) => r.path === path)
 
 layer(
-  liveWebhookLayer({ rateLimitBurst: 1_000_000, webhookRetrySchedule: [300, 300], webhookTimeoutMs: 1000, webhookPollSeconds: 1 }),
+  liveWebhookLayer({ rateLimitBurst: 1_000_000, webhookRetrySchedule: [300, 300], webhookTimeoutMs: 5000, webhookPollSeconds: 1 }),
   { excludeTestServices: true, timeout: 60_000 }
 )("webhook delivery", (it) => {
   it.effect("a guest created through the API reaches the receiver signed as Standard Webhooks, webhook-id being the event id", () =>
@@ -103,7 +104,7 @@ layer(
       const { client } = yield* signedClient()
       const company = yield* client.companies.create({ payload: { name: "推送婚介" } })
       const guest = yield* client.guests.create({ payload: { name: "韩梅梅", gender: "female", company_id: company.id } })
-      const [r] = yield* waitUntil("the delivery", Effect.sync(() => at(receiver, "/created")), (l) => l.length === 1)
+      const [r] = yield* eventually("the delivery", Effect.sync(() => at(receiver, "/created")), (l) => l.length === 1)
       const payload = verify(hook.secret, r!) as { id: string; type: string; created_at: string; data: Record<string, unknown> }
       expect(payload).toMatchObject({ type: "guest.created", data: { guest_id: guest.id, name: "韩梅梅", company_id: company.id } })
       expect(payload.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
@@ -272,11 +273,11 @@ layer(
       receiver.reply(() => ({ status: down ? 503 : 200 }))
       const hook = yield* subscriber(`${receiver.url}/outage`)
       const before = yield* emit({ guest_id: 16 })
-      yield* waitForStatus(hook.appKey, before, "failed")
-      // The next whole second, in platform time: everything after it is "since".
-      const boundary = Math.ceil((Date.now() + 1) / 1000) * 1000
-      yield* sleep(boundary - Date.now() + 20)
-      const since = formatIso(new Date(boundary), "Asia/Shanghai")
+      const earlier = yield* waitForStatus(hook.appKey, before, "failed")
+      // That failure happened an hour ago; the outage began a minute ago ("since"), so no wait for
+      // the clock to pass a boundary.
+      yield* backdateDelivery(earlier!.id)
+      const since = formatIso(new Date(Date.now() - 60_000), "Asia/Shanghai")
       const during = [yield* emit({ guest_id: 17 }), yield* emit({ guest_id: 18 }), yield* emit({ guest_id: 19 })]
       for (const id of during) yield* waitForStatus(hook.appKey, id, "failed")
       const failedRequests = at(receiver, "/outage").length
@@ -307,8 +308,8 @@ layer(
       const redirect = yield* subscriber(`${receiver.url}/redirect`)
       const chatty = yield* subscriber(`${receiver.url}/chatty`)
       const eventId = yield* emit({ guest_id: 20 })
-      const timedOut = yield* waitUntil("the silent attempt", deliveryOf(silent.appKey, eventId), (d) => (d?.attempts ?? 0) >= 2)
-      expect((yield* attemptsOf(timedOut!.id))[0]).toMatchObject({ status_code: null, error: "no answer within 1000 ms" })
+      const timedOut = yield* eventually("the silent attempt", deliveryOf(silent.appKey, eventId), (d) => (d?.attempts ?? 0) >= 2)
+      expect((yield* attemptsOf(timedOut!.id))[0]).toMatchObject({ status_code: null, error: "no answer within 5000 ms" })
       const redirected = yield* waitForStatus(redirect.appKey, eventId, "failed")
       expect((yield* attemptsOf(redirected!.id)).map((a) => a.status_code)).toEqual([302, 302, 302])
       expect(at(receiver, "/elsewhere")).toEqual([])
@@ -370,7 +371,7 @@ layer(
       // Every event reaches the fast receiver while the slow one has answered nothing.
       for (const id of ids) yield* waitForStatus(fast.appKey, id, "succeeded")
       expect(at(receiver, "/fast")).toHaveLength(10)
-      yield* waitUntil("the slow receiver's first two", Effect.sync(() => at(receiver, "/slow").length), (n) => n >= 2)
+      yield* eventually("the slow receiver's first two", Effect.sync(() => at(receiver, "/slow").length), (n) => n >= 2)
       expect(at(receiver, "/slow")).toHaveLength(2)
       expect(receiver.open.get("/slow")).toBe(2)
       release()

@@ -112,7 +112,9 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
       /** Calls `listener` with the app_key of every row dropped (undefined: all rows). */
       onDrop: (listener: (appKey: string | undefined) => void) => Effect.sync(() => void dropped.add(listener)),
       /** Whether rows are being cached (the LISTEN connection is up); for tests and status. */
-      isLive: () => live
+      isLive: () => live,
+      /** Whether the row of this app_key is held now (answered without a round trip); for tests. */
+      holds: (appKey: string) => entries.has(appKey)
     } as const
   })
 }) {

@@ -98,7 +98,7 @@ export const testServerLayer = (
  * A test database whose URL is kept, so that more API instances (each with its own services, caches
  * and connection pool, as separate processes would have) can serve it: `database` goes to
  * testServerLayer, `anotherInstance` is built inside a test (through `Layer.fresh`, so that it
- * shares nothing with the instance already built).
+ * shares nothing with the instance already built); its services come with it (a test may look at its caches).
  */
 export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}, clock: "test" | "live" = "test") => {
   const appLayer = clock === "test" ? testAppLayer : liveAppLayer
@@ -111,7 +111,7 @@ export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}, clock: 
       })
     ),
     anotherInstance: Layer.suspend(() =>
-      serverLayer.pipe(Layer.provide(appLayer(config, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(url), "another")))))
+      serverLayer.pipe(Layer.provideMerge(appLayer(config, fakeCardParser, Layer.orDie(pgClientLayer(Redacted.make(url), "another")))))
     )
   }
 }

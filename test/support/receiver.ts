@@ -5,6 +5,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import { Webhook } from "standardwebhooks"
 
 export interface Received {
@@ -98,16 +99,12 @@ export const makeReceiver = Effect.acquireRelease(
 /** Verifies a delivery with the reference library under this secret; the parsed payload. */
 export const verify = (secret: string, r: Received): unknown => new Webhook(secret).verify(r.body, r.headers)
 
-export const sleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
+/** Moves a delivery's creation an hour back: a failure from before the time a test calls "since". */
+export const backdateDelivery = (id: number) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => Effect.orDie(sql`UPDATE webhook_deliveries SET created_at = created_at - interval '1 hour' WHERE id = ${id}`)
+  )
 
-/** Waits (real time) until `check` holds; fails with `what` after `timeoutMs`. */
-export const waitUntil = <A, E, R>(what: string, check: Effect.Effect<A, E, R>, ok: (a: A) => boolean, timeoutMs = 20_000) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const value = yield* check
-      if (ok(value)) return value
-      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting for ${what}: last ${JSON.stringify(value)}`))
-      yield* sleep(50)
-    }
-  })
+/** A real-time pause for a receiver's simulated latency (never to wait for something: see eventually). */
+export const sleep = (ms: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, ms)))
