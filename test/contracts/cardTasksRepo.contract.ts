@@ -35,7 +35,7 @@ const owner = Effect.gen(function*() {
 const drain = Effect.gen(function*() {
   const repo = yield* CardTasksRepo
   for (;;) {
-    const t = yield* repo.claim("drain", FAR, 1)
+    const t = yield* repo.claim("drain", FAR + 1000 * LEASE, 1)
     if (Option.isNone(t)) return
     yield* repo.finish(t.value.id, { status: "failed", error: "drained" })
   }
