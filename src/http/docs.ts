@@ -15,6 +15,24 @@ import { OpenApiDef } from "../../schema/Api.js"
 
 export const DOCS_PATH = "/docs"
 
+/** The admin command that creates a client with every permission, as a person pastes it. */
+export const CREATE_CLIENT_COMMAND = "npm run -s admin -- clients create --name my-app --permissions all"
+
+/**
+ * The docs page's address for a person, from the address the API listens on: a wildcard host
+ * (0.0.0.0, ::) is not one a browser opens, so it becomes localhost.
+ */
+export const docsUrl = (listening: string): string => {
+  const url = new URL(listening)
+  if (url.hostname === "0.0.0.0" || url.hostname === "[::]") url.hostname = "localhost"
+  url.pathname = DOCS_PATH
+  return url.href
+}
+
+/** The line after `Listening on …`: where to read the reference and how to get credentials to sign with. */
+export const nextStepsLine = (listening: string): string =>
+  `API reference: ${docsUrl(listening)} · create a client to sign requests with: ${CREATE_CLIENT_COMMAND}`
+
 /** JSON inside a <script> element: `<` and the JS line terminators escaped (as the platform's page does). */
 const scriptJson = (value: unknown): string =>
   JSON.stringify(value).replace(/</g, "\\u003c").replace(/[\u2028\u2029]/g, (c) => c === "\u2028" ? "\\u2028" : "\\u2029")
