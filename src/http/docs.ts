@@ -1,5 +1,6 @@
 // GET /docs: the offline API reference page (Scalar, inlined, no external script), embedding the
-// OpenAPI document. The same page as `HttpApiScalar.layer`, but the 6.5 MB Scalar bundle is loaded
+// OpenAPI document. Its "Try it" requests are signed in the page (docsSigning.ts) with the app key
+// and secret typed into the page's signing box, through Scalar's onBeforeRequest hook. The same page as `HttpApiScalar.layer`, but the 6.5 MB Scalar bundle is loaded
 // on the first request for the page instead of at start: that layer holds the bundle's module source,
 // its string and the finished page (about 20 MB of heap) in every API process, read or not.
 import { createRequire } from "node:module"
@@ -12,6 +13,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as OpenApi from "effect/http-api/OpenApi"
 
 import { OpenApiDef } from "../../schema/Api.js"
+import { SIGNING_SCRIPT } from "./docsSigning.js"
 
 export const DOCS_PATH = "/docs"
 
@@ -65,15 +67,53 @@ const page = (javascript: string): string => {
     <title>${escapeHtml(spec.info.title)}</title>
     ${description}
     <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <style>
+      #signing { position: fixed; right: 12px; bottom: 12px; z-index: 100000; max-width: 22rem; padding: 8px 12px;
+        font: 13px/1.4 system-ui, sans-serif; background: #fff; color: #111; border: 1px solid #999; border-radius: 6px;
+        box-shadow: 0 2px 8px rgba(0, 0, 0, .25) }
+      #signing summary { cursor: pointer; font-weight: 600 }
+      #signing label { display: block; margin-top: 6px }
+      #signing input { width: 100%; box-sizing: border-box; font: 12px monospace }
+      #signing p { margin: 6px 0 0; color: #444 }
+    </style>
   </head>
   <body>
+    <details id="signing" open>
+      <summary>Sign "Try it" requests</summary>
+      <form autocomplete="off" onsubmit="return false">
+        <label>App key <input id="signing-app-key" placeholder="ak_…" spellcheck="false" /></label>
+        <label>App secret <input id="signing-app-secret" type="password" spellcheck="false" /></label>
+      </form>
+      <p id="signing-status">Unsigned: requests answer 401 until both are set.</p>
+      <p>Kept in this page only and never sent: each request gets its own X-App-Key, X-Timestamp, X-Nonce
+        and X-Signature (they replace the authentication fields). Create a client with
+        <code>${escapeHtml(CREATE_CLIENT_COMMAND)}</code>.</p>
+    </details>
     <div id="api-reference-container"></div>
     <script>${javascript}</script>
+    <script>${SIGNING_SCRIPT}</script>
     <script>
-      window.Scalar.createApiReference(document.getElementById('api-reference-container'), {
-        ...${scriptJson({ _integration: "html", hideTestRequestButton: true })},
-        content: ${scriptJson(spec)}
-      })
+      (() => {
+        const field = (id) => document.getElementById(id)
+        const credentials = () => ({ appKey: field('signing-app-key').value.trim(), appSecret: field('signing-app-secret').value })
+        const showStatus = () => {
+          const { appKey, appSecret } = credentials()
+          field('signing-status').textContent = appKey !== '' && appSecret !== ''
+            ? 'Signing as ' + appKey + '.'
+            : 'Unsigned: requests answer 401 until both are set.'
+        }
+        field('signing-app-key').addEventListener('input', showStatus)
+        field('signing-app-secret').addEventListener('input', showStatus)
+        window.Scalar.createApiReference(field('api-reference-container'), {
+          ...${scriptJson({ _integration: "html", hideTestRequestButton: false })},
+          content: ${scriptJson(spec)},
+          onBeforeRequest: async ({ request }) => {
+            const { appKey, appSecret } = credentials()
+            if (appKey === '' || appSecret === '') return { request }
+            return { request: await window.OpenApiSigning.signRequest(request, appKey, appSecret) }
+          }
+        })
+      })()
     </script>
   </body>
 </html>`
