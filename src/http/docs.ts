@@ -54,6 +54,12 @@ const scalarBundle = Effect.promise(async () => {
   return module.javascript
 })
 
+/** What Scalar's authentication fields show: the signing box fills the four headers. */
+const SIGNED_IN_PAGE = "signed in this page (box at the bottom right)"
+const signedInPage = {
+  securitySchemes: Object.fromEntries(["AppKey", "Timestamp", "Nonce", "Signature"].map((scheme) => [scheme, { value: SIGNED_IN_PAGE }]))
+}
+
 const page = (javascript: string): string => {
   const spec = OpenApi.fromApi(OpenApiDef)
   const description = spec.info.description
@@ -105,11 +111,16 @@ const page = (javascript: string): string => {
         field('signing-app-key').addEventListener('input', showStatus)
         field('signing-app-secret').addEventListener('input', showStatus)
         window.Scalar.createApiReference(field('api-reference-container'), {
-          ...${scriptJson({ _integration: "html", hideTestRequestButton: false })},
+          ...${scriptJson({ _integration: "html", hideTestRequestButton: false, authentication: signedInPage })},
           content: ${scriptJson(spec)},
           onBeforeRequest: async ({ request }) => {
             const { appKey, appSecret } = credentials()
-            if (appKey === '' || appSecret === '') return { request }
+            if (appKey === '' || appSecret === '') {
+              // The fields' filler is no credential: an unsigned request goes without the headers.
+              const headers = new Headers(request.headers)
+              for (const [name, value] of [...headers]) if (value === ${scriptJson(SIGNED_IN_PAGE)}) headers.delete(name)
+              return { request: new Request(request, { headers }) }
+            }
             return { request: await window.OpenApiSigning.signRequest(request, appKey, appSecret) }
           }
         })
