@@ -210,7 +210,12 @@ describe("npm start stops cleanly", () => {
       started.push(child.pid!)
       let out = ""
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
-      yield* waitUntil("npm start to be ready", Effect.sync(() => out), (o) => o.includes("API reference:") && o.includes("job daemon ready"), 90_000)
+      yield* waitUntil(
+        "npm start to be ready",
+        Effect.sync(() => out),
+        (o) => o.includes("API reference:") && o.includes("job daemon ready"),
+        90_000
+      )
       const lines = out.split(/\r?\n/).filter((line) => /^\d{4}-/.test(line))
       const processOf = (text: string) => /^\S+ \S+ (\S+)/.exec(lines.find((line) => line.includes(text)) ?? "")?.[1]
       expect(processOf("started the API (pid")).toBe("start")
@@ -218,7 +223,10 @@ describe("npm start stops cleanly", () => {
       expect(processOf("job daemon ready")).toBe("jobs")
       expect(out).toContain(`API reference: http://127.0.0.1:${env["PORT"]}/docs`)
       expect(out.split(/\r?\n/).filter((line) => line.startsWith("{"))).toEqual([])
-      const tree = { processes: [child.pid!, ...(yield* Effect.promise(() => descendants(child.pid!)))], postgres: yield* Effect.promise(postmasterPid) }
+      const tree = {
+        processes: [child.pid!, ...(yield* Effect.promise(() => descendants(child.pid!)))],
+        postgres: yield* Effect.promise(postmasterPid)
+      }
       started.push(...tree.processes, tree.postgres)
       process.kill(-child.pid!, "SIGTERM")
       yield* allGone({ ...tree, npm: 0, start: 0, api: 0, jobs: 0, log: () => out })
