@@ -18,9 +18,10 @@ import * as Exit from "effect/Exit"
 import { bootstrapOrExit, type Embedded, projectRoot, STOP_EMBEDDED_COMMAND } from "../src/bootstrap.js"
 import { appConfig } from "../src/Config.js"
 import { errorMessage } from "../src/domain/text.js"
-import { logFor, writeLog, writeStderrLine } from "../src/logging.js"
+import { currentLogFormat, logFor, renderLog, setLogProcess, writeLog, writeStderrLine } from "../src/logging.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"
 
+setLogProcess("start")
 const log = logFor("start")
 const root = projectRoot()
 
@@ -103,22 +104,35 @@ const parentWatch = setInterval(() => {
 // starts. (The card parser's are left to them: its module takes a second and 100 MB to load.)
 const { embedded } = await bootstrapOrExit("start", [appConfig])
 
-// The children log JSON lines; anything else they write to stderr (a crash's stack trace, a Node
-// warning) is wrapped into one, so that stderr stays one JSON object per line.
+// The children log JSON lines (LOG_FORMAT=json is set for them: their stderr is a pipe to this
+// process), which are passed on as they are, or rendered for a person when this process's own
+// format is pretty (its stderr a terminal, or LOG_FORMAT=pretty). Anything else they write to stderr
+// (a crash's stack trace, a Node warning) becomes a line of its own in the same format, so that
+// stderr stays one entry per line.
 const relayStderr = (name: string, child: ChildProcess): void => {
   if (child.stderr === null) return
   createInterface({ input: child.stderr, crlfDelay: Infinity }).on("line", (line) => {
     if (line.trim() === "") return
     if (line.startsWith("{")) {
       try {
-        JSON.parse(line)
-        writeStderrLine(line)
-        return
+        const entry = JSON.parse(line) as Record<string, unknown>
+        if (currentLogFormat() === "json") return writeStderrLine(line)
+        if (typeof entry["logLevel"] === "string" && typeof entry["timestamp"] === "string") {
+          return writeStderrLine(renderLog({
+            message: entry["message"],
+            level: entry["logLevel"],
+            timestamp: entry["timestamp"],
+            process: typeof entry["process"] === "string" ? entry["process"] : name,
+            cause: typeof entry["cause"] === "string" ? entry["cause"] : undefined,
+            annotations: (entry["annotations"] ?? {}) as Record<string, unknown>,
+            spans: (entry["spans"] ?? {}) as Record<string, number>
+          }, "pretty"))
+        }
       } catch {
         // not JSON after all: wrapped below
       }
     }
-    writeLog("Error", line, { source: name })
+    writeLog("Error", line, { source: name }, { process: name })
   })
 }
 
@@ -145,7 +159,8 @@ const commandOf = (entry: string): Array<string> => [
 const launch = (name: string, label: string, entry: string): Managed => {
   const child = spawn(process.execPath, commandOf(entry), {
     cwd: root,
-    env: process.env,
+    // JSON lines into the pipe; this process renders them (relayStderr).
+    env: { ...process.env, LOG_FORMAT: "json" },
     // The IPC channel is how the child learns that this process is gone (scripts/supervised.ts).
     stdio: ["inherit", "inherit", "pipe", "ipc"],
     // Its own process group, so that a Ctrl-C on the terminal reaches it only through this process
@@ -167,7 +182,7 @@ const launch = (name: string, label: string, entry: string): Managed => {
 }
 
 if (stopReason === undefined) {
-  children.push(launch("server", "the API", "src/main.ts"), launch("jobs", "the job daemon", "jobs/main.ts"))
+  children.push(launch("api", "the API", "src/main.ts"), launch("jobs", "the job daemon", "jobs/main.ts"))
 }
 
 for (const { label, exited } of children) {

@@ -15,7 +15,7 @@ import * as Result from "effect/Result"
 import { escapeIdentifier } from "pg"
 
 import { setting } from "./Config.js"
-import { exitOnInvalidSettings, exitWithStartupError, logFor, logLevelConfig, writeLog } from "./logging.js"
+import { exitOnInvalidSettings, exitWithStartupError, logFor, logFormatConfig, logLevelConfig, writeLog } from "./logging.js"
 import { projectRoot } from "./root.js"
 import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
 import { withDatabase } from "./sql/urls.js"
@@ -270,7 +270,7 @@ export const noteLeftRunning = (source: string, embedded: Embedded | null): void
 
 /**
  * The start of `npm start` and `npm run migrate` (the API and the daemon only read the environment):
- * loads .env, checks `settings` (LOG_LEVEL and EMBEDDED_PG_PORT are always checked) and runs
+ * loads .env, checks `settings` (LOG_LEVEL, LOG_FORMAT and EMBEDDED_PG_PORT are always checked) and runs
  * bootstrapEnv. A failure is reported as one JSON line on stderr naming
  * what is wrong, and the process exits with code 1.
  */
@@ -283,7 +283,7 @@ export async function bootstrapOrExit(
   } catch (error) {
     exitWithStartupError(source, error)
   }
-  exitOnInvalidSettings(source, [logLevelConfig, embeddedPortConfig, ...settings])
+  exitOnInvalidSettings(source, [logLevelConfig, logFormatConfig, embeddedPortConfig, ...settings])
   try {
     return await bootstrapEnv()
   } catch (error) {

@@ -1,6 +1,10 @@
-// Structured JSON logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output.
-// Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines in the same shape.
+// Logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output. LOG_FORMAT picks
+// the shape: JSON lines (for a log shipper) or one readable line per entry (for a person at a
+// terminal; `auto`, the default, takes that when stderr is a terminal). Either way each line names
+// the process that wrote it (`api`, `jobs`, `start`, …) and its time in the platform time zone.
+// Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines the same way.
 import fs from "node:fs"
+import { isatty } from "node:tty"
 
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
@@ -10,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import type * as LogLevel from "effect/LogLevel"
+import * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Runtime from "effect/Runtime"
@@ -19,6 +23,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 
 import { setting } from "./Config.js"
 import { errorMessage } from "./domain/text.js"
+import { formatTimestamp } from "./domain/time.js"
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
 // upper-case labels (WARN, not Warning), which is not what docs/operator.md documents.
@@ -103,53 +108,186 @@ process.on("exit", () => {
   pending.length = 0
 })
 
+// ---------------------------------------------------------------------------------------------
+// The format of a line
+
+export type LogFormat = "json" | "pretty"
+
+/** What LOG_FORMAT accepts, for messages and the docs. */
+export const LOG_FORMAT_VALUES = "auto, json, pretty"
+
+/** The LOG_FORMAT setting named by a value, case-insensitively ("" is auto); undefined when it names none. */
+export const parseLogFormat = (raw: string): LogFormat | "auto" | undefined => {
+  const name = raw.trim().toLowerCase()
+  return name === "" || name === "auto" ? "auto" : name === "json" || name === "pretty" ? name : undefined
+}
+
+/** LOG_FORMAT; unset or empty means auto. */
+export const logFormatConfig: Config.Config<LogFormat | "auto"> = setting("LOG_FORMAT", (raw) => {
+  const format = parseLogFormat(raw)
+  return format === undefined
+    ? Result.fail(`expected one of ${LOG_FORMAT_VALUES}; got ${JSON.stringify(raw)}`)
+    : Result.succeed(format)
+}).pipe(Config.withDefault<LogFormat | "auto">("auto"))
+
+const stderrIsTerminal = isatty(2)
+
+/**
+ * The format of the lines written now: LOG_FORMAT as the environment says it (.env is loaded after
+ * this module, so it is read per line), `auto` (or an invalid value, which the start-up check
+ * reports) being `pretty` when stderr is a terminal and `json` otherwise.
+ */
+export const currentLogFormat = (): LogFormat => {
+  const format = parseLogFormat(process.env["LOG_FORMAT"] ?? "") ?? "auto"
+  return format === "auto" ? (stderrIsTerminal ? "pretty" : "json") : format
+}
+
+let processName: string | undefined
+
+/** Names the process in every line it writes from now on (`api`, `jobs`, `start`, `admin`, …). */
+export const setLogProcess = (name: string): void => {
+  processName = name
+}
+
+/** The platform time zone (TZ, as the API reads it), for the time of each line. */
+const platformZone = (): string => {
+  const zone = process.env["TZ"]
+  return zone === undefined || zone === "" ? "Asia/Shanghai" : zone
+}
+
+const two = (n: number): string => String(n).padStart(2, "0")
+
+/**
+ * An instant as ISO 8601 in the platform time zone with its offset and milliseconds
+ * (`2026-11-25T19:15:24.123+08:00`); in UTC (`…Z`) when TZ names no zone Intl knows.
+ */
+export const logTimestamp = (date: Date): string => {
+  let wall: string
+  try {
+    wall = formatTimestamp(date, platformZone())
+  } catch {
+    return date.toISOString()
+  }
+  const ms = date.getTime()
+  const offsetMinutes = Math.round((Date.parse(`${wall.replace(" ", "T")}Z`) - (ms - (((ms % 1000) + 1000) % 1000))) / 60_000)
+  const sign = offsetMinutes < 0 ? "-" : "+"
+  const abs = Math.abs(offsetMinutes)
+  return `${wall.replace(" ", "T")}.${String(((ms % 1000) + 1000) % 1000).padStart(3, "0")}${sign}${two(Math.floor(abs / 60))}:${
+    two(abs % 60)
+  }`
+}
+
+/** One log entry, whoever wrote it (an Effect logger, code outside Effect, a child process's JSON line). */
+export interface LogRecord {
+  readonly message: unknown
+  /** Upper case: INFO, WARN, … */
+  readonly level: string
+  readonly timestamp: string
+  readonly process?: string | undefined
+  readonly cause?: string | undefined
+  readonly annotations: Readonly<Record<string, unknown>>
+  readonly spans?: Readonly<Record<string, number>> | undefined
+  readonly fiberId?: string | undefined
+}
+
 /**
  * One JSON line per log entry, in the shape the service has always written (Effect 3's JSON
- * logger): `message`, `logLevel`, `timestamp`, `cause`, `annotations`, `spans`, `fiberId`.
+ * logger: `message`, `logLevel`, `timestamp`, `cause`, `annotations`, `spans`, `fiberId`) with the
+ * writing `process`; the timestamp carries the platform time zone's offset.
  */
-const jsonLine = Logger.map(Logger.formatStructured, (entry) =>
+const jsonLine = (r: LogRecord): string =>
   Formatter.formatJson({
+    message: r.message,
+    logLevel: r.level,
+    timestamp: r.timestamp,
+    process: r.process,
+    cause: r.cause,
+    annotations: r.annotations,
+    spans: r.spans,
+    fiberId: r.fiberId
+  })
+
+const colors = stderrIsTerminal && (process.env["NO_COLOR"] ?? "") === "" && process.env["TERM"] !== "dumb"
+const paint = (code: string | undefined, text: string): string => (colors && code !== undefined ? `\x1b[${code}m${text}\x1b[0m` : text)
+const LEVEL_COLORS: Readonly<Record<string, string>> = { WARN: "33", ERROR: "31", FATAL: "1;31", DEBUG: "2", TRACE: "2" }
+
+const plain = (value: unknown): string => {
+  if (typeof value === "string") return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value)
+  return typeof value === "number" || typeof value === "boolean" ? String(value) : Formatter.formatJson(value)
+}
+
+/**
+ * One line for a person: `2026-11-25 19:15:24.123 api   INFO  message key=value …` (the time in the
+ * platform time zone), a cause's lines indented below it.
+ */
+const prettyLine = (r: LogRecord): string => {
+  const time = r.timestamp.replace("T", " ").replace(/([+-]\d\d:\d\d|Z)$/, "")
+  const message = typeof r.message === "string"
+    ? r.message
+    : Array.isArray(r.message)
+    ? r.message.map((m) => (typeof m === "string" ? m : Formatter.formatJson(m))).join(" ")
+    : Formatter.formatJson(r.message)
+  const fields = Object.entries(r.annotations)
+    // The source that names the process again says nothing.
+    .filter(([key, value]) => !(key === "source" && value === r.process))
+    .map(([key, value]) => ` ${paint("2", `${key}=`)}${plain(value)}`)
+    .join("")
+  const spans = Object.entries(r.spans ?? {}).map(([label, ms]) => ` ${paint("2", `${label}=`)}${ms}ms`).join("")
+  const cause = r.cause === undefined || r.cause === "" ? "" : `\n${r.cause.replace(/^/gm, "    ")}`
+  const level = r.level.padEnd(5)
+  return `${paint("2", time)} ${(r.process ?? "-").padEnd(5)} ${paint(LEVEL_COLORS[r.level], level)} ${message}${fields}${spans}${cause}`
+}
+
+/** A log entry as a line in `format`. */
+export const renderLog = (record: LogRecord, format: LogFormat = currentLogFormat()): string =>
+  format === "json" ? jsonLine(record) : prettyLine(record)
+
+/** Writes one log entry on stderr in the current format. */
+export const writeRecord = (record: LogRecord): void => writeStderrLine(renderLog(record))
+
+const stderrLogger = Logger.map(Logger.formatStructured, (entry) =>
+  writeRecord({
     message: entry.message,
-    logLevel: entry.level,
-    timestamp: entry.timestamp,
+    level: entry.level,
+    timestamp: logTimestamp(new Date(entry.timestamp)),
+    process: processName,
     cause: entry.cause,
     annotations: entry.annotations,
     spans: entry.spans,
     fiberId: entry.fiberId
   }))
 
-const stderrJson = Logger.map(jsonLine, writeStderrLine)
-
-/** Effect logs as JSON lines on stderr (stdout stays free for the admin command line's answer). */
-export const StderrJsonLive = Logger.layer([stderrJson])
+/** Effect logs on stderr in LOG_FORMAT (stdout stays free for the admin command line's answer). */
+export const StderrLogLive = Logger.layer([stderrLogger])
 
 export const LoggingLive = Layer.unwrap(
-  Effect.map(logLevelConfig, (level) => Layer.merge(StderrJsonLive, Layer.succeed(References.MinimumLogLevel)(level)))
+  Effect.map(logLevelConfig, (level) => Layer.merge(StderrLogLive, Layer.succeed(References.MinimumLogLevel)(level)))
 ).pipe(Layer.orDie)
 
 // An invalid LOG_LEVEL is reported by the start-up check (exitOnInvalidSettings); until then the
 // lines written outside Effect use the default rather than failing themselves.
 const levelFromEnv = (): LogLevel.LogLevel => parseLogLevel(process.env["LOG_LEVEL"] ?? "") ?? "Info"
 
-const onlyStderrJson = new Set([stderrJson])
-
 /**
- * Writes one JSON line on stderr, shaped like the Effect logs (`message`, `logLevel`, `timestamp`,
- * `annotations`, …), when LOG_LEVEL lets `level` through.
+ * Writes one line on stderr like the Effect logs (message, level, time, process, annotations) when
+ * LOG_LEVEL lets `level` through; `process` names another writer than this process (a child's
+ * line relayed by `npm start`).
  */
 export const writeLog = (
   level: LogLevel.Severity,
   message: string,
   annotations: Readonly<Record<string, unknown>> = {},
-  opts?: { readonly always?: boolean }
+  opts?: { readonly always?: boolean; readonly process?: string }
 ): void => {
-  Effect.runSync(
-    Effect.logWithLevel(level)(message).pipe(
-      Effect.annotateLogs(annotations),
-      Effect.provideService(Logger.CurrentLoggers, onlyStderrJson),
-      Effect.provideService(References.MinimumLogLevel, opts?.always === true ? "All" : levelFromEnv())
-    )
-  )
+  if (opts?.always !== true && !LogLevel.isGreaterThanOrEqualTo(level, levelFromEnv())) return
+  writeRecord({
+    message,
+    level: level.toUpperCase(),
+    timestamp: logTimestamp(new Date()),
+    process: opts?.process ?? processName,
+    annotations,
+    spans: {}
+  })
 }
 
 /** A log function for one source (`{"annotations":{"source":…}}`), at Info unless told otherwise. */
@@ -175,16 +313,57 @@ export const exitWithStartupError = (
   annotations: Readonly<Record<string, unknown>> = {}
 ): never => exitWithError(source, `${source} cannot start: ${errorMessage(error)}`, annotations)
 
+/** Why a listener could not bind, from Node's error code; and the setting that changes it. */
+const LISTEN_PROBLEMS: Readonly<Record<string, { readonly problem: string; readonly setting: "port" | "HOST" }>> = {
+  EADDRINUSE: { problem: "the port is in use", setting: "port" },
+  EACCES: { problem: "permission denied (a port below 1024 needs privileges)", setting: "port" },
+  EADDRNOTAVAIL: { problem: "the address is not one of this machine's", setting: "HOST" }
+}
+
+/** Node's error of a listen that failed, wherever it sits in a cause (a failure's or a defect's `cause` chain). */
+const listenFailure = (cause: Cause.Cause<unknown>): { code: string; address: string; port: number } | undefined => {
+  const seen = new Set<unknown>()
+  const find = (value: unknown): { code: string; address: string; port: number } | undefined => {
+    if (typeof value !== "object" || value === null || seen.has(value)) return undefined
+    seen.add(value)
+    const e = value as { code?: unknown; syscall?: unknown; address?: unknown; port?: unknown; cause?: unknown }
+    if (e.syscall === "listen" && typeof e.code === "string" && typeof e.address === "string" && typeof e.port === "number") {
+      return { code: e.code, address: e.address, port: e.port }
+    }
+    return find(e.cause)
+  }
+  for (const reason of cause.reasons) {
+    const found = Cause.isFailReason(reason) ? find(reason.error) : Cause.isDieReason(reason) ? find(reason.defect) : undefined
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/**
+ * The one line for a listener that could not bind, naming the address and the setting to change
+ * (`api cannot listen on 0.0.0.0:8080: the port is in use (set PORT)`); undefined for any other cause.
+ */
+export const listenFailureMessage = (source: string, portSetting: string, cause: Cause.Cause<unknown>): string | undefined => {
+  const failure = listenFailure(cause)
+  if (failure === undefined) return undefined
+  const known = LISTEN_PROBLEMS[failure.code]
+  const host = failure.address.includes(":") ? `[${failure.address}]` : failure.address
+  const setting = known === undefined ? `${portSetting} or HOST` : known.setting === "port" ? portSetting : "HOST"
+  return `${source} cannot listen on ${host}:${failure.port}: ${known?.problem ?? failure.code} (set ${setting})`
+}
+
 /**
  * The reason a long-running process stops, as one FATAL line with the full cause (for runMain with
- * its own error reporting off, which prints no message); an interruption is a normal stop.
+ * its own error reporting off, which prints no message); an interruption is a normal stop. A port
+ * that cannot be had is one line without a stack trace, naming `portSetting`.
  */
-export const logStopReason = (source: string) => <E>(cause: Cause.Cause<E>): Effect.Effect<void> =>
-  Cause.hasInterruptsOnly(cause)
-    ? Effect.void
-    : Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause).pipe(
-      Effect.annotateLogs({ source })
-    )
+export const logStopReason = (source: string, portSetting = "PORT") => <E>(cause: Cause.Cause<E>): Effect.Effect<void> => {
+  if (Cause.hasInterruptsOnly(cause)) return Effect.void
+  const listen = listenFailureMessage(source, portSetting, cause)
+  return (listen === undefined
+    ? Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause)
+    : Effect.logFatal(listen)).pipe(Effect.annotateLogs({ source }))
+}
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
 

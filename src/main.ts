@@ -9,6 +9,7 @@ import * as Layer from "effect/Layer"
 
 import { cardParserConfig } from "./card/CardParser.js"
 import { AppConfig, appConfig } from "./Config.js"
+import { nextStepsLine } from "./http/docs.js"
 import { HttpAppLive } from "./http/Server.js"
 import { makeApiServer } from "./http/Transport.js"
 import { AppLive } from "./Layers.js"
@@ -22,8 +23,14 @@ const ServerLive = Layer.unwrap(Effect.map(AppConfig, (c) => drainableServerLaye
 // Built after the app, so released before it: the drain runs while the handler still answers.
 const DrainLive = Layer.unwrap(Effect.map(AppConfig, (c) => DrainOnShutdown(Duration.seconds(c.shutdownGraceSeconds))))
 
+// Once it serves (as HttpServer.withLogAddress): the address, then where a person goes next (the
+// docs page, a client to sign with).
+const ServingLive = Layer.effectDiscard(
+  HttpServer.addressFormattedWith((url) => Effect.andThen(Effect.log(`Listening on ${url}`), Effect.log(nextStepsLine(url))))
+).pipe(Layer.provideMerge(HttpAppLive))
+
 const ApiProcess = DrainLive.pipe(
-  Layer.provide(HttpAppLive.pipe(HttpServer.withLogAddress, Layer.provideMerge(ServerLive))),
+  Layer.provide(ServingLive.pipe(Layer.provideMerge(ServerLive))),
   Layer.provide(AppLive),
   Layer.provide(TracingLive(SERVICE_NAME))
 )

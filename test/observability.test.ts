@@ -91,6 +91,14 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
       expect(before.contentType).toMatch(/^text\/plain; version=0\.0\.4/)
       expect(before.text).toContain("# TYPE http_server_requests_total counter")
       expect(before.text).toContain("# TYPE http_server_request_duration_seconds histogram")
+      // Every family has help text of its own (effect's fiber families once said "description missing").
+      const families = [...before.text.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]!)
+      const helps = new Map([...before.text.matchAll(/^# HELP (\S+) (.*)$/gm)].map((m) => [m[1]!, m[2]!]))
+      expect(families.length).toBeGreaterThan(5)
+      for (const family of families) {
+        expect(helps.get(family), family).toMatch(/\w{3,}/)
+        expect(helps.get(family), family).not.toMatch(/description missing/i)
+      }
 
       for (let i = 0; i < 7; i++) yield* client.companies.list({ query: {} })
       for (let i = 0; i < 3; i++) yield* client.companies.get({ params: { id: company.id } })

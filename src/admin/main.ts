@@ -1,5 +1,5 @@
-// `npm run -s admin -- <command>`: prints one JSON value on stdout; logs go to stderr as JSON
-// lines, a failed command's reason as plain text. Exit codes: 0 done, 2 the command failed
+// `npm run -s admin -- <command>`: prints one JSON value on stdout; logs go to stderr (LOG_FORMAT),
+// a failed command's reason as plain text. Exit codes: 0 done, 2 the command failed
 // (a usage error, or the platform refused it), 1 anything else (no database, an old schema …).
 // The database must be migrated already (the API, the daemon or `npm run migrate` do that).
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
@@ -15,7 +15,7 @@ import { bootstrapEnv, noteLeftRunning } from "../bootstrap.js"
 import { AppConfigLive } from "../Config.js"
 import { errorMessage } from "../domain/text.js"
 import { CardParserFromEnv, ServicesLive } from "../Layers.js"
-import { StderrJsonLive } from "../logging.js"
+import { setLogProcess, StderrLogLive } from "../logging.js"
 import { PgLive } from "../sql/Sql.js"
 import { AdminSetupError, describeFailure, runCommand } from "./commands.js"
 import { SchemaCheckLive } from "./schemaCheck.js"
@@ -50,6 +50,8 @@ const withServices = Effect.fnUntraced(function*<A, E>(effect: Effect.Effect<A, 
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text.endsWith("\n") ? text : `${text}\n`))
 
+setLogProcess("admin")
+
 const program = runCommand(process.argv.slice(2), withServices).pipe(
   Effect.matchCauseEffect({
     onSuccess: (outcome) =>
@@ -64,7 +66,7 @@ const program = runCommand(process.argv.slice(2), withServices).pipe(
   }),
   // Only warnings and worse (or --log-level): stdout is the command's answer, stderr stays quiet for scripts.
   Effect.provideService(References.MinimumLogLevel, "Warn"),
-  Effect.provide(StderrJsonLive)
+  Effect.provide(StderrLogLive)
 )
 
 NodeRuntime.runMain(program, {
