@@ -40,7 +40,20 @@ export const Envelope = <A, I>(
 /** A success whose `data` is null. */
 export const EmptyEnvelope = (identifier: string) => Envelope(Schema.Null, identifier)
 
-export const ListOf = <S extends Schema.Top>(item: S) => Schema.Struct({ list: Schema.Array(item), total: Schema.Int })
+/**
+ * A list page: its records, `total` (every record matching the filters) and `next_cursor`, the
+ * `cursor` of the next page in sync order, null on the last page and on pages read by `page`
+ * (DECISIONS §12).
+ */
+export const ListOf = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({
+    list: Schema.Array(item),
+    total: Schema.Int,
+    next_cursor: Schema.NullOr(Schema.String).annotate({
+      description:
+        "pass as `cursor` (with the same filters) for the next page in (updated_at, id) order; null on the last page, and always null when the page was read by `page` (neither `cursor` nor `updated_since` given)"
+    })
+  })
 
 export const IdOnly = Schema.Struct({ id: Schema.Int })
 
@@ -143,15 +156,51 @@ export const pageSizeParam = (limits: PageLimits) =>
     }
   )
 
-/** `page` (default 1) and `page_size` (endpoint default; values above the maximum are clamped). */
-export const Paging = (limits: PageLimits) => ({
+/** A platform-time instant in a query or body: `YYYY-MM-DD HH:MM:SS` (or with `T`). */
+export const PlatformTime = Schema.String.check(
+  Schema.isPattern(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/u, {
+    message: "must be YYYY-MM-DD HH:MM:SS (platform time zone)"
+  }).abort(),
+  Schema.makeFilter((s: string) => {
+    const t = Date.parse(`${s.slice(0, 10)}T${s.slice(11)}Z`)
+    return (!Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === `${s.slice(0, 10)}T${s.slice(11)}`) || "must be a real time"
+  })
+).annotate({ description: "YYYY-MM-DD HH:MM:SS (or with T), platform time zone" })
+
+/**
+ * `page` (default 1) and `page_size` (endpoint default; values above the maximum are clamped): the
+ * paging of a list that is not a copy of platform records (a client's own webhook deliveries,
+ * whose parameters DECISIONS §12 fixes); its answers' `next_cursor` is always null.
+ */
+export const PageOnly = (limits: PageLimits) => ({
   page: Schema.optional(PositiveIntFromString),
   page_size: Schema.optional(pageSizeParam(limits))
 })
 
+/**
+ * PageOnly and the sync parameters of DECISIONS §12: `updated_since` and `cursor` switch the list to ascending
+ * (updated_at, id) order, where `page` is ignored.
+ */
+export const Paging = (limits: PageLimits) => ({
+  ...PageOnly(limits),
+  updated_since: Schema.optional(PlatformTime.annotate({
+    description:
+      "only records updated at or after this time (platform time, inclusive); the list then comes in ascending (updated_at, id) order and `page` is ignored"
+  })),
+  cursor: Schema.optional(Schema.String.annotate({
+    description:
+      "the `next_cursor` of the previous page, sent with the same filters (`updated_since` included): the next page in ascending (updated_at, id) order; `page` is ignored"
+  }))
+})
+
 /** Query of a list endpoint with paging only. */
 export const PageParams = (limits: PageLimits) => Schema.Struct({ ...Paging(limits) })
-export type PageParams = { readonly page?: number | undefined; readonly page_size?: number | undefined }
+export type PageParams = {
+  readonly page?: number | undefined
+  readonly page_size?: number | undefined
+  readonly updated_since?: string | undefined
+  readonly cursor?: string | undefined
+}
 
 export interface Page {
   readonly page: number

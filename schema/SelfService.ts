@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 
 import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { isWebhookUrl } from "../src/domain/webhooks.js"
-import { CallerOnly, Envelope, IdPath, ListOf, Paging, Text, Timestamp } from "./Common.js"
+import { CallerOnly, Envelope, IdPath, ListOf, PageOnly, PlatformTime, Text, Timestamp } from "./Common.js"
 import { InvalidInputEnvelope, NotFoundEnvelope, WebhookOffEnvelope } from "./Errors.js"
 
 /** Every event type a webhook may subscribe to: the catalogue of DECISIONS §12. */
@@ -23,17 +23,6 @@ export const WebhookUrl = Text(2048, 1).check(
     toJsonSchema: () => ({ format: "uri" })
   })
 )
-
-/** A platform-time instant in a query or body: `YYYY-MM-DD HH:MM:SS` (or with `T`). */
-export const PlatformTime = Schema.String.check(
-  Schema.isPattern(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/u, {
-    message: "must be YYYY-MM-DD HH:MM:SS (platform time zone)"
-  }).abort(),
-  Schema.makeFilter((s: string) => {
-    const t = Date.parse(`${s.slice(0, 10)}T${s.slice(11)}Z`)
-    return (!Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === `${s.slice(0, 10)}T${s.slice(11)}`) || "must be a real time"
-  })
-).annotate({ description: "YYYY-MM-DD HH:MM:SS (or with T), platform time zone" })
 
 export const WebhookSettings = Schema.Struct({
   url: Schema.NullOr(Schema.String).annotate({ description: "where events are posted; null when none is set" }),
@@ -92,7 +81,7 @@ export type WebhookDelivery = typeof WebhookDelivery.Type
 export const DELIVERY_PAGE = { default: 20, max: 100 } as const
 
 export const DeliveryListParams = Schema.Struct({
-  ...Paging(DELIVERY_PAGE),
+  ...PageOnly(DELIVERY_PAGE),
   status: Schema.optional(DeliveryStatus),
   since: Schema.optional(PlatformTime.annotate({ description: "only deliveries created from then on (platform time)" }))
 })

@@ -210,7 +210,7 @@ describe("npm start stops cleanly", () => {
       started.push(child.pid!)
       let out = ""
       child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
-      yield* waitUntil(
+      yield* eventually(
         "npm start to be ready",
         Effect.sync(() => out),
         (o) => o.includes("API reference:") && o.includes("job daemon ready"),

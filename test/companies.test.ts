@@ -112,7 +112,7 @@ layer(testServerLayer())("companies", (it) => {
       expect(paged).toMatchObject({ total: 3 })
       expect(paged.list.map((x) => x.id)).toEqual([a.id])
       const pastEnd = yield* client.companies.list({ query: { keyword: tag, page: 9 } })
-      expect(pastEnd).toEqual({ list: [], total: 3 })
+      expect(pastEnd).toEqual({ list: [], total: 3, next_cursor: null })
       const percent = yield* client.companies.list({ query: { keyword: "%" } })
       expect(percent.total).toBe(0)
     }))

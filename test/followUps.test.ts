@@ -296,7 +296,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       expect(paged.total).toBe(3)
       expect(paged.list.map((t) => t.id)).toEqual(page.list.slice(2).map((t) => t.id))
       const past = yield* client.followUps.list({ query: { company_id: company.id, page: 9 } })
-      expect(past).toEqual({ list: [], total: 3 })
+      expect(past).toEqual({ list: [], total: 3, next_cursor: null })
     }))
 
   it.effect("page_size defaults to 50 and is clamped to 1000; bad filters are 400 invalid_parameter", () =>

@@ -113,7 +113,11 @@ layer(testServerLayer())("matchmakers", (it) => {
       yield* client.matchmakers.create({ payload: { name: "无微信", company_id: company.id } })
       yield* client.matchmakers.create({ payload: { name: "空微信", company_id: company.id, wechat_id: "" } })
       const r = yield* client.matchmakers.ids({ query: { company_id: company.id } })
-      expect(r).toEqual({ list: [{ id: withId.id, wechat_id: "wxid_sync", group_nos: [], work_wechat_ids: [] }], total: 1 })
+      expect(r).toEqual({
+        list: [{ id: withId.id, wechat_id: "wxid_sync", group_nos: [], work_wechat_ids: [] }],
+        total: 1,
+        next_cursor: null
+      })
     }))
 
   it.effect("a masking client sees starred phone, wechat and wechat_id; others see them plain", () =>

@@ -290,7 +290,7 @@ layer(testServerLayer())("published contract", (it) => {
           data: { id: expect.any(Number), name: "生成客户端婚介", city: "长沙" }
         })
         expect(out.company).toMatchObject({ code: 200, data: { id: out.created!.data.id, name: "生成客户端婚介" } })
-        expect(out.guests).toEqual({ code: 200, message: "ok", data: { list: [], total: 0 } })
+        expect(out.guests).toEqual({ code: 200, message: "ok", data: { list: [], total: 0, next_cursor: null } })
         expect(out.matchmakers).toMatchObject({ code: 200, data: { list: expect.any(Array), total: expect.any(Number) } })
         expect(out.missing).toEqual({ status: 404, reason: "not_found" })
       }),

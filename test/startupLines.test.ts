@@ -12,9 +12,9 @@ import { inject } from "vitest"
 
 import { findFreePort } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { eventually } from "./support/eventually.js"
 import { testServerLayer } from "./support/harness.js"
 import { logLines } from "./support/processes.js"
-import { waitUntil } from "./support/receiver.js"
 
 const databaseEnv = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -53,7 +53,7 @@ layer(testServerLayer(), { timeout: 120_000 })("the API's start-up as a person s
           { ...(yield* databaseEnv), PORT: String(port), HOST: "0.0.0.0", TZ: "Asia/Shanghai", NO_COLOR: "1" },
           true
         )
-        yield* waitUntil("the start-up lines", Effect.sync(api.output), (out) => out.includes("API reference:"), 90_000)
+        yield* eventually("the start-up lines", Effect.sync(api.output), (out) => out.includes("API reference:"), 90_000)
         const lines = api.output().split(/\r?\n/).filter((line) => line.trim() !== "")
         const listening = lines.find((line) => line.includes("Listening on"))!
         const next = lines.find((line) => line.includes("API reference:"))!

@@ -13,13 +13,15 @@ import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatu
 import { pageOf } from "../../schema/Common.js"
 import { genderSide } from "../domain/activities.js"
 import { AlreadyRegistered } from "../domain/errors.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
-import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
+import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 /** An `activities` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, end_time: Timestamp, created_at: Timestamp })
-const ActivityPageRow = Schema.Struct({ ...ActivityRow.fields, total_count: Schema.optional(Schema.Int) })
+const ActivityPageRow = Schema.Struct({ ...ActivityRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({ p: Schema.toType(ActivityListParams), sync: Schema.UndefinedOr(SyncWindow) })
 
 const COLUMNS = `id::int AS id, title, description, cover_url, address, start_time, end_time, male_quota, female_quota,
   male_fee::float8 AS male_fee, female_fee::float8 AS female_fee, status, audit_status, company_id::int AS company_id, created_at`
@@ -66,10 +68,11 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
-    const where = (p: ActivityListParams) =>
+    const listWhere = ({ p, sync }: typeof ListRequest.Type) =>
       sql.and([
         ...(p.status ? [sql`status = ${p.status}`] : []),
-        ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : [])
+        ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
+        ...sinceFilter(sql, sync, "activities.updated_at")
       ])
 
     const insert = SqlSchema.findOne({
@@ -152,19 +155,30 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.toType(ActivityListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: ActivityPageRow,
-      execute: ({ p, window }) => {
+      execute: ({ p, sync, window }) => {
         const { offset, pageSize } = pageOf(p, ACTIVITY_PAGE)
-        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM activities
-          WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "activities.updated_at", "activities.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        } FROM activities ${
+          pageTail(sql, {
+            sync,
+            where: listWhere({ p, sync }),
+            at: "activities.updated_at",
+            id: "activities.id",
+            offsetOrder: "activities.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const counterTotal = makeCounterTotal(sql, "activities", ["status", "company_id"])
     const count = SqlSchema.findAll({
-      Request: Schema.toType(ActivityListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM activities WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM activities WHERE ${listWhere(request)}`
     })
 
     return {
@@ -182,16 +196,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
       /** ongoing → ended at end_time; the count moved. */
       endDue: sqlEdge(Effect.map(end(undefined), (r) => r.n)),
       /** A page and the exact total: from the counters when the filter is none or one of status, company_id. */
-      list: (p: ActivityListParams) =>
-        sqlEdge(Effect.map(
-          pageAndTotal({
-            counter: counterTotal({ status: p.status, company_id: p.company_id }),
-            page: (window) => page({ p, window }),
-            count: count(p),
-            offset: pageOf(p, ACTIVITY_PAGE).offset
-          }),
-          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...activity }) => activity), total })
-        ))
+      list: (p: ActivityListParams, sync: SyncWindow | undefined) =>
+        sqlEdge(listPage({
+          sync,
+          counter: counterTotal({ status: p.status, company_id: p.company_id, updated_since: sync?.since }),
+          page: (window) => page({ p, sync, window }),
+          count: count({ p, sync }),
+          offset: pageOf(p, ACTIVITY_PAGE).offset
+        }))
     } as const
   })
 }) {

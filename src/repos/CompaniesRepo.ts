@@ -19,26 +19,42 @@ import {
 } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
-import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, keywordMatch, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
+import { SyncWindow } from "../domain/sync.js"
+import { CountRow, Timestamp } from "./rows.js"
+import {
+  containsPattern,
+  keywordMatch,
+  pageTail,
+  SearchRequest,
+  sinceFilter,
+  sqlEdge,
+  syncColumns,
+  SyncKeyFields,
+  uncountedList
+} from "./sqlHelpers.js"
 import { COMPANY_COLUMNS } from "./statements.js"
 
 /** A `companies` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const CompanyRow = Schema.Struct({ ...Company.fields, created_at: Timestamp, updated_at: Timestamp })
-const CompanyPageRow = Schema.Struct({ ...CompanyRow.fields, ...TotalCount.fields })
-const ListRequest = SearchRequest(CompanyListParams, KEYWORD_FIELDS.company)
+const CompanyPageRow = Schema.Struct({ ...CompanyRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({
+  ...SearchRequest(CompanyListParams, KEYWORD_FIELDS.company).fields,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
 
 export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COMPANY_COLUMNS)
     const keywordColumns = { name: sql`lower(name)` }
-    const where = ({ params: p, searchable }: typeof ListRequest.Type) =>
+    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) =>
       sql.and([
         ...(p.keyword ? [keywordMatch(sql, keywordColumns, searchable, containsPattern(p.keyword))] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
-        ...(p.city ? [sql`city = ${p.city}`] : [])
+        ...(p.city ? [sql`city = ${p.city}`] : []),
+        ...sinceFilter(sql, sync, "companies.updated_at")
       ])
+    const syncKey = syncColumns(sql, "companies.updated_at", "companies.id")
 
     const insert = SqlSchema.findOne({
       Request: Schema.toType(CompanyCreate),
@@ -69,12 +85,21 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
     })
 
     const page = SqlSchema.findAll({
-      Request: ListRequest,
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: CompanyPageRow,
-      execute: (request) => {
+      execute: ({ window, ...request }) => {
         const { offset, pageSize } = pageOf(request.params, COMPANY_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM companies
-          WHERE ${where(request)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncKey}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM companies ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: where(request),
+            at: "companies.updated_at",
+            id: "companies.id",
+            offsetOrder: "companies.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const count = SqlSchema.findAll({
@@ -90,12 +115,9 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
       update: (id: number, change: CompanyUpdate) => sqlEdge(updateRow({ id, change })),
       setColumn: (id: number, change: { status: CompanyStatus } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: CompanyListParams, searchable: ReadonlyArray<KeywordField<"company">>) => {
-        const request = { params, searchable }
-        return sqlEdge(Effect.map(pageWithTotal(page(request), count(request), pageOf(params, COMPANY_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...company }) => company),
-          total
-        })))
+      list: (params: CompanyListParams, searchable: ReadonlyArray<KeywordField<"company">>, sync: SyncWindow | undefined) => {
+        const request = { params, searchable, sync }
+        return uncountedList({ page: page, count: count }, request, pageOf(params, COMPANY_PAGE).offset)
       }
     } as const
   })

@@ -20,8 +20,9 @@ import {
   TaskType
 } from "../../schema/FollowUps.js"
 import { Education, Gender, IncomeLevel, MaritalStatus, RequirementTags, YesNo } from "../../schema/Guests.js"
+import { SyncWindow } from "../domain/sync.js"
 import { CountRow, Instant, IsoTimestamp, Timestamp } from "./rows.js"
-import { pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 const N = <S extends Schema.Top>(s: S) => Schema.NullOr(s)
 
@@ -43,7 +44,8 @@ const ListRow = Schema.Struct({
   education: N(Education),
   occupation: N(Schema.String),
   matchmaker: N(MatchmakerBrief),
-  total_count: Schema.optional(Schema.Int)
+  total_count: Schema.optional(Schema.Int),
+  ...SyncKeyFields
 })
 export type FollowUpListRow = typeof ListRow.Type
 
@@ -199,7 +201,7 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const listWhere = (p: FollowUpTaskListParams, date: string, cutoffMs: number) => {
+    const listWhere = (p: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) => {
       const cutoff = sql`to_timestamp(${at(cutoffMs)})`
       const status = p.status ?? "pending"
       return sql.and([
@@ -210,44 +212,56 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
           ? sql`t.status = 'dispatched' AND t.dispatched_at >= ${cutoff}`
           : sql`t.status = ${status}`,
         ...(p.task_type !== undefined ? [sql`t.task_type = ${p.task_type}`] : []),
-        ...(p.company_id !== undefined ? [sql`t.company_id = ${p.company_id}`] : [])
+        ...(p.company_id !== undefined ? [sql`t.company_id = ${p.company_id}`] : []),
+        ...sinceFilter(sql, sync, "t.updated_at")
       ])
     }
 
     const ListRequest = Schema.Struct({
       params: Schema.toType(FollowUpTaskListParams),
       date: Schema.String,
-      cutoffMs: Schema.Number
+      cutoffMs: Schema.Number,
+      sync: Schema.UndefinedOr(SyncWindow)
     })
 
     // The page is chosen on the task table alone (its indexes), then joined: the joins cost one
     // page, not every matching task.
     const page = SqlSchema.findAll({
-      Request: ListRequest,
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: ListRow,
-      execute: ({ cutoffMs, date, params }) => {
+      execute: ({ cutoffMs, date, params, sync, window }) => {
         const { offset, pageSize } = pageOf(params, FOLLOW_UP_PAGE)
         return sql`WITH page AS (
             SELECT t.id, t.plan_id, t.guest_id, t.company_id, t.matchmaker_id, t.task_type, t.task_day, t.scheduled_date,
-              ${effectiveStatus(sql, cutoffMs)} AS status, count(*) OVER ()::int AS total_count
-            FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs)}
-            ORDER BY t.scheduled_date, t.id LIMIT ${pageSize} OFFSET ${offset})
+              ${effectiveStatus(sql, cutoffMs)} AS status, t.updated_at, ${syncColumns(sql, "t.updated_at", "t.id")}
+              ${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
+            FROM follow_up_tasks t ${
+          pageTail(sql, {
+            sync,
+            where: listWhere(params, date, cutoffMs, sync),
+            at: "t.updated_at",
+            id: "t.id",
+            offsetOrder: "t.scheduled_date, t.id",
+            pageSize,
+            offset
+          })
+        })
           SELECT p.id::int AS id, p.plan_id::int AS follow_up_id, p.guest_id::int AS guest_id, g.name AS guest_name,
             p.company_id::int AS company_id, p.task_type, p.task_day, p.scheduled_date::text AS scheduled_date, p.status,
             g.gender, g.age, g.native_place_code, g.education, g.occupation,
             CASE WHEN m.id IS NULL THEN NULL ELSE json_build_object('id', m.id, 'name', m.name, 'company_name', c.name,
               'wechat', m.wechat, 'wechat_id', m.wechat_id) END AS matchmaker,
-            p.total_count
+            ${window ? sql`p.total_count,` : sql``} p.sync_at, p.sync_id
           FROM page p JOIN guests g ON g.id = p.guest_id
           LEFT JOIN matchmakers m ON m.id = p.matchmaker_id LEFT JOIN companies c ON c.id = m.company_id
-          ORDER BY p.scheduled_date, p.id`
+          ORDER BY ${sync === undefined ? sql`p.scheduled_date, p.id` : sql`p.updated_at, p.id`}`
       }
     })
     const count = SqlSchema.findAll({
       Request: ListRequest,
       Result: CountRow,
-      execute: ({ cutoffMs, date, params }) =>
-        sql`SELECT count(*)::int AS n FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs)}`
+      execute: ({ cutoffMs, date, params, sync }) =>
+        sql`SELECT count(*)::int AS n FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs, sync)}`
     })
 
     const detail = SqlSchema.findOneOption({
@@ -455,12 +469,14 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
       }))
 
     return {
-      list: (params: FollowUpTaskListParams, date: string, cutoffMs: number) =>
-        sqlEdge(pageWithTotal(
-          page({ params, date, cutoffMs }),
-          count({ params, date, cutoffMs }),
-          pageOf(params, FOLLOW_UP_PAGE).offset
-        )),
+      list: (params: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) =>
+        sqlEdge(listPage({
+          sync,
+          counter: undefined,
+          page: (window) => page({ params, date, cutoffMs, sync, window }),
+          count: count({ params, date, cutoffMs, sync }),
+          offset: pageOf(params, FOLLOW_UP_PAGE).offset
+        })),
       detail: (id: number, cutoffMs: number) => sqlEdge(detail({ id, cutoffMs })),
       /** The new or repeated lock, or none when the caller may not take it (then read `lockState`). */
       dispatch: (id: number, caller: string, nowMs: number, leaseMs: number) => sqlEdge(dispatchRow({ id, caller, nowMs, leaseMs })),

@@ -13,9 +13,20 @@ import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
 import type { GuestState } from "../domain/guest.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
-import { containsPattern, keywordMatch, SearchRequest, sqlEdge } from "./sqlHelpers.js"
+import {
+  containsPattern,
+  keywordMatch,
+  listPage,
+  pageTail,
+  SearchRequest,
+  sinceFilter,
+  sqlEdge,
+  syncColumns,
+  SyncKeyFields
+} from "./sqlHelpers.js"
 import { GUEST_LIST_COLUMNS } from "./statements.js"
 
 /**
@@ -32,9 +43,18 @@ const GuestRow = Schema.Struct({
 type GuestRow = typeof GuestRow.Type
 
 /** A row of a list page (GUEST_LIST_COLUMNS): the contract's list item. */
-const GuestListRow = Schema.Struct({ ...GuestListItem.fields, photo_time: Timestamp, created_at: Timestamp, updated_at: Timestamp })
+const GuestListRow = Schema.Struct({
+  ...GuestListItem.fields,
+  photo_time: Timestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  ...SyncKeyFields
+})
 
-const ListRequest = SearchRequest(GuestListParams, KEYWORD_FIELDS.guest)
+const ListRequest = Schema.Struct({
+  ...SearchRequest(GuestListParams, KEYWORD_FIELDS.guest).fields,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
 
 /**
  * The columns a write stores, from a guest's state: photo_time becomes an instant (null: left to
@@ -79,6 +99,7 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
     const listCols = sql.literal(GUEST_LIST_COLUMNS)
+    const syncKey = syncColumns(sql, "updated_at", "id")
 
     const insert = SqlSchema.findOne({
       Request: Schema.Struct({ state: GuestWrite, image_hash: Schema.optional(Schema.String) }),
@@ -147,7 +168,7 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       const grams = sql`search_grams @> ARRAY[${keyword}]::text[]`
       return KEYWORD_FIELDS.guest.every((field) => searchable.includes(field)) ? grams : sql`${grams} AND ${match}`
     }
-    const listWhere = ({ params: p, searchable }: typeof ListRequest.Type) => {
+    const listWhere = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
       const keyword = p.keyword?.trim().toLowerCase()
       const keywordFilter = keyword === undefined || keyword === "" ? [] : [keywordWhere(keyword, searchable)]
       return sql.and([
@@ -155,7 +176,8 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         ...(p.gender ? [sql`gender = ${p.gender}`] : []),
         ...(p.workplace !== undefined ? [sql`workplace = ${p.workplace}`] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
-        ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : [])
+        ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
+        ...sinceFilter(sql, sync, "guests.updated_at")
       ])
     }
 
@@ -165,10 +187,18 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       execute: (request) => {
         const p = request.params
         const { offset, pageSize } = pageOf(p, GUEST_PAGE)
-        const orderColumn = sql(p.order_by ?? "created_at")
-        const dir = sql.literal(p.order_dir === "asc" ? "ASC" : "DESC")
-        return sql`SELECT ${listCols} FROM guests WHERE ${listWhere(request)}
-          ORDER BY ${orderColumn} ${dir}, id ${dir} LIMIT ${pageSize} OFFSET ${offset}`
+        const dir = p.order_dir === "asc" ? "ASC" : "DESC"
+        return sql`SELECT ${listCols}, ${syncKey} FROM guests ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: listWhere(request),
+            at: "guests.updated_at",
+            id: "guests.id",
+            offsetOrder: `guests.${p.order_by ?? "created_at"} ${dir}, guests.id ${dir}`,
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const counterTotal = makeCounterTotal(sql, "guests", ["company_id", "status", "gender"])
@@ -206,17 +236,25 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
        * status, gender (no count over the rows), else a count with the same filter.
        */
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (p: GuestListParams, searchable: ReadonlyArray<KeywordField<"guest">>) => {
-        const request = { params: p, searchable }
-        const total = counterTotal({
+      list: (p: GuestListParams, searchable: ReadonlyArray<KeywordField<"guest">>, sync: SyncWindow | undefined) => {
+        const request = { params: p, searchable, sync }
+        const counter = counterTotal({
           // As listWhere: a blank keyword is no filter, an empty workplace is one.
           keyword: p.keyword?.trim() || undefined,
           workplace: p.workplace,
           company_id: p.company_id,
           status: p.status,
-          gender: p.gender
+          gender: p.gender,
+          updated_since: sync?.since
         }) ?? Effect.map(count(request), (row) => row.n)
-        return sqlEdge(Effect.map(Effect.all([page(request), total], { concurrency: 2 }), ([list, n]) => ({ list, total: n })))
+        // The total never comes from a window count here: from the counter or the count.
+        return sqlEdge(listPage({
+          sync,
+          counter,
+          page: () => page(request),
+          count: Effect.succeed([]),
+          offset: pageOf(p, GUEST_PAGE).offset
+        }))
       }
     } as const
   })

@@ -10,9 +10,10 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { pageOf } from "../../schema/Common.js"
 import { BLACKLIST_PAGE, BlacklistListParams, BlacklistRecord, BlacklistSource } from "../../schema/ImageBlacklist.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, IsoTimestamp } from "./rows.js"
-import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
+import { listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 /** One md5 to add, checked and normalised by the service. */
 export const BlacklistItem = Schema.Struct({ md5: Schema.String, source: BlacklistSource, reason: Schema.String })
@@ -20,7 +21,8 @@ export type BlacklistItem = typeof BlacklistItem.Type
 
 /** A record as selected by COLUMNS: the contract's record, created_at in ISO form (SPEC §2.7). */
 const RecordRow = Schema.Struct({ ...BlacklistRecord.fields, created_at: IsoTimestamp })
-const RecordPageRow = Schema.Struct({ ...RecordRow.fields, total_count: Schema.optional(Schema.Int) })
+const RecordPageRow = Schema.Struct({ ...RecordRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({ p: Schema.toType(BlacklistListParams), sync: Schema.UndefinedOr(SyncWindow) })
 
 const COLUMNS = "id::int AS id, md5, source, status, hit_count, created_at"
 
@@ -29,25 +31,37 @@ export class ImageBlacklistRepo extends Context.Service<ImageBlacklistRepo>()("I
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
-    const where = (p: BlacklistListParams) =>
+    const where = ({ p, sync }: typeof ListRequest.Type) =>
       sql.and([
         ...(p.status ? [sql`status = ${p.status}`] : []),
-        ...(p.source ? [sql`source = ${p.source}`] : [])
+        ...(p.source ? [sql`source = ${p.source}`] : []),
+        ...sinceFilter(sql, sync, "image_blacklist.updated_at")
       ])
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.toType(BlacklistListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: RecordPageRow,
-      execute: ({ p, window }) => {
+      execute: ({ p, sync, window }) => {
         const { offset, pageSize } = pageOf(p, BLACKLIST_PAGE)
-        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
-          FROM image_blacklist WHERE ${where(p)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "image_blacklist.updated_at", "image_blacklist.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        } FROM image_blacklist ${
+          pageTail(sql, {
+            sync,
+            where: where({ p, sync }),
+            at: "image_blacklist.updated_at",
+            id: "image_blacklist.id",
+            offsetOrder: "image_blacklist.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const counterTotal = makeCounterTotal(sql, "image_blacklist", ["status", "source"])
     const count = SqlSchema.findAll({
-      Request: Schema.toType(BlacklistListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM image_blacklist WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM image_blacklist WHERE ${where(request)}`
     })
 
     const upsert = SqlSchema.findAll({
@@ -88,19 +102,14 @@ export class ImageBlacklistRepo extends Context.Service<ImageBlacklistRepo>()("I
     })
 
     return {
-      list: (p: BlacklistListParams) =>
-        sqlEdge(Effect.map(
-          pageAndTotal({
-            counter: counterTotal({ status: p.status, source: p.source }),
-            page: (window) => page({ p, window }),
-            count: count(p),
-            offset: pageOf(p, BLACKLIST_PAGE).offset
-          }),
-          ({ rows, total }) => ({
-            list: rows.map(({ total_count: _, ...record }) => record),
-            total
-          })
-        )),
+      list: (p: BlacklistListParams, sync: SyncWindow | undefined) =>
+        sqlEdge(listPage({
+          sync,
+          counter: counterTotal({ status: p.status, source: p.source, updated_since: sync?.since }),
+          page: (window) => page({ p, sync, window }),
+          count: count({ p, sync }),
+          offset: pageOf(p, BLACKLIST_PAGE).offset
+        })),
       /**
        * Adds new md5s and re-activates disabled ones (first occurrence in the list wins); returns
        * which md5s were inserted and which restored. Existing active ones are left alone.

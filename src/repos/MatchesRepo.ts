@@ -10,14 +10,20 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { pageOf } from "../../schema/Common.js"
 import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
 import { MatchExists } from "../domain/errors.js"
+import { SyncWindow } from "../domain/sync.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
-import { onUniqueViolation, pageAndTotal, sqlEdge } from "./sqlHelpers.js"
+import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
-const MatchPageRow = Schema.Struct({ ...MatchRow.fields, total_count: Schema.optional(Schema.Int) })
+const MatchPageRow = Schema.Struct({ ...MatchRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({
+  params: Schema.toType(MatchListParams),
+  timeZone: Schema.String,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
 
 const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
   guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
@@ -45,7 +51,7 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
-    const where = (p: MatchListParams, timeZone: string) => {
+    const where = (p: MatchListParams, timeZone: string, sync: SyncWindow | undefined) => {
       // created_at bounds: from the start of start_date to the end of end_date (its last second
       // included, fractions too), in the platform time zone.
       const from = p.start_date === undefined ? undefined : parseTimestamp(`${p.start_date} 00:00:00`, timeZone)
@@ -60,7 +66,8 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
           ? [sql`(guest_a_id IN ${ofCompany(p.company_id)} OR guest_b_id IN ${ofCompany(p.company_id)})`]
           : []),
         ...(from !== undefined ? [sql`created_at >= ${from}`] : []),
-        ...(until !== undefined ? [sql`created_at < ${until}`] : [])
+        ...(until !== undefined ? [sql`created_at < ${until}`] : []),
+        ...sinceFilter(sql, sync, "matches.updated_at")
       ])
     }
 
@@ -96,19 +103,30 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ params: Schema.toType(MatchListParams), timeZone: Schema.String, window: Schema.Boolean }),
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: MatchPageRow,
-      execute: ({ params, timeZone, window }) => {
+      execute: ({ params, sync, timeZone, window }) => {
         const { offset, pageSize } = pageOf(params, MATCH_PAGE)
-        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM matches
-          WHERE ${where(params, timeZone)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "matches.updated_at", "matches.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        } FROM matches ${
+          pageTail(sql, {
+            sync,
+            where: where(params, timeZone, sync),
+            at: "matches.updated_at",
+            id: "matches.id",
+            offsetOrder: "matches.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const counterTotal = makeCounterTotal(sql, "matches", ["status"])
     const count = SqlSchema.findAll({
-      Request: Schema.Struct({ params: Schema.toType(MatchListParams), timeZone: Schema.String }),
+      Request: ListRequest,
       Result: CountRow,
-      execute: ({ params, timeZone }) => sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone)}`
+      execute: ({ params, sync, timeZone }) => sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone, sync)}`
     })
 
     return {
@@ -119,25 +137,22 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       setStatus: (id: number, status: MatchStatus) => sqlEdge(setStatus({ id, status })),
       /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */
       bumpCounters: (ids: ReadonlyArray<number>, counter: MatchCounter) => ids.length === 0 ? Effect.void : sqlEdge(bump({ ids, counter })),
-      list: (params: MatchListParams) =>
+      list: (params: MatchListParams, sync: SyncWindow | undefined) =>
         Effect.flatMap(PlatformTimeZone, (timeZone) =>
-          sqlEdge(
-            Effect.map(
-              pageAndTotal({
-                counter: counterTotal({
-                  guest_id: params.guest_id,
-                  status: params.status,
-                  company_id: params.company_id,
-                  start_date: params.start_date,
-                  end_date: params.end_date
-                }),
-                page: (window) => page({ params, timeZone, window }),
-                count: count({ params, timeZone }),
-                offset: pageOf(params, MATCH_PAGE).offset
-              }),
-              ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...match }) => match), total })
-            )
-          ))
+          sqlEdge(listPage({
+            sync,
+            counter: counterTotal({
+              guest_id: params.guest_id,
+              status: params.status,
+              company_id: params.company_id,
+              start_date: params.start_date,
+              end_date: params.end_date,
+              updated_since: sync?.since
+            }),
+            page: (window) => page({ params, timeZone, sync, window }),
+            count: count({ params, timeZone, sync }),
+            offset: pageOf(params, MATCH_PAGE).offset
+          })))
     } as const
   })
 }) {

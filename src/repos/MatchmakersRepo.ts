@@ -22,15 +22,31 @@ import {
   type WorkWechatScope
 } from "../../schema/Matchmakers.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
-import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, keywordMatch, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
+import { SyncWindow } from "../domain/sync.js"
+import { CountRow, Timestamp } from "./rows.js"
+import {
+  containsPattern,
+  keywordMatch,
+  listPage,
+  pageTail,
+  SearchRequest,
+  sinceFilter,
+  sqlEdge,
+  syncColumns,
+  SyncKeyFields,
+  uncountedList
+} from "./sqlHelpers.js"
 import { MATCHMAKER_COLUMNS } from "./statements.js"
 
 /** A `matchmakers` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchmakerRow = Schema.Struct({ ...Matchmaker.fields, created_at: Timestamp, updated_at: Timestamp })
-const MatchmakerPageRow = Schema.Struct({ ...MatchmakerRow.fields, ...TotalCount.fields })
+const MatchmakerPageRow = Schema.Struct({ ...MatchmakerRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
 
-const ListRequest = SearchRequest(MatchmakerListParams, KEYWORD_FIELDS.matchmaker)
+const ListRequest = Schema.Struct({
+  ...SearchRequest(MatchmakerListParams, KEYWORD_FIELDS.matchmaker).fields,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
+const IdsRequest = Schema.Struct({ params: Schema.toType(MatchmakerIdsParams), sync: Schema.UndefinedOr(SyncWindow) })
 
 type Scope = typeof WorkWechatScope.Type
 
@@ -79,7 +95,7 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     }
 
     const keywordColumns = { name: sql`lower(name)`, phone: sql`phone`, wechat: sql`lower(wechat)` }
-    const listWhere = ({ params: p, searchable }: typeof ListRequest.Type) => {
+    const listWhere = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
       const kw = p.keyword ? containsPattern(p.keyword) : undefined
       return sql.and([
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
@@ -87,16 +103,19 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.level ? [sql`level = ${p.level}`] : []),
         ...(p.has_guests === true ? [sql`guest_count > 0`] : p.has_guests === false ? [sql`guest_count = 0`] : []),
-        ...reachFilters(p)
+        ...reachFilters(p),
+        ...sinceFilter(sql, sync, "m.updated_at")
       ])
     }
 
-    const idsWhere = (p: MatchmakerIdsParams) =>
+    const idsWhere = ({ params: p, sync }: typeof IdsRequest.Type) =>
       sql.and([
         sql`m.wechat_id IS NOT NULL AND m.wechat_id <> ''`,
         ...(p.company_id !== undefined ? [sql`m.company_id = ${p.company_id}`] : []),
-        ...reachFilters(p)
+        ...reachFilters(p),
+        ...sinceFilter(sql, sync, "m.updated_at")
       ])
+    const syncKey = syncColumns(sql, "m.updated_at", "m.id")
 
     const insert = SqlSchema.findOne({
       Request: Schema.toType(MatchmakerCreate),
@@ -121,12 +140,21 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     })
 
     const page = SqlSchema.findAll({
-      Request: ListRequest,
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: MatchmakerPageRow,
-      execute: (request) => {
+      execute: ({ window, ...request }) => {
         const { offset, pageSize } = pageOf(request.params, MATCHMAKER_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM matchmakers m
-          WHERE ${listWhere(request)} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncKey}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``} FROM matchmakers m ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: listWhere(request),
+            at: "m.updated_at",
+            id: "m.id",
+            offsetOrder: "m.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const count = SqlSchema.findAll({
@@ -141,10 +169,12 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
      * aggregates over the page's ids.
      */
     const idsPage = SqlSchema.findAll({
-      Request: Schema.toType(MatchmakerIdsParams),
-      Result: MatchmakerIdItem,
-      execute: (p) => {
+      Request: IdsRequest,
+      Result: Schema.Struct({ ...MatchmakerIdItem.fields, ...SyncKeyFields }),
+      execute: (request) => {
+        const p = request.params
         const { pageSize, offset } = pageOf(p, MATCHMAKER_IDS_PAGE)
+        const order = request.sync === undefined ? sql`p.id DESC` : sql`p.updated_at, p.id`
         const scope = p.work_wechat_scope ?? "all"
         const directPairs = sql`SELECT a.target_id AS matchmaker_id, a.work_wechat_id AS account
           FROM work_wechat_associations a JOIN work_wechats w ON w.id = a.work_wechat_id AND w.deleted_at IS NULL
@@ -157,7 +187,17 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
           WHERE gm.matchmaker_id IN (SELECT id FROM page)`
         const pairs = scope === "direct" ? directPairs : scope === "group" ? groupPairs : sql`${directPairs} UNION ${groupPairs}`
         return sql`WITH page AS (
-            SELECT m.id, m.wechat_id FROM matchmakers m WHERE ${idsWhere(p)} ORDER BY m.id DESC LIMIT ${pageSize} OFFSET ${offset}),
+            SELECT m.id, m.wechat_id, m.updated_at, ${syncKey} FROM matchmakers m ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: idsWhere(request),
+            at: "m.updated_at",
+            id: "m.id",
+            offsetOrder: "m.id DESC",
+            pageSize,
+            offset
+          })
+        }),
           nos AS (
             SELECT gm.matchmaker_id, array_agg(DISTINCT g.group_no ORDER BY g.group_no) AS group_nos
             FROM work_group_matchmakers gm JOIN work_groups g ON g.id = gm.work_group_id AND g.deleted_at IS NULL AND g.group_no <> ''
@@ -165,15 +205,16 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
           reach AS (
             SELECT r.matchmaker_id, array_agg(DISTINCT r.account::int ORDER BY r.account::int) AS accounts
             FROM (${pairs}) r GROUP BY r.matchmaker_id)
-          SELECT p.id::int AS id, p.wechat_id, coalesce(nos.group_nos, '{}') AS group_nos, coalesce(reach.accounts, '{}') AS work_wechat_ids
+          SELECT p.id::int AS id, p.wechat_id, coalesce(nos.group_nos, '{}') AS group_nos, coalesce(reach.accounts, '{}') AS work_wechat_ids,
+            p.sync_at, p.sync_id
           FROM page p LEFT JOIN nos ON nos.matchmaker_id = p.id LEFT JOIN reach ON reach.matchmaker_id = p.id
-          ORDER BY p.id DESC`
+          ORDER BY ${order}`
       }
     })
     const idsCount = SqlSchema.findOne({
-      Request: Schema.toType(MatchmakerIdsParams),
+      Request: IdsRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${idsWhere(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM matchmakers m WHERE ${idsWhere(request)}`
     })
 
     return {
@@ -182,17 +223,20 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
       update: (id: number, change: MatchmakerUpdate) => sqlEdge(updateRow({ id, change })),
       setColumn: (id: number, change: { status: "active" | "disabled" } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: MatchmakerListParams, searchable: ReadonlyArray<KeywordField<"matchmaker">>) => {
-        const request = { params, searchable }
-        return sqlEdge(
-          Effect.map(pageWithTotal(page(request), count(request), pageOf(params, MATCHMAKER_PAGE).offset), ({ rows, total }) => ({
-            list: rows.map(({ total_count: _, ...matchmaker }) => matchmaker),
-            total
-          }))
-        )
+      list: (params: MatchmakerListParams, searchable: ReadonlyArray<KeywordField<"matchmaker">>, sync: SyncWindow | undefined) => {
+        const request = { params, searchable, sync }
+        return uncountedList({ page: page, count: count }, request, pageOf(params, MATCHMAKER_PAGE).offset)
       },
-      ids: (p: MatchmakerIdsParams) =>
-        sqlEdge(Effect.map(Effect.all([idsPage(p), idsCount(p)], { concurrency: 2 }), ([list, { n }]) => ({ list, total: n })))
+      ids: (params: MatchmakerIdsParams, sync: SyncWindow | undefined) => {
+        const request = { params, sync }
+        return sqlEdge(listPage({
+          sync,
+          counter: Effect.map(idsCount(request), (row) => row.n),
+          page: () => idsPage(request),
+          count: Effect.succeed([]),
+          offset: pageOf(params, MATCHMAKER_IDS_PAGE).offset
+        }))
+      }
     } as const
   })
 }) {

@@ -11,12 +11,14 @@ import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
-import { pageAndTotal, sqlEdge } from "./sqlHelpers.js"
+import { listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, started_at: Timestamp, expire_at: Timestamp, created_at: Timestamp })
-const MembershipPageRow = Schema.Struct({ ...MembershipRow.fields, total_count: Schema.optional(Schema.Int) })
+const MembershipPageRow = Schema.Struct({ ...MembershipRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({ p: Schema.toType(MembershipListParams), sync: Schema.UndefinedOr(SyncWindow) })
 
 const COLUMNS = `m.id::int AS id, m.user_id::int AS user_id, m.guest_id::int AS guest_id, p.name AS plan_name, m.plan_id,
   m.status, m.started_at, m.expire_at, m.created_at`
@@ -36,11 +38,12 @@ export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Members
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
-    const where = (p: MembershipListParams) =>
+    const where = ({ p, sync }: typeof ListRequest.Type) =>
       sql.and([
         ...(p.user_id !== undefined ? [sql`m.user_id = ${p.user_id}`] : []),
         ...(p.status ? [sql`m.status = ${p.status}`] : []),
-        ...(p.company_id !== undefined ? [sql`m.guest_id IN (SELECT g.id FROM guests g WHERE g.company_id = ${p.company_id})`] : [])
+        ...(p.company_id !== undefined ? [sql`m.guest_id IN (SELECT g.id FROM guests g WHERE g.company_id = ${p.company_id})`] : []),
+        ...sinceFilter(sql, sync, "m.updated_at")
       ])
 
     const insertPlan = SqlSchema.findOne({
@@ -121,20 +124,23 @@ export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Members
     })
 
     const page = SqlSchema.findAll({
-      Request: Schema.Struct({ p: Schema.toType(MembershipListParams), window: Schema.Boolean }),
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: MembershipPageRow,
-      execute: ({ p, window }) => {
+      execute: ({ p, sync, window }) => {
         const { offset, pageSize } = pageOf(p, MEMBERSHIP_PAGE)
-        return sql`SELECT ${cols}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
-          FROM memberships m JOIN membership_plans p ON p.id = m.plan_id
-          WHERE ${where(p)} ORDER BY m.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "m.updated_at", "m.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        }
+          FROM memberships m JOIN membership_plans p ON p.id = m.plan_id ${
+          pageTail(sql, { sync, where: where({ p, sync }), at: "m.updated_at", id: "m.id", offsetOrder: "m.id DESC", pageSize, offset })
+        }`
       }
     })
     const counterTotal = makeCounterTotal(sql, "memberships", ["status", "user_id"])
     const count = SqlSchema.findAll({
-      Request: Schema.toType(MembershipListParams),
+      Request: ListRequest,
       Result: CountRow,
-      execute: (p) => sql`SELECT count(*)::int AS n FROM memberships m WHERE ${where(p)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM memberships m WHERE ${where(request)}`
     })
 
     return {
@@ -150,19 +156,14 @@ export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Members
       /** Expires what is due (all, or one user's plan) with its events; the count expired. */
       expireDue: (scope: ExpiryScope | null = null) =>
         Effect.flatMap(PlatformTimeZone, (timeZone) => sqlEdge(Effect.map(expire({ timeZone, scope }), (r) => r.n))),
-      list: (p: MembershipListParams) =>
-        sqlEdge(Effect.map(
-          pageAndTotal({
-            counter: counterTotal({ user_id: p.user_id, status: p.status, company_id: p.company_id }),
-            page: (window) => page({ p, window }),
-            count: count(p),
-            offset: pageOf(p, MEMBERSHIP_PAGE).offset
-          }),
-          ({ rows, total }) => ({
-            list: rows.map(({ total_count: _, ...membership }) => membership),
-            total
-          })
-        ))
+      list: (p: MembershipListParams, sync: SyncWindow | undefined) =>
+        sqlEdge(listPage({
+          sync,
+          counter: counterTotal({ user_id: p.user_id, status: p.status, company_id: p.company_id, updated_since: sync?.since }),
+          page: (window) => page({ p, sync, window }),
+          count: count({ p, sync }),
+          offset: pageOf(p, MEMBERSHIP_PAGE).offset
+        }))
     } as const
   })
 }) {

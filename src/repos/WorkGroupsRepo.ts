@@ -24,9 +24,25 @@ import {
 } from "../../schema/WorkGroups.js"
 import { DuplicateGroupNo } from "../domain/errors.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeOperationLogs } from "./operationLogs.js"
-import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, keywordMatch, onUniqueViolation, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
+import { CountRow, Timestamp } from "./rows.js"
+import {
+  containsPattern,
+  keywordMatch,
+  listPage,
+  onUniqueViolation,
+  pageTail,
+  SearchRequest,
+  sinceFilter,
+  sqlEdge,
+  syncColumns,
+  SyncKeyFields,
+  uncountedList
+} from "./sqlHelpers.js"
+
+/** What a page row has beyond its record: the window total (by `page`) and the sync key. */
+const PageKeys = { total_count: Schema.optional(Schema.Int), ...SyncKeyFields }
 
 export const MemberKind = Schema.Literals(["matchmaker", "work_wechat"])
 export type MemberKind = typeof MemberKind.Type
@@ -46,19 +62,28 @@ const GROUP_COLUMNS = `g.id::int AS id, g.name, g.group_no, g.qr_code, g.status,
 
 /** A group as selected by GROUP_COLUMNS: the contract's record, instants as platform-time text. */
 const GroupRow = Schema.Struct({ ...WorkGroup.fields, created_at: Timestamp, updated_at: Timestamp })
-const GroupPageRow = Schema.Struct({ ...GroupRow.fields, ...TotalCount.fields })
-const ListRequest = SearchRequest(WorkGroupListParams, KEYWORD_FIELDS.work_group)
+const GroupPageRow = Schema.Struct({ ...GroupRow.fields, ...PageKeys })
+const ListRequest = Schema.Struct({
+  ...SearchRequest(WorkGroupListParams, KEYWORD_FIELDS.work_group).fields,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
 
 /** The columns an update may change, with the id and status, of a locked live group. */
 const LockedGroup = WorkGroup.mapFields(Struct.pick(["id", "status", "name", "group_no", "qr_code", "remark"]))
 
-const MatchmakerMemberPageRow = Schema.Struct({ ...MatchmakerMember.fields, joined_at: Timestamp, ...TotalCount.fields })
-const AccountMemberPageRow = Schema.Struct({ ...WorkWechatMember.fields, joined_at: Timestamp, ...TotalCount.fields })
-const LogPageRow = Schema.Struct({ ...WorkGroupLog.fields, created_at: Timestamp, ...TotalCount.fields })
+const MatchmakerMemberPageRow = Schema.Struct({ ...MatchmakerMember.fields, joined_at: Timestamp, ...PageKeys })
+const AccountMemberPageRow = Schema.Struct({ ...WorkWechatMember.fields, joined_at: Timestamp, ...PageKeys })
+const LogPageRow = Schema.Struct({ ...WorkGroupLog.fields, created_at: Timestamp, ...PageKeys })
 
 const IdRow = Schema.Struct({ id: Schema.Int })
 const Ids = Schema.Array(Schema.Int)
-const MemberPageRequest = Schema.Struct({ groupId: Schema.Int, offset: Schema.Int, pageSize: Schema.Int })
+const MemberCountRequest = Schema.Struct({ groupId: Schema.Int, sync: Schema.UndefinedOr(SyncWindow) })
+const MemberPageRequest = Schema.Struct({
+  ...MemberCountRequest.fields,
+  offset: Schema.Int,
+  pageSize: Schema.Int,
+  window: Schema.Boolean
+})
 
 export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroups/Repo", {
   make: Effect.gen(function*() {
@@ -108,10 +133,11 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
     })
 
     const keywordColumns = { name: sql`lower(g.name)`, group_no: sql`lower(g.group_no)`, remark: sql`lower(g.remark)` }
-    const where = ({ params: p, searchable }: typeof ListRequest.Type) => {
+    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`g.deleted_at IS NULL`,
+        ...sinceFilter(sql, sync, "g.updated_at"),
         ...(kw
           ? [
             // Every keyword field in one text, for the trigram index; then the fields this caller may search.
@@ -141,12 +167,23 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
       ])
     }
     const page = SqlSchema.findAll({
-      Request: ListRequest,
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: GroupPageRow,
-      execute: (request) => {
+      execute: ({ window, ...request }) => {
         const { offset, pageSize } = pageOf(request.params, GROUP_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_groups g WHERE ${where(request)}
-          ORDER BY g.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "g.updated_at", "g.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        } FROM work_groups g ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: where(request),
+            at: "g.updated_at",
+            id: "g.id",
+            offsetOrder: "g.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const count = SqlSchema.findAll({
@@ -176,32 +213,55 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
     const matchmakerPage = SqlSchema.findAll({
       Request: MemberPageRequest,
       Result: MatchmakerMemberPageRow,
-      execute: ({ groupId, offset, pageSize }) =>
+      execute: ({ groupId, offset, pageSize, sync, window }) =>
         sql`SELECT x.id::int AS id, x.work_group_id::int AS work_group_id, x.matchmaker_id::int AS matchmaker_id,
             m.name AS matchmaker_name, m.wechat AS matchmaker_wechat, m.wechat_id AS matchmaker_wechat_id,
-            x.remark, x.joined_at, count(*) OVER ()::int AS total_count
-          FROM work_group_matchmakers x JOIN matchmakers m ON m.id = x.matchmaker_id
-          WHERE x.work_group_id = ${groupId} ORDER BY x.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+            x.remark, x.joined_at, ${syncColumns(sql, "x.joined_at", "x.id")}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
+          FROM work_group_matchmakers x JOIN matchmakers m ON m.id = x.matchmaker_id ${
+          pageTail(sql, {
+            sync,
+            where: sql.and([sql`x.work_group_id = ${groupId}`, ...sinceFilter(sql, sync, "x.joined_at")]),
+            at: "x.joined_at",
+            id: "x.id",
+            offsetOrder: "x.id DESC",
+            pageSize,
+            offset
+          })
+        }`
     })
     const matchmakerCount = SqlSchema.findAll({
-      Request: Schema.Int,
+      Request: MemberCountRequest,
       Result: CountRow,
-      execute: (groupId) => sql`SELECT count(*)::int AS n FROM work_group_matchmakers WHERE work_group_id = ${groupId}`
+      execute: ({ groupId, sync }) =>
+        sql`SELECT count(*)::int AS n FROM work_group_matchmakers x
+          WHERE ${sql.and([sql`x.work_group_id = ${groupId}`, ...sinceFilter(sql, sync, "x.joined_at")])}`
     })
 
     const accountPage = SqlSchema.findAll({
       Request: MemberPageRequest,
       Result: AccountMemberPageRow,
-      execute: ({ groupId, offset, pageSize }) =>
+      execute: ({ groupId, offset, pageSize, sync, window }) =>
         sql`SELECT y.id::int AS id, y.work_group_id::int AS work_group_id, y.work_wechat_id::int AS work_wechat_id,
-            w.wechat_number, w.wechat_nickname, w.phone, y.remark, y.joined_at, count(*) OVER ()::int AS total_count
-          FROM work_group_work_wechats y JOIN work_wechats w ON w.id = y.work_wechat_id
-          WHERE y.work_group_id = ${groupId} ORDER BY y.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+            w.wechat_number, w.wechat_nickname, w.phone, y.remark, y.joined_at,
+            ${syncColumns(sql, "y.joined_at", "y.id")}${window ? sql`, count(*) OVER ()::int AS total_count` : sql``}
+          FROM work_group_work_wechats y JOIN work_wechats w ON w.id = y.work_wechat_id ${
+          pageTail(sql, {
+            sync,
+            where: sql.and([sql`y.work_group_id = ${groupId}`, ...sinceFilter(sql, sync, "y.joined_at")]),
+            at: "y.joined_at",
+            id: "y.id",
+            offsetOrder: "y.id DESC",
+            pageSize,
+            offset
+          })
+        }`
     })
     const accountCount = SqlSchema.findAll({
-      Request: Schema.Int,
+      Request: MemberCountRequest,
       Result: CountRow,
-      execute: (groupId) => sql`SELECT count(*)::int AS n FROM work_group_work_wechats WHERE work_group_id = ${groupId}`
+      execute: ({ groupId, sync }) =>
+        sql`SELECT count(*)::int AS n FROM work_group_work_wechats y
+          WHERE ${sql.and([sql`y.work_group_id = ${groupId}`, ...sinceFilter(sql, sync, "y.joined_at")])}`
     })
 
     const logs = makeOperationLogs(sql, { table: "work_group_logs", owner: "work_group_id", limits: GROUP_LOG_PAGE, pageRow: LogPageRow })
@@ -225,12 +285,9 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       memberCounts: (id: number) => sqlEdge(memberCounts(id)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: WorkGroupListParams, searchable: ReadonlyArray<KeywordField<"work_group">>) => {
-        const request = { params, searchable }
-        return sqlEdge(Effect.map(pageWithTotal(page(request), count(request), pageOf(params, GROUP_PAGE).offset), ({ rows, total }) => ({
-          list: rows.map(({ total_count: _, ...group }) => group),
-          total
-        })))
+      list: (params: WorkGroupListParams, searchable: ReadonlyArray<KeywordField<"work_group">>, sync: SyncWindow | undefined) => {
+        const request = { params, searchable, sync }
+        return uncountedList({ page: page, count: count }, request, pageOf(params, GROUP_PAGE).offset)
       },
       /** Adds members that are not members yet; returns the member ids added. */
       addMembers: (groupId: number, kind: MemberKind, ids: ReadonlyArray<number>, remark: string | null) =>
@@ -239,19 +296,25 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           : sqlEdge(Effect.map(insertMembers({ groupId, kind, ids, remark }), (rows) => rows.map((r) => r.member))),
       removeMember: (groupId: number, kind: MemberKind, id: number) =>
         sqlEdge(Effect.map(deleteMember({ groupId, kind, id }), Option.isSome)),
-      matchmakerMembers: (groupId: number, p: PageParams) => {
+      matchmakerMembers: (groupId: number, p: PageParams, sync: SyncWindow | undefined) => {
         const { offset, pageSize } = pageOf(p, GROUP_MATCHMAKER_PAGE)
-        return sqlEdge(Effect.map(
-          pageWithTotal(matchmakerPage({ groupId, offset, pageSize }), matchmakerCount(groupId), offset),
-          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...member }) => member), total })
-        ))
+        return sqlEdge(listPage({
+          sync,
+          counter: undefined,
+          page: (window) => matchmakerPage({ groupId, offset, pageSize, sync, window }),
+          count: matchmakerCount({ groupId, sync }),
+          offset
+        }))
       },
-      accountMembers: (groupId: number, p: PageParams) => {
+      accountMembers: (groupId: number, p: PageParams, sync: SyncWindow | undefined) => {
         const { offset, pageSize } = pageOf(p, GROUP_ACCOUNT_PAGE)
-        return sqlEdge(Effect.map(
-          pageWithTotal(accountPage({ groupId, offset, pageSize }), accountCount(groupId), offset),
-          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...member }) => member), total })
-        ))
+        return sqlEdge(listPage({
+          sync,
+          counter: undefined,
+          page: (window) => accountPage({ groupId, offset, pageSize, sync, window }),
+          count: accountCount({ groupId, sync }),
+          offset
+        }))
       },
       /** Writes log entries for one group (operator: this interface). */
       log: logs.write,

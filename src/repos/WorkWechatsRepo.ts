@@ -22,9 +22,21 @@ import {
 } from "../../schema/WorkWechats.js"
 import { DuplicateDeviceId, DuplicatePhone, DuplicateWechatNumber } from "../domain/errors.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import { SyncWindow } from "../domain/sync.js"
 import { makeOperationLogs } from "./operationLogs.js"
-import { CountRow, Timestamp, TotalCount } from "./rows.js"
-import { containsPattern, keywordMatch, onUniqueViolation, pageWithTotal, SearchRequest, sqlEdge } from "./sqlHelpers.js"
+import { CountRow, Timestamp } from "./rows.js"
+import {
+  containsPattern,
+  keywordMatch,
+  onUniqueViolation,
+  pageTail,
+  SearchRequest,
+  sinceFilter,
+  sqlEdge,
+  syncColumns,
+  SyncKeyFields,
+  uncountedList
+} from "./sqlHelpers.js"
 
 const taken = (field: string) => ({ message: `${field} is already used by another work WeChat account` })
 
@@ -37,8 +49,11 @@ const mapDuplicates = onUniqueViolation<DuplicateWechatNumber | DuplicatePhone |
 
 /** An account as selected by ACCOUNT_COLUMNS: the contract's record, instants as platform-time text. */
 const AccountRow = Schema.Struct({ ...WorkWechat.fields, created_at: Timestamp, updated_at: Timestamp })
-const AccountPageRow = Schema.Struct({ ...AccountRow.fields, ...TotalCount.fields })
-const ListRequest = SearchRequest(WorkWechatListParams, KEYWORD_FIELDS.work_wechat)
+const AccountPageRow = Schema.Struct({ ...AccountRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const ListRequest = Schema.Struct({
+  ...SearchRequest(WorkWechatListParams, KEYWORD_FIELDS.work_wechat).fields,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
 
 /** The columns an update may change, with the id and status, of a locked live account. */
 const LockedAccount = WorkWechat.mapFields(Struct.pick([
@@ -54,8 +69,18 @@ const LockedAccount = WorkWechat.mapFields(Struct.pick([
   "remark"
 ]))
 
-const AssociationPageRow = Schema.Struct({ ...Association.fields, created_at: Timestamp, ...TotalCount.fields })
-const LogPageRow = Schema.Struct({ ...WorkWechatLog.fields, created_at: Timestamp, ...TotalCount.fields })
+const AssociationPageRow = Schema.Struct({
+  ...Association.fields,
+  created_at: Timestamp,
+  total_count: Schema.optional(Schema.Int),
+  ...SyncKeyFields
+})
+const LogPageRow = Schema.Struct({
+  ...WorkWechatLog.fields,
+  created_at: Timestamp,
+  total_count: Schema.optional(Schema.Int),
+  ...SyncKeyFields
+})
 
 const IdRow = Schema.Struct({ id: Schema.Int })
 const TargetRow = Schema.Struct({ target_id: Schema.Int })
@@ -124,7 +149,7 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       device_id: sql`lower(w.device_id)`,
       wechat_nickname: sql`lower(w.wechat_nickname)`
     }
-    const where = ({ params: p, searchable }: typeof ListRequest.Type) => {
+    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`w.deleted_at IS NULL`,
@@ -135,16 +160,28 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
             keywordMatch(sql, keywordColumns, searchable, kw)
           ]
           : []),
-        ...(p.status ? [sql`w.status = ${p.status}`] : [])
+        ...(p.status ? [sql`w.status = ${p.status}`] : []),
+        ...sinceFilter(sql, sync, "w.updated_at")
       ])
     }
     const page = SqlSchema.findAll({
-      Request: ListRequest,
+      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: AccountPageRow,
-      execute: (request) => {
+      execute: ({ window, ...request }) => {
         const { offset, pageSize } = pageOf(request.params, WORK_WECHAT_PAGE)
-        return sql`SELECT ${cols}, count(*) OVER ()::int AS total_count FROM work_wechats w WHERE ${where(request)}
-          ORDER BY w.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+        return sql`SELECT ${cols}, ${syncColumns(sql, "w.updated_at", "w.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        } FROM work_wechats w ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: where(request),
+            at: "w.updated_at",
+            id: "w.id",
+            offsetOrder: "w.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const count = SqlSchema.findAll({
@@ -223,31 +260,47 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
           RETURNING a.target_id::int AS target_id`
     })
 
-    const associationWhere = (accountId: number, p: AssociationListParams) =>
+    const AssociationsRequest = Schema.Struct({
+      accountId: Schema.Int,
+      params: Schema.toType(AssociationListParams),
+      sync: Schema.UndefinedOr(SyncWindow)
+    })
+    const associationWhere = ({ accountId, params: p, sync }: typeof AssociationsRequest.Type) =>
       sql.and([
         sql`a.work_wechat_id = ${accountId}`,
-        ...(p.target_type ? [sql`a.target_type = ${p.target_type}`] : [])
+        ...(p.target_type ? [sql`a.target_type = ${p.target_type}`] : []),
+        ...sinceFilter(sql, sync, "a.updated_at")
       ])
-    const AssociationsRequest = Schema.Struct({ accountId: Schema.Int, params: Schema.toType(AssociationListParams) })
     const associationPage = SqlSchema.findAll({
-      Request: AssociationsRequest,
+      Request: Schema.Struct({ ...AssociationsRequest.fields, window: Schema.Boolean }),
       Result: AssociationPageRow,
-      execute: ({ accountId, params }) => {
-        const { offset, pageSize } = pageOf(params, WORK_WECHAT_PAGE)
+      execute: ({ window, ...request }) => {
+        const { offset, pageSize } = pageOf(request.params, WORK_WECHAT_PAGE)
         return sql`SELECT a.id::int AS id, a.work_wechat_id::int AS work_wechat_id, a.target_type, a.target_id::int AS target_id,
             CASE WHEN a.target_type = 'matchmaker' THEN m.name ELSE c.name END AS target_name,
-            a.remark, a.created_at, count(*) OVER ()::int AS total_count
+            a.remark, a.created_at, ${syncColumns(sql, "a.updated_at", "a.id")}${
+          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
+        }
           FROM work_wechat_associations a
           LEFT JOIN matchmakers m ON a.target_type = 'matchmaker' AND m.id = a.target_id
           LEFT JOIN companies c ON a.target_type <> 'matchmaker' AND c.id = a.target_id
-          WHERE ${associationWhere(accountId, params)} ORDER BY a.id DESC LIMIT ${pageSize} OFFSET ${offset}`
+          ${
+          pageTail(sql, {
+            sync: request.sync,
+            where: associationWhere(request),
+            at: "a.updated_at",
+            id: "a.id",
+            offsetOrder: "a.id DESC",
+            pageSize,
+            offset
+          })
+        }`
       }
     })
     const associationCount = SqlSchema.findAll({
       Request: AssociationsRequest,
       Result: CountRow,
-      execute: ({ accountId, params }) =>
-        sql`SELECT count(*)::int AS n FROM work_wechat_associations a WHERE ${associationWhere(accountId, params)}`
+      execute: (request) => sql`SELECT count(*)::int AS n FROM work_wechat_associations a WHERE ${associationWhere(request)}`
     })
 
     const logs = makeOperationLogs(sql, {
@@ -274,14 +327,9 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       attachments: (id: number) => sqlEdge(attachments(id)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: WorkWechatListParams, searchable: ReadonlyArray<KeywordField<"work_wechat">>) => {
-        const request = { params, searchable }
-        return sqlEdge(
-          Effect.map(pageWithTotal(page(request), count(request), pageOf(params, WORK_WECHAT_PAGE).offset), ({ rows, total }) => ({
-            list: rows.map(({ total_count: _, ...account }) => account),
-            total
-          }))
-        )
+      list: (params: WorkWechatListParams, searchable: ReadonlyArray<KeywordField<"work_wechat">>, sync: SyncWindow | undefined) => {
+        const request = { params, searchable, sync }
+        return uncountedList({ page: page, count: count }, request, pageOf(params, WORK_WECHAT_PAGE).offset)
       },
       checkTargets,
       associate,
@@ -295,15 +343,10 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
         ids.length === 0
           ? Effect.succeed<Array<number>>([])
           : sqlEdge(Effect.map(moveRows({ from, to, type, ids }), (rows) => rows.map((r) => r.target_id))),
-      listAssociations: (accountId: number, params: AssociationListParams) =>
-        sqlEdge(Effect.map(
-          pageWithTotal(
-            associationPage({ accountId, params }),
-            associationCount({ accountId, params }),
-            pageOf(params, WORK_WECHAT_PAGE).offset
-          ),
-          ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...association }) => association), total })
-        )),
+      listAssociations: (accountId: number, params: AssociationListParams, sync: SyncWindow | undefined) => {
+        const request = { accountId, params, sync }
+        return uncountedList({ page: associationPage, count: associationCount }, request, pageOf(params, WORK_WECHAT_PAGE).offset)
+      },
       /** Writes log entries for one account (operator: this interface). */
       log: logs.write,
       listLogs: logs.page,

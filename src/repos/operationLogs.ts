@@ -9,8 +9,11 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js"
 import { LogAction } from "../../schema/WorkWechats.js"
 import type { LogEntry } from "../domain/operationLog.js"
-import { CountRow, type TotalCount } from "./rows.js"
-import { insertRows, pageWithTotal, sqlEdge } from "./sqlHelpers.js"
+import { SyncWindow } from "../domain/sync.js"
+import { CountRow } from "./rows.js"
+import { insertRows, listPage, pageTail, sinceFilter, sqlEdge, syncColumns } from "./sqlHelpers.js"
+
+type SyncPageRow = { readonly total_count?: number | undefined; readonly sync_at: string; readonly sync_id: number }
 
 /** Operations made through this interface log operator 0, "Open API" (SPEC §2.4). */
 export const OPERATOR = { id: 0, name: "Open API" } as const
@@ -29,14 +32,20 @@ const Entry = Schema.Struct({
   remark: nullableText
 })
 
-const PageRequest = Schema.Struct({ ownerId: Schema.Int, offset: Schema.Int, pageSize: Schema.Int })
+const PageRequest = Schema.Struct({
+  ownerId: Schema.Int,
+  offset: Schema.Int,
+  pageSize: Schema.Int,
+  sync: Schema.UndefinedOr(SyncWindow)
+})
+const CountRequest = Schema.Struct({ ownerId: Schema.Int, sync: Schema.UndefinedOr(SyncWindow) })
 
 /**
  * The log helpers of one owner table. `pageRow` is the row schema of a page: the contract's log
- * record with `created_at` as platform-time text, and the owner's `total_count`; the SELECT
- * gives exactly those columns.
+ * record with `created_at` as platform-time text, the owner's `total_count` (optional: by `page`
+ * only) and the sync key (SyncKeyFields); the SELECT gives exactly those columns.
  */
-export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
+export const makeOperationLogs = <A extends SyncPageRow, I, R>(
   sql: SqlClient.SqlClient,
   options: {
     readonly table: "work_wechat_logs" | "work_group_logs"
@@ -69,31 +78,50 @@ export const makeOperationLogs = <A extends typeof TotalCount.Type, I, R>(
   const write = (ownerId: number, entries: ReadonlyArray<LogEntry>) =>
     entries.length === 0 ? Effect.void : sqlEdge(insert({ ownerId, entries }))
 
+  const counter = sql`(SELECT coalesce(sum(n), 0) FROM row_counts WHERE tbl = ${table} AND dim = ${owner} AND val = `
   // The total is the owner's counter (migration 0014: the logs count their rows per owner),
-  // read in the page's statement and so in its snapshot; a page past the end counts the rows.
+  // read in the page's statement and so in its snapshot; a page past the end counts the rows. In
+  // sync order (entries never change: created_at is their updated_at) the total is counted apart.
   const pageRows = SqlSchema.findAll({
-    Request: PageRequest,
+    Request: Schema.Struct({ ...PageRequest.fields, window: Schema.Boolean }),
     Result: pageRow,
-    execute: ({ offset, ownerId, pageSize }) =>
+    execute: ({ offset, ownerId, pageSize, sync, window }) =>
       sql`SELECT id::int AS id, ${sql(owner)}::int AS ${sql(owner)}, action, target_type, target_id::int AS target_id,
           from_value, to_value, operator_id::int AS operator_id, operator_name, remark, created_at,
-          (SELECT coalesce(sum(n), 0) FROM row_counts
-            WHERE tbl = ${table} AND dim = ${owner} AND val = ${ownerId}::text)::int AS total_count
-        FROM ${sql(table)} WHERE ${sql(owner)} = ${ownerId} ORDER BY id DESC LIMIT ${pageSize} OFFSET ${offset}`
+          ${syncColumns(sql, `${table}.created_at`, `${table}.id`)}
+          ${window ? sql`, ${counter}${ownerId}::text)::int AS total_count` : sql``}
+        FROM ${sql(table)} ${
+        pageTail(sql, {
+          sync,
+          where: sql.and([sql`${sql(owner)} = ${ownerId}`, ...sinceFilter(sql, sync, `${table}.created_at`)]),
+          at: `${table}.created_at`,
+          id: `${table}.id`,
+          offsetOrder: `${table}.id DESC`,
+          pageSize,
+          offset
+        })
+      }`
   })
   const countRows = SqlSchema.findAll({
-    Request: Schema.Int,
+    Request: CountRequest,
     Result: CountRow,
-    execute: (ownerId) => sql`SELECT count(*)::int AS n FROM ${sql(table)} WHERE ${sql(owner)} = ${ownerId}`
+    execute: ({ ownerId, sync }) =>
+      sync?.since === undefined
+        ? sql`SELECT ${counter}${ownerId}::text)::int AS n`
+        : sql`SELECT count(*)::int AS n FROM ${sql(table)}
+          WHERE ${sql.and([sql`${sql(owner)} = ${ownerId}`, ...sinceFilter(sql, sync, `${table}.created_at`)])}`
   })
 
-  /** A page of one owner's entries, newest first. */
-  const page = (ownerId: number, p: PageParams) => {
+  /** A page of one owner's entries: newest first, or in sync order (DECISIONS §12). */
+  const page = (ownerId: number, p: PageParams, sync: SyncWindow | undefined) => {
     const { offset, pageSize } = pageOf(p, limits)
-    return sqlEdge(Effect.map(
-      pageWithTotal(pageRows({ ownerId, offset, pageSize }), countRows(ownerId), offset),
-      ({ rows, total }) => ({ list: rows.map(({ total_count: _, ...entry }) => entry), total })
-    ))
+    return sqlEdge(listPage({
+      sync,
+      counter: undefined,
+      page: (window) => pageRows({ ownerId, offset, pageSize, sync, window }),
+      count: countRows({ ownerId, sync }),
+      offset
+    }))
   }
 
   const everExisted = SqlSchema.findOne({

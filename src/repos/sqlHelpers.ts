@@ -15,6 +15,7 @@ import * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 
 import { DatabaseUnavailable } from "../domain/errors.js"
+import { encodeCursor, type SyncWindow } from "../domain/sync.js"
 import { databaseFaultOf } from "./databaseFaults.js"
 
 /**
@@ -193,3 +194,100 @@ export const pageAndTotal = <Row extends { readonly total_count?: number | undef
   o.counter !== undefined
     ? Effect.map(Effect.all([o.page(false), o.counter], { concurrency: 2 }), ([rows, total]) => ({ rows, total }))
     : pageWithTotal(o.page(true), o.count, o.offset)
+
+/**
+ * The sync key of a list's rows (DECISIONS §12): the instant column as UTC text with microseconds
+ * (`sync_at`) and the id (`sync_id`), from which the next page's cursor is made.
+ */
+export const syncColumns = (sql: SqlClient.SqlClient, at: string, id: string): Statement.Fragment =>
+  sql.literal(`to_char(${at} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS sync_at, ${id}::int AS sync_id`)
+
+/** The filter `updated_since` adds (to the page and to the count alike); none without a window. */
+export const sinceFilter = (sql: SqlClient.SqlClient, sync: SyncWindow | undefined, at: string): ReadonlyArray<Statement.Fragment> =>
+  sync?.since !== undefined ? [sql`${sql.literal(at)} >= ${sync.since}::timestamptz`] : []
+
+/**
+ * How a page's statement ends: in sync order, the rows after the cursor's position and one more
+ * than the page (to know whether another follows), read along the (at, id) index at any depth;
+ * else `offsetOrder` with LIMIT/OFFSET. `where` is the list's filter (sinceFilter included).
+ */
+export const pageTail = (
+  sql: SqlClient.SqlClient,
+  o: {
+    readonly sync: SyncWindow | undefined
+    readonly where: Statement.Fragment
+    readonly at: string
+    readonly id: string
+    readonly offsetOrder: string
+    readonly pageSize: number
+    readonly offset: number
+  }
+): Statement.Fragment => {
+  if (o.sync === undefined) return sql`WHERE ${o.where} ORDER BY ${sql.literal(o.offsetOrder)} LIMIT ${o.pageSize} OFFSET ${o.offset}`
+  const key = sql.literal(`(${o.at}, ${o.id})`)
+  const after = o.sync.after !== undefined ? [sql`${key} > (${o.sync.after.at}::timestamptz, ${o.sync.after.id})`] : []
+  return sql`WHERE ${sql.and([o.where, ...after])} ORDER BY ${sql.literal(`${o.at}, ${o.id}`)} LIMIT ${o.sync.limit + 1}`
+}
+
+/** The row fields of syncColumns. */
+export const SyncKeyFields = { sync_at: Schema.String, sync_id: Schema.Int }
+
+type SyncRow = { readonly sync_at: string; readonly sync_id: number; readonly total_count?: number | undefined }
+
+/** A list page as the contract shows it: the records (row keys of paging removed), the total and the next cursor. */
+export interface ListPage<A> {
+  readonly list: ReadonlyArray<A>
+  readonly total: number
+  readonly next_cursor: string | null
+}
+
+const toItem = <Row extends SyncRow>({ sync_at: _a, sync_id: _i, total_count: _t, ...item }: Row): Omit<Row, keyof SyncRow> => item
+
+/**
+ * A page in either order with its exact total: by `page`, as pageAndTotal (no cursor); in sync
+ * order, the page (`page(false)`, one row more than asked) and the total of the filters (the
+ * counter when the filters have one, else `count`), and the cursor after the page's last record
+ * when more follow.
+ */
+export const listPage = <Row extends SyncRow, E, R>(o: {
+  readonly sync: SyncWindow | undefined
+  readonly counter: Effect.Effect<number, E, R> | undefined
+  readonly page: (window: boolean) => Effect.Effect<ReadonlyArray<Row>, E, R>
+  readonly count: Effect.Effect<ReadonlyArray<{ readonly n: number }>, E, R>
+  readonly offset: number
+}): Effect.Effect<ListPage<Omit<Row, keyof SyncRow>>, E, R> => {
+  const sync = o.sync
+  if (sync === undefined) {
+    return Effect.map(pageAndTotal(o), ({ rows, total }) => ({ list: rows.map(toItem), total, next_cursor: null }))
+  }
+  const total = o.counter ?? Effect.map(o.count, (rows) => rows[0]?.n ?? 0)
+  return Effect.map(Effect.all([o.page(false), total], { concurrency: 2 }), ([rows, n]) => {
+    const page = rows.slice(0, sync.limit)
+    const last = page.at(-1)
+    return {
+      list: page.map(toItem),
+      total: n,
+      next_cursor: rows.length > sync.limit && last !== undefined ? encodeCursor(sync.scope, { at: last.sync_at, id: last.sync_id }) : null
+    }
+  })
+}
+
+/**
+ * listPage of a list without counters whose page and count statements take one request (the
+ * page's with `window`: whether to select the window count), at the repository edge.
+ */
+export const uncountedList = <Q extends { readonly sync: SyncWindow | undefined }, Row extends SyncRow, E, R>(
+  statements: {
+    readonly page: (request: Q & { readonly window: boolean }) => Effect.Effect<ReadonlyArray<Row>, E, R>
+    readonly count: (request: Q) => Effect.Effect<ReadonlyArray<{ readonly n: number }>, E, R>
+  },
+  request: Q,
+  offset: number
+) =>
+  sqlEdge(listPage({
+    sync: request.sync,
+    counter: undefined,
+    page: (window) => statements.page({ ...request, window }),
+    count: statements.count(request),
+    offset
+  }))

@@ -5,14 +5,14 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import type { ActivityCreate, ActivityListParams, RegistrationCreate } from "../../schema/Activities.js"
+import { ACTIVITY_PAGE, type ActivityCreate, type ActivityListParams, type RegistrationCreate } from "../../schema/Activities.js"
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { someOrNotFound } from "./common.js"
+import { someOrNotFound, syncWindow } from "./common.js"
 
 export class Activities extends Context.Service<Activities>()("Activities/Service", {
   make: Effect.gen(function*() {
@@ -43,7 +43,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     })
 
     const list = Effect.fn("Activities.list")(function*(params: ActivityListParams) {
-      return yield* repo.list(params)
+      return yield* repo.list(params, yield* syncWindow("activities", params, ACTIVITY_PAGE))
     })
 
     /**

@@ -4,10 +4,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import type { CompanyCreate, CompanyListParams, CompanyStatus, CompanyUpdate } from "../../schema/Companies.js"
+import { COMPANY_PAGE, type CompanyCreate, type CompanyListParams, type CompanyStatus, type CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
-import { pickSent, searchableFields, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 export class Companies extends Context.Service<Companies>()("Companies/Service", {
   make: Effect.gen(function*() {
@@ -29,8 +29,9 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
     const list = Effect.fn("Companies.list")(function*(params: CompanyListParams, masking: boolean) {
-      const { list, total } = yield* repo.list(params, yield* searchableFields("company", masking, params))
-      return { list: list.map(({ updated_at: _, ...item }) => item), total }
+      const searchable = yield* searchableFields("company", masking, params)
+      const page = yield* repo.list(params, searchable, yield* syncWindow("companies", params, COMPANY_PAGE))
+      return { ...page, list: page.list.map(({ updated_at: _, ...item }) => item) }
     })
 
     const setStatus = (id: number, status: CompanyStatus) => repo.setColumn(id, { status }).pipe(orNotFound(id))

@@ -7,17 +7,18 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import type {
-  CompleteBody,
-  Dispatched,
-  FailBody,
-  FollowUpGuest,
-  FollowUpTaskDetail,
-  FollowUpTaskListItem,
-  FollowUpTaskListParams,
-  SkipBody,
-  TaskReported,
-  TaskType
+import {
+  type CompleteBody,
+  type Dispatched,
+  type FailBody,
+  FOLLOW_UP_PAGE,
+  type FollowUpGuest,
+  type FollowUpTaskDetail,
+  type FollowUpTaskListItem,
+  type FollowUpTaskListParams,
+  type SkipBody,
+  type TaskReported,
+  type TaskType
 } from "../../schema/FollowUps.js"
 import { AppConfig } from "../Config.js"
 import { InvalidInput, InvalidTransition, NotFound, TaskLocked } from "../domain/errors.js"
@@ -38,6 +39,7 @@ import { formatDate } from "../domain/time.js"
 import { type CompletedRow, type FollowUpDetailRow, FollowUpsRepo, type StoredGuest } from "../repos/FollowUpsRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { syncWindow } from "./common.js"
 
 const READ = "open:follow-up:read" as const
 /** A report or dispatch whose conditional update lost a race with its own state read is tried again this often. */
@@ -119,7 +121,10 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
 
     const list = Effect.fn("FollowUps.list")(function*(params: FollowUpTaskListParams) {
       const nowMs = yield* Clock.currentTimeMillis
-      const { rows, total } = yield* repo.list(params, params.date ?? todayOf(nowMs), nowMs - leaseMs)
+      const date = params.date ?? todayOf(nowMs)
+      // The scope of a cursor holds the day it lists, also when `date` was left to default.
+      const sync = yield* syncWindow("follow-up/tasks", { ...params, date }, FOLLOW_UP_PAGE)
+      const { list: rows, next_cursor, total } = yield* repo.list(params, date, nowMs - leaseMs, sync)
       const items = rows.map((r): FollowUpTaskListItem => ({
         id: r.id,
         follow_up_id: r.follow_up_id,
@@ -139,7 +144,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         },
         matchmaker_brief: r.matchmaker
       }))
-      return { list: items, total }
+      return { list: items, total, next_cursor }
     })
 
     const get = Effect.fn("FollowUps.get")(function*(id: number) {

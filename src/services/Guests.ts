@@ -11,6 +11,7 @@ import {
   type BatchOutcome,
   type BatchResult,
   GUEST_BATCH_MAX,
+  GUEST_PAGE,
   GuestBatchUpdateItem,
   GuestCreate,
   type GuestListParams,
@@ -24,7 +25,7 @@ import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { pickSent, searchableFields, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown): Result.Result<S["Type"], ReadonlyArray<Issue>> => {
   // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
@@ -133,7 +134,8 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
     const list = Effect.fn("Guests.list")(function*(params: GuestListParams, masking: boolean) {
-      return yield* repo.list(params, yield* searchableFields("guest", masking, params))
+      const searchable = yield* searchableFields("guest", masking, params)
+      return yield* repo.list(params, searchable, yield* syncWindow("guests", params, GUEST_PAGE))
     })
 
     const update = Effect.fn("Guests.update")(function*(id: number, change: GuestUpdate) {

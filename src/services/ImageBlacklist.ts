@@ -8,6 +8,7 @@ import * as Schema from "effect/Schema"
 import {
   BLACKLIST_ADD_MAX,
   BLACKLIST_CHECK_MAX,
+  BLACKLIST_PAGE,
   type BlacklistAddOutcome,
   type BlacklistCheckOutcome,
   type BlacklistListParams,
@@ -16,7 +17,7 @@ import {
 import { BatchTooLarge, NotFound } from "../domain/errors.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { type BlacklistItem, ImageBlacklistRepo } from "../repos/ImageBlacklistRepo.js"
-import { someOrNotFound } from "./common.js"
+import { someOrNotFound, syncWindow } from "./common.js"
 
 export const DEFAULT_REJECT_REASON = "added through the Open API"
 const MD5 = /^[0-9a-fA-F]{32}$/
@@ -53,7 +54,8 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
   make: Effect.gen(function*() {
     const repo = yield* ImageBlacklistRepo
 
-    const list = (params: BlacklistListParams) => repo.list(params)
+    const list = (params: BlacklistListParams) =>
+      Effect.flatMap(syncWindow("image-blacklist", params, BLACKLIST_PAGE), (sync) => repo.list(params, sync))
 
     const add = Effect.fn("ImageBlacklist.add")(function*(items: ReadonlyArray<unknown>) {
       if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)

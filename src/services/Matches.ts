@@ -5,7 +5,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import type { Match, MatchCreate, MatchListParams, MatchStatus } from "../../schema/Matches.js"
+import { type Match, MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } from "../../schema/Matches.js"
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
@@ -13,7 +13,7 @@ import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { someOrNotFound } from "./common.js"
+import { someOrNotFound, syncWindow } from "./common.js"
 
 const READ = "open:match:read" as const
 
@@ -62,7 +62,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
     })
 
     const list = Effect.fn("Matches.list")(function*(params: MatchListParams) {
-      return yield* repo.list(params)
+      return yield* repo.list(params, yield* syncWindow("matches", params, MATCH_PAGE))
     })
 
     const updateStatus = Effect.fn("Matches.updateStatus")(function*(id: number, status: MatchStatus) {

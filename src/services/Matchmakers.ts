@@ -4,9 +4,17 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import type { CertLevel, MatchmakerCreate, MatchmakerIdsParams, MatchmakerListParams, MatchmakerUpdate } from "../../schema/Matchmakers.js"
+import {
+  type CertLevel,
+  MATCHMAKER_IDS_PAGE,
+  MATCHMAKER_PAGE,
+  type MatchmakerCreate,
+  type MatchmakerIdsParams,
+  type MatchmakerListParams,
+  type MatchmakerUpdate
+} from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
-import { pickSent, searchableFields, someOrNotFound } from "./common.js"
+import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 import { Companies } from "./Companies.js"
 
 export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Service", {
@@ -32,11 +40,12 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
     const list = Effect.fn("Matchmakers.list")(function*(params: MatchmakerListParams, masking: boolean) {
-      return yield* repo.list(params, yield* searchableFields("matchmaker", masking, params))
+      const searchable = yield* searchableFields("matchmaker", masking, params)
+      return yield* repo.list(params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
     })
 
     const ids = Effect.fn("Matchmakers.ids")(function*(params: MatchmakerIdsParams) {
-      return yield* repo.ids(params)
+      return yield* repo.ids(params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 
     const setStatus = (id: number, status: "active" | "disabled") => repo.setColumn(id, { status }).pipe(orNotFound(id))

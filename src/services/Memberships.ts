@@ -5,14 +5,14 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import type { MembershipCreate, MembershipListParams } from "../../schema/Memberships.js"
+import { MEMBERSHIP_PAGE, type MembershipCreate, type MembershipListParams } from "../../schema/Memberships.js"
 import { InvalidTransition, NotFound } from "../domain/errors.js"
 import { membershipMove, validPlanDays } from "../domain/memberships.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
-import { someOrNotFound } from "./common.js"
+import { someOrNotFound, syncWindow } from "./common.js"
 
 export class PlanCommandError extends Data.TaggedError("PlanCommandError")<{ readonly message: string }> {}
 
@@ -41,7 +41,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     })
 
     const list = Effect.fn("Memberships.list")(function*(params: MembershipListParams) {
-      return yield* repo.list(params)
+      return yield* repo.list(params, yield* syncWindow("memberships", params, MEMBERSHIP_PAGE))
     })
 
     /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */

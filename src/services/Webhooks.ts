@@ -288,7 +288,8 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         { client_id: caller.id, status: params.status ?? null, since },
         { limit: pageSize, offset: ((params.page ?? 1) - 1) * pageSize }
       )
-      return { list: page.deliveries.map(shown), total: page.total }
+      // Not a sync list (DECISIONS §12 fixes its parameters): paged by `page` only.
+      return { list: page.deliveries.map(shown), total: page.total, next_cursor: null }
     })
 
     /** POST /webhook/deliveries/{id}/redeliver: that delivery, pending again; 404 for another client's. */

@@ -5,13 +5,21 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import type { PageParams } from "../../schema/Common.js"
-import type { WorkGroupCreate, WorkGroupListParams, WorkGroupUpdate } from "../../schema/WorkGroups.js"
+import {
+  GROUP_ACCOUNT_PAGE,
+  GROUP_LOG_PAGE,
+  GROUP_MATCHMAKER_PAGE,
+  GROUP_PAGE,
+  type WorkGroupCreate,
+  type WorkGroupListParams,
+  type WorkGroupUpdate
+} from "../../schema/WorkGroups.js"
 import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { AlreadyMember, GroupHasMembers, NotFound } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
-import { searchableFields, someOrNotFound } from "./common.js"
+import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
 
@@ -31,7 +39,10 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
     const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_group", id))
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
     const list = (params: WorkGroupListParams, masking: boolean) =>
-      Effect.flatMap(searchableFields("work_group", masking, params), (searchable) => repo.list(params, searchable))
+      Effect.gen(function*() {
+        const searchable = yield* searchableFields("work_group", masking, params)
+        return yield* repo.list(params, searchable, yield* syncWindow("work-groups", params, GROUP_PAGE))
+      })
 
     const update = (id: number, change: WorkGroupUpdate) =>
       tx.run(Effect.gen(function*() {
@@ -105,13 +116,21 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         return null
       }))
 
-    const matchmakerMembers = (id: number, p: PageParams) => Effect.andThen(get(id), repo.matchmakerMembers(id, p))
-    const accountMembers = (id: number, p: PageParams) => Effect.andThen(get(id), repo.accountMembers(id, p))
+    const matchmakerMembers = (id: number, p: PageParams) =>
+      Effect.gen(function*() {
+        yield* get(id)
+        return yield* repo.matchmakerMembers(id, p, yield* syncWindow("work-groups/matchmakers", p, GROUP_MATCHMAKER_PAGE, { id }))
+      })
+    const accountMembers = (id: number, p: PageParams) =>
+      Effect.gen(function*() {
+        yield* get(id)
+        return yield* repo.accountMembers(id, p, yield* syncWindow("work-groups/work-wechats", p, GROUP_ACCOUNT_PAGE, { id }))
+      })
     // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
     const logs = (id: number, p: PageParams) =>
       Effect.gen(function*() {
         if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_group", id)
-        return yield* repo.listLogs(id, p)
+        return yield* repo.listLogs(id, p, yield* syncWindow("work-groups/logs", p, GROUP_LOG_PAGE, { id }))
       })
 
     return {

@@ -20,11 +20,12 @@ import type {
   WorkWechatListParams,
   WorkWechatUpdate
 } from "../../schema/WorkWechats.js"
+import { WORK_WECHAT_PAGE } from "../../schema/WorkWechats.js"
 import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
-import { searchableFields, someOrNotFound } from "./common.js"
+import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
 
@@ -67,7 +68,10 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
     const list = (params: WorkWechatListParams, masking: boolean) =>
-      Effect.flatMap(searchableFields("work_wechat", masking, params), (searchable) => repo.list(params, searchable))
+      Effect.gen(function*() {
+        const searchable = yield* searchableFields("work_wechat", masking, params)
+        return yield* repo.list(params, searchable, yield* syncWindow("work-wechats", params, WORK_WECHAT_PAGE))
+      })
 
     const update = Effect.fn("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
       return yield* tx.run(Effect.gen(function*() {
@@ -207,13 +211,17 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         return null
       }))
 
-    const associations = (id: number, params: AssociationListParams) => Effect.andThen(get(id), repo.listAssociations(id, params))
+    const associations = (id: number, params: AssociationListParams) =>
+      Effect.gen(function*() {
+        yield* get(id)
+        return yield* repo.listAssociations(id, params, yield* syncWindow("work-wechats/associations", params, WORK_WECHAT_PAGE, { id }))
+      })
 
     // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
     const logs = (id: number, params: PageParams) =>
       Effect.gen(function*() {
         if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_wechat", id)
-        return yield* repo.listLogs(id, params)
+        return yield* repo.listLogs(id, params, yield* syncWindow("work-wechats/logs", params, WORK_WECHAT_PAGE, { id }))
       })
 
     return {

@@ -2,9 +2,14 @@
 // what a list's caller may search by.
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 
+import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js"
+import { PlatformTimeZone } from "../Config.js"
 import { InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
 import { type KeywordField, keywordFields, maskedFilters, type SearchedResource } from "../domain/masking.js"
+import { CURSOR_MESSAGES, decodeCursor, syncScope, type SyncWindow } from "../domain/sync.js"
+import { parseTimestamp } from "../domain/time.js"
 
 /** Unwraps a found record or fails with 404 `not_found` naming the resource. */
 export const someOrNotFound =
@@ -38,3 +43,28 @@ export const searchableFields = <R extends SearchedResource>(
     ))
     : Effect.succeed(keywordFields(resource, masking))
 }
+
+/**
+ * How a list request is read (DECISIONS §12): with `updated_since` or `cursor`, in sync order from
+ * that instant and after that position; else undefined (by `page`). `list` names the list and
+ * `pathIds` its parent, so a cursor works only for the list and filters it was made for; a cursor
+ * that does not decode, or was made for another list or other filters, is a 400 `invalid_parameter`
+ * naming `cursor`.
+ */
+export const syncWindow = <Q extends PageParams>(
+  list: string,
+  query: Q,
+  limits: PageLimits,
+  pathIds: object = {}
+): Effect.Effect<SyncWindow | undefined, InvalidInput> =>
+  Effect.gen(function*() {
+    if (query.updated_since === undefined && query.cursor === undefined) return undefined
+    const scope = syncScope(list, query, pathIds)
+    const timeZone = yield* PlatformTimeZone
+    const since = query.updated_since === undefined ? undefined : parseTimestamp(query.updated_since, timeZone).toISOString()
+    const limit = pageOf(query, limits).pageSize
+    if (query.cursor === undefined) return { since, limit, scope }
+    const after = decodeCursor(query.cursor, scope)
+    if (Result.isFailure(after)) return yield* Effect.fail(InvalidInput.at("cursor", CURSOR_MESSAGES[after.failure], "an unusable cursor"))
+    return { since, after: after.success, limit, scope }
+  })
