@@ -24,6 +24,7 @@ import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotF
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { searchableFields, someOrNotFound } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
@@ -34,6 +35,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
   make: Effect.gen(function*() {
     const repo = yield* WorkWechatsRepo
     const tx = yield* Transaction
+    const events = yield* ChangeEvents
 
     const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_wechat", id))
 
@@ -59,6 +61,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       return yield* tx.run(Effect.gen(function*() {
         const id = yield* repo.insert(input)
         yield* repo.log(id, [{ action: "create" }])
+        yield* events.records("work_wechat.created", [id])
         return { id }
       }))
     })
@@ -75,6 +78,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (update === undefined) return null
         yield* repo.update(id, update.set)
         yield* repo.log(id, [update.entry])
+        yield* events.updated("work_wechat.updated", [id], Object.keys(update.set))
         return null
       }))
     })
@@ -85,6 +89,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (entry === undefined) return null
         yield* repo.update(id, { status })
         yield* repo.log(id, [entry])
+        yield* events.updated("work_wechat.updated", [id], ["status"])
         return null
       }))
 
@@ -97,8 +102,9 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
             message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
           })
         }
-        yield* repo.softDelete(id)
+        const deleted = yield* repo.softDelete(id)
         yield* repo.log(id, [{ action: "delete" }])
+        yield* events.payloads("work_wechat.deleted", [deleted])
         return null
       }))
 
@@ -119,6 +125,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           target_id: body.target_id,
           remark: body.remark ?? null
         }])
+        yield* events.records("work_wechat.associations_changed", [id])
         return null
       }))
 
@@ -133,6 +140,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           id,
           inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null }))
         )
+        if (inserted.length > 0) yield* events.records("work_wechat.associations_changed", [id])
         return { success_count: inserted.length, skip_count: ids.length - inserted.length }
       }))
 
@@ -152,6 +160,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           target_id: body.target_id,
           remark: body.remark ?? null
         }])
+        yield* events.records("work_wechat.associations_changed", [id])
         return null
       }))
 
@@ -187,6 +196,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (moved.size > 0) {
           yield* repo.touch(id)
           yield* repo.touch(dest)
+          yield* events.records("work_wechat.associations_changed", [id, dest])
         }
         const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
         return outcome
@@ -198,6 +208,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         const current = yield* locked(id)
         if (current.admin_id === body.target_admin_id) return null
         yield* repo.update(id, { admin_id: body.target_admin_id })
+        yield* events.updated("work_wechat.updated", [id], ["admin_id"])
         yield* repo.log(id, [{
           action: "transfer_admin",
           from_value: current.admin_id === null ? null : String(current.admin_id),
@@ -234,5 +245,5 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WorkWechats, WorkWechats.make)
-  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(Layer.provide([WorkWechatsRepo.layer, Transaction.layer]))
+  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(Layer.provide([WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer]))
 }
