@@ -12,7 +12,7 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { pageOf } from "../../schema/Common.js"
 import {
   FOLLOW_UP_PAGE,
-  FollowUpTask,
+  type FollowUpTask,
   FollowUpTaskListItem,
   FollowUpTaskListParams,
   MatchmakerBrief,

@@ -56,8 +56,7 @@ export class UsersRepo extends Context.Service<UsersRepo>()("Users/Repo", {
       /** The updated user, or none for an unknown id. */
       setWorkWechat: (id: number, workWechatId: number | null) => sqlEdge(setWorkWechat({ id, work_wechat_id: workWechatId })),
       /** The user's work account (null for none or an unknown user), locked for the transaction. */
-      workWechatOf: (id: number) =>
-        sqlEdge(Effect.map(lockWorkWechat(id), (row) => Option.isSome(row) ? row.value.work_wechat_id : null)),
+      workWechatOf: (id: number) => sqlEdge(Effect.map(lockWorkWechat(id), (row) => Option.isSome(row) ? row.value.work_wechat_id : null)),
       exists: (id: number) => sqlEdge(Effect.map(findId(id), Option.isSome))
     } as const
   })

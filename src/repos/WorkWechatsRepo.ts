@@ -107,7 +107,8 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
     const softDelete = SqlSchema.findOne({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int, deleted_at: Timestamp }),
-      execute: (id) => sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}
+      execute: (id) =>
+        sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}
           RETURNING id::int AS id, deleted_at`
     })
 

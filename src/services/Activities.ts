@@ -6,9 +6,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import type { ActivityCreate, ActivityListParams, RegistrationCreate } from "../../schema/Activities.js"
+import type { ServiceUnavailable } from "../../schema/Errors.js"
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
-import type { ServiceUnavailable } from "../../schema/Errors.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -29,19 +29,22 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
         return yield* InvalidInput.of([{ path: "end_time", message: "must be after start_time" }])
       }
       yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
-      const activity = yield* tx.run(Effect.tap(repo.insert({
-        title: input.title,
-        address: input.address,
-        start_time: input.start_time,
-        end_time: input.end_time,
-        company_id: input.company_id,
-        description: input.description ?? null,
-        cover_url: input.cover_url ?? null,
-        male_quota: input.male_quota ?? null,
-        female_quota: input.female_quota ?? null,
-        male_fee: input.male_fee ?? 0,
-        female_fee: input.female_fee ?? 0
-      }), (a) => events.records("activity.created", [a.id])))
+      const activity = yield* tx.run(Effect.tap(
+        repo.insert({
+          title: input.title,
+          address: input.address,
+          start_time: input.start_time,
+          end_time: input.end_time,
+          company_id: input.company_id,
+          description: input.description ?? null,
+          cover_url: input.cover_url ?? null,
+          male_quota: input.male_quota ?? null,
+          female_quota: input.female_quota ?? null,
+          male_fee: input.male_fee ?? 0,
+          female_fee: input.female_fee ?? 0
+        }),
+        (a) => events.records("activity.created", [a.id])
+      ))
       return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
     })
 

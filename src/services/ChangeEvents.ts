@@ -10,12 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { AppConfig } from "../Config.js"
-import {
-  type CatalogueEventType,
-  EVENT_READ_PERMISSION,
-  type EventResource,
-  resourceOfEventType
-} from "../domain/eventTypes.js"
+import { type CatalogueEventType, EVENT_READ_PERMISSION, type EventResource, resourceOfEventType } from "../domain/eventTypes.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { FollowUpsRepo, taskRecord } from "../repos/FollowUpsRepo.js"

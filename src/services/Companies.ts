@@ -52,5 +52,7 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Companies, Companies.make)
-  static readonly layer = Companies.layerWithoutDependencies.pipe(Layer.provide([CompaniesRepo.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = Companies.layerWithoutDependencies.pipe(
+    Layer.provide([CompaniesRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -244,7 +244,9 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         let created = 0
         let visited = 0
         for (;;) {
-          const batch = yield* tx.run(Effect.tap(repo.generateBatch(today, planId), (b) => events.records("follow_up.task_created", b.created)))
+          const batch = yield* tx.run(
+            Effect.tap(repo.generateBatch(today, planId), (b) => events.records("follow_up.task_created", b.created))
+          )
           created += batch.created.length
           visited += batch.plans
           if (batch.plans < GENERATE_BATCH) return { created, plans: visited }
@@ -290,5 +292,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(FollowUps, FollowUps.make)
-  static readonly layer = FollowUps.layerWithoutDependencies.pipe(Layer.provide([FollowUpsRepo.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = FollowUps.layerWithoutDependencies.pipe(
+    Layer.provide([FollowUpsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -56,5 +56,7 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Matchmakers, Matchmakers.make)
-  static readonly layer = Matchmakers.layerWithoutDependencies.pipe(Layer.provide([MatchmakersRepo.layer, Companies.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = Matchmakers.layerWithoutDependencies.pipe(
+    Layer.provide([MatchmakersRepo.layer, Companies.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

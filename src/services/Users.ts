@@ -53,5 +53,7 @@ export class Users extends Context.Service<Users>()("Users/Service", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Users, Users.make)
-  static readonly layer = Users.layerWithoutDependencies.pipe(Layer.provide([UsersRepo.layer, WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = Users.layerWithoutDependencies.pipe(
+    Layer.provide([UsersRepo.layer, WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

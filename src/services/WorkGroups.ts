@@ -140,5 +140,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WorkGroups, WorkGroups.make)
-  static readonly layer = WorkGroups.layerWithoutDependencies.pipe(Layer.provide([WorkGroupsRepo.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = WorkGroups.layerWithoutDependencies.pipe(
+    Layer.provide([WorkGroupsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

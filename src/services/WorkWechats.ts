@@ -245,5 +245,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WorkWechats, WorkWechats.make)
-  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(Layer.provide([WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer]))
+  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(
+    Layer.provide([WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -16,8 +16,7 @@ export const FakeChangeEvents: Layer.Layer<ChangeEvents, never, OutboxRepo> = La
     const outbox = yield* OutboxRepo
     const payloads: ChangeEvents["Service"]["payloads"] = (type, items) =>
       outbox.recordMany(type, EVENT_READ_PERMISSION[resourceOfEventType(type)], items as ReadonlyArray<Record<string, unknown>>)
-    const record: ChangeEvents["Service"]["record"] = (type, changes) =>
-      payloads(type, changes.map((c) => ({ id: c.id, ...c.extra })))
+    const record: ChangeEvents["Service"]["record"] = (type, changes) => payloads(type, changes.map((c) => ({ id: c.id, ...c.extra })))
     return ChangeEvents.of({
       record,
       records: (type, ids) => record(type, ids.map((id) => ({ id }))),

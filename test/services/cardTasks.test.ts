@@ -119,7 +119,7 @@ describe("card task outcomes over fake AI, OCR and repositories", () => {
       expect(done).toMatchObject({ status: "done", result: { method: "ai", saved: true, guest_id: guest!.id } })
       expect(done.completed_at).toBe("2026-11-24T12:00:00")
       // The guest, its matchmaker's guest_count, then the card event with its own keys.
-      expect((yield* recordedEvents).map((e) => [e.type, e.data.id])).toEqual([
+      expect((yield* recordedEvents).map((e) => [e.type, (e.data as { id?: number }).id])).toEqual([
         ["guest.created", guest!.id],
         ["matchmaker.updated", matchmaker],
         ["guest.card_created", undefined]
