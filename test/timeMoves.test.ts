@@ -83,7 +83,7 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
         // Let both daemons run a few more passes: still one event per expired membership.
         yield* sleep(1500)
         const events = yield* sql<{ id: number }>`
-        SELECT (data->>'membership_id')::int AS id FROM events WHERE type = 'membership.expired' ORDER BY id`
+        SELECT (data->>'id')::int AS id FROM events WHERE type = 'membership.expired' ORDER BY id`
         expect(events.map((e) => e.id).sort((a, b) => a - b)).toEqual([lapsed.id, lapsing.id].sort((a, b) => a - b))
       }),
     { timeout: 90_000 }
