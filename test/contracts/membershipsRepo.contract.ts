@@ -10,7 +10,7 @@ import { deriveGuest } from "../../src/domain/guest.js"
 import { parseTimestamp } from "../../src/domain/time.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { MembershipsRepo } from "../../src/repos/MembershipsRepo.js"
-import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
+import { type OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { ContractSeed } from "./seed.js"
 
 const DAY = 86_400_000
