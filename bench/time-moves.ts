@@ -73,8 +73,8 @@ await runBench(["open:membership:read"], (_api, sql) =>
         yield* seedActivities
         yield* analyze
         if (which === "service") {
-          const e = yield* timed(memberships.expireDue())
-          const s = yield* timed(activities.startDue)
+          const e = yield* timed(Effect.map(memberships.expireDue(), (ids) => ids.length))
+          const s = yield* timed(Effect.map(activities.startDue, (ids) => ids.length))
           if (e.value !== N || s.value !== N) throw new Error(`moved ${e.value} memberships and ${s.value} activities, not ${N}`)
           times.expire.push(e.ms)
           times.start.push(s.ms)

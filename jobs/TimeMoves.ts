@@ -1,23 +1,21 @@
 // The daemon's time-driven moves (DECISIONS §5, §7): activities registering → ongoing → ended and
-// memberships active → expired (with their membership.expired events), each one set-based
+// memberships active → expired, each with its events (activity.updated, membership.expired), each one set-based
 // statement that is safe to run from several daemons at once.
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { AppConfig } from "../src/Config.js"
-import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"
-import { MembershipsRepo } from "../src/repos/MembershipsRepo.js"
+import { Activities } from "../src/services/Activities.js"
+import { Memberships } from "../src/services/Memberships.js"
 import { periodicJob } from "./Job.js"
 
 /** One pass: every record whose time has passed moves; the counts moved. */
 export const moveByTimeOnce = Effect.gen(function*() {
-  const activities = yield* ActivitiesRepo
-  const memberships = yield* MembershipsRepo
-  // Starts first, so an activity that started and ended since the last pass ends in this one.
-  const started = yield* activities.startDue
-  const ended = yield* activities.endDue
-  const expired = yield* memberships.expireDue()
+  const activities = yield* Activities
+  const memberships = yield* Memberships
+  const { ended, started } = yield* activities.moveByTime
+  const expired = yield* memberships.expireDue
   if (started + ended + expired > 0) {
     yield* Effect.logInfo("moved by time").pipe(
       Effect.annotateLogs({ activities_started: started, activities_ended: ended, memberships_expired: expired })

@@ -5,19 +5,12 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { csvOf, documentedAs, Envelope, pageSizeParam, PerRecordPermission } from "./Common.js"
 import { InvalidInputEnvelope } from "./Errors.js"
 
-/** Every event type of DECISIONS §9 (what the outbox records and webhooks may subscribe to). */
-export const EventType = Schema.Literals([
-  "guest.card_created",
-  "guest.created",
-  "guest.updated",
-  "match.created",
-  "match.status_changed",
-  "follow_up.task_completed",
-  "membership.expired"
-])
+/** Every event type of the catalogue (DECISIONS §12): what the outbox records and webhooks may subscribe to. */
+export const EventType = Schema.Literals(EVENT_TYPES)
 export type EventType = typeof EventType.Type
 
 export const EventId = Schema.String.check(

@@ -198,7 +198,7 @@ layer(testServerLayer(config, parser))("card import", (it) => {
       })
       expect(done.result!.completeness).toBe(guest.completeness)
       const events = (yield* Effect.flatMap(OutboxRepo, (o) => o.after(0, 100000))).filter((e) =>
-        (e.data as { guest_id?: number }).guest_id === guestId
+        e.type.startsWith("guest.") && ((e.data as { guest_id?: number }).guest_id ?? (e.data as { id?: number }).id) === guestId
       )
       expect(events.map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
       expect(events[1]!.data).toEqual({

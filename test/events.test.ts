@@ -78,19 +78,19 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       const ids = batch.results.filter((r) => r.status === "success").map((r) => r.id)
       expect(ids).toHaveLength(2)
       const { events } = yield* readAll(client, start)
-      expect(events.map((e) => [e.type, e.data.guest_id])).toEqual([
+      expect(events.map((e) => [e.type, e.data.id])).toEqual([
         ["guest.created", one.id],
+        ["matchmaker.updated", matchmaker.id],
         ["guest.created", ids[0]],
         ["guest.created", ids[1]]
       ])
-      expect(events[0]!.data).toEqual({
-        guest_id: one.id,
-        name: "王芳",
-        gender: "female",
-        company_id: company.id,
-        matchmaker_id: matchmaker.id,
-        status: "incomplete"
+      // The record as GET /guests/{id} shows it; the matchmaker's as GET /matchmakers/{id}, with what moved.
+      expect(events[0]!.data).toEqual(yield* client.guests.get({ params: { id: one.id } }))
+      expect(events[1]!.data).toEqual({
+        ...(yield* client.matchmakers.get({ params: { id: matchmaker.id } })),
+        changed_fields: ["guest_count"]
       })
+      expect(events[1]!.data).toMatchObject({ guest_count: 1 })
       expect(events[0]!.id).toMatch(/^evt_[0-9a-f]{24}$/)
       expect(events[0]!.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
     }))
@@ -107,11 +107,15 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
         payload: { guests: [{ id: a.id, status: "available" }, { id: 999_999, age: 31 }, { id: b.id, height: 165 }] }
       })
       const { events } = yield* readAll(client, start)
-      expect(events.map((e) => [e.type, e.data])).toEqual([
-        ["guest.updated", { guest_id: a.id, changed_fields: ["age", "occupation"] }],
-        ["guest.updated", { guest_id: a.id, changed_fields: ["status"] }],
-        ["guest.updated", { guest_id: b.id, changed_fields: ["height"] }]
+      expect(events.map((e) => [e.type, e.data.id, e.data.changed_fields])).toEqual([
+        ["guest.updated", a.id, ["age", "occupation"]],
+        ["guest.updated", a.id, ["status"]],
+        ["guest.updated", b.id, ["height"]]
       ])
+      // Each carries the record as it was committed: the first before the batch, the last as it is now.
+      expect(events[0]!.data).toMatchObject({ age: 30, occupation: "工程师", status: "incomplete" })
+      const { changed_fields: _, ...last } = events[2]!.data
+      expect(last).toEqual(yield* client.guests.get({ params: { id: b.id } }))
     }))
 
   it.effect("a card task that creates its guest emits guest.created and guest.card_created in that transaction", () =>
@@ -132,8 +136,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       expect(yield* Effect.orDie(cards.processTask(Option.getOrThrow(task), "test-worker"))).toBe("done")
       const done = yield* client.guests.cardTask({ params: { task_id: taskId } })
       const { events } = yield* readAll(client, start)
-      expect(events.map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
-      expect(events[1]!.data).toEqual({
+      expect(events.map((e) => e.type)).toEqual(["guest.created", "matchmaker.updated", "guest.card_created"])
+      expect(events[2]!.data).toEqual({
         task_id: taskId,
         guest_id: done.result!.guest_id,
         name: "卡片嘉宾",
@@ -154,15 +158,22 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       // Refused (an open match exists): nothing is emitted.
       yield* Effect.flip(client.matches.create({ payload: { guest_a_id: b.id, guest_b_id: a.id } }))
       yield* client.matches.updateStatus({ params: { id: match.id }, payload: { status: "pending_date" } })
-      const { events } = yield* readAll(client, start, 1000, ["match.created", "match.status_changed"])
-      expect(events.map((e) => [e.type, e.data.match_id])).toEqual([["match.created", match.id], ["match.status_changed", match.id]])
+      const { events } = yield* readAll(client, start, 1000, ["match.created", "match.status_changed", "matchmaker.updated"])
+      expect(events.map((e) => [e.type, e.data.id])).toEqual([
+        ["match.created", match.id],
+        ["matchmaker.updated", matchmaker.id],
+        ["match.status_changed", match.id]
+      ])
       expect(events[0]!.data).toMatchObject({ guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: matchmaker.id, status: "pending" })
-      expect(events[1]!.data).toMatchObject({ previous_status: "pending", status: "pending_date" })
+      expect(events[1]!.data).toMatchObject({ match_count: 1, changed_fields: ["match_count", "success_rate"] })
+      // The record as the list shows it.
+      const listed = (yield* client.matches.list({ query: { guest_id: a.id } })).list
+      expect(events[2]!.data).toEqual(listed.find((m) => m.id === match.id))
       const guestOnly = (yield* signedClient(["open:guest:read"])).client
       expect((yield* readAll(guestOnly, start, 1000, ["match.created", "match.status_changed"])).events).toEqual([])
     }))
 
-  it.effect("completing a follow-up task emits follow_up.task_completed", () =>
+  it.effect("a follow-up task's generation, dispatch and completion emit task_created, task_dispatched, task_completed with the task record", () =>
     Effect.gen(function*() {
       const { client, company, matchmaker } = yield* setup
       const guest = yield* client.guests.create({
@@ -173,13 +184,20 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       yield* Effect.orDie(runAdmin(["follow-up", "generate"]))
       const tasks = yield* client.followUps.list({ query: { company_id: company.id } })
       const task = tasks.list.find((t) => t.guest_id === guest.id)!
+      const created = (yield* readAll(client, undefined, 1000, ["follow_up.task_created"])).events
+      expect(created.filter((e) => e.data.guest_id === guest.id).map((e) => e.data)).toEqual([
+        expect.objectContaining({ id: task.id, status: "pending", dispatched_to: null })
+      ])
       const start = yield* mark(client)
       yield* client.followUps.dispatch({ params: { task_id: task.id } })
       yield* client.followUps.complete({ params: { task_id: task.id }, payload: { matched_guest_id: other.id, match_score: 88 } })
-      const { events } = yield* readAll(client, start, 1000, ["follow_up.task_completed"])
-      expect(events.map((e) => e.data)).toEqual([
-        expect.objectContaining({ task_id: task.id, guest_id: guest.id, matched_guest_id: other.id })
+      const { events } = yield* readAll(client, start, 1000, ["follow_up.task_dispatched", "follow_up.task_completed"])
+      expect(events.map((e) => [e.type, e.data.id, e.data.status])).toEqual([
+        ["follow_up.task_dispatched", task.id, "dispatched"],
+        ["follow_up.task_completed", task.id, "completed"]
       ])
+      expect(events[1]!.data).toEqual((yield* client.followUps.get({ params: { task_id: task.id } })).task)
+      expect(events[1]!.data).toMatchObject({ result: { matched_guest_id: other.id, match_score: 88 } })
     }))
 
   it.effect("the daemon's expiry of a membership emits membership.expired", () =>
@@ -192,7 +210,74 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       yield* sql`UPDATE memberships SET expire_at = now() - interval '1 minute' WHERE id = ${membership.id}`
       yield* Effect.orDie(moveByTimeOnce)
       const { events } = yield* readAll(client, start, 1000, ["membership.expired"])
-      expect(events.map((e) => e.data)).toEqual([expect.objectContaining({ membership_id: membership.id, user_id: user.id, plan_id: 1 })])
+      const listed = (yield* client.memberships.list({ query: { user_id: user.id } })).list
+      expect(events.map((e) => e.data)).toEqual(listed)
+      expect(listed).toMatchObject([{ id: membership.id, status: "expired" }])
+    }))
+
+  it.effect("every resource's writes emit their catalogue events, each with the record as the read endpoint shows it (masked for a masking client)", () =>
+    Effect.gen(function*() {
+      const { client, company, matchmaker } = yield* setup
+      const start = yield* mark(client)
+      yield* client.companies.update({ params: { id: company.id }, payload: { city: "长沙" } })
+      yield* client.matchmakers.update({ params: { id: matchmaker.id }, payload: { phone: "13912345678" } })
+      const account = yield* client.workWechats.create({ payload: { wechat_number: "wx_evt_1", phone: "13700001111" } })
+      yield* client.workWechats.update({ params: { id: account.id }, payload: { remark: "备注" } })
+      yield* client.workWechats.associate({ params: { id: account.id }, payload: { target_type: "matchmaker", target_id: matchmaker.id } })
+      const group = yield* client.workGroups.create({ payload: { name: "事件群" } })
+      yield* client.workGroups.addMatchmaker({ params: { id: group.id }, payload: { matchmaker_id: matchmaker.id } })
+      yield* client.workGroups.setStatus({ params: { id: group.id }, query: { status: "disabled" } })
+      yield* client.workWechats.disassociate({
+        params: { id: account.id },
+        payload: { target_type: "matchmaker", target_id: matchmaker.id }
+      })
+      yield* client.workWechats.remove({ params: { id: account.id } })
+      const activity = yield* client.activities.create({
+        payload: {
+          title: "事件活动",
+          address: "长沙",
+          start_time: "2030-01-01 10:00:00",
+          end_time: "2030-01-01 12:00:00",
+          company_id: company.id
+        }
+      })
+      const { events } = yield* readAll(client, start)
+      expect(events.map((e) => [e.type, e.data.id])).toEqual([
+        ["company.updated", company.id],
+        ["matchmaker.updated", matchmaker.id],
+        ["work_wechat.created", account.id],
+        ["work_wechat.updated", account.id],
+        ["work_wechat.associations_changed", account.id],
+        ["work_group.created", group.id],
+        ["work_group.members_changed", group.id],
+        ["work_group.updated", group.id],
+        ["work_wechat.associations_changed", account.id],
+        ["work_wechat.deleted", account.id],
+        ["activity.created", activity.id]
+      ])
+      const without = ({ changed_fields: _, ...record }: Record<string, unknown>) => record
+      expect(without(events[0]!.data)).toEqual(yield* client.companies.get({ params: { id: company.id } }))
+      expect(events[0]!.data.changed_fields).toEqual(["city"])
+      expect(events[4]!.data).toMatchObject({ id: account.id, association_count: 1 })
+      expect(events[6]!.data).toMatchObject({ matchmaker_count: 1, status: "active" })
+      expect(without(events[7]!.data)).toEqual(yield* client.workGroups.get({ params: { id: group.id } }))
+      expect(events[7]!.data).toMatchObject({ status: "disabled", changed_fields: ["status"] })
+      expect(events[9]!.data).toEqual({ id: account.id, deleted_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/) })
+      expect(events[10]!.data).toEqual((yield* client.activities.list({ query: { company_id: company.id } })).list[0])
+      // A masking client reads the same events masked exactly as its own GET shows the record.
+      const masked = (yield* signedClient(["open:matchmaker:read", "open:work_wechat:read"], { masking: true })).client
+      const seen = (yield* readAll(masked, start)).events
+      expect(seen.map((e) => e.type)).toEqual([
+        "matchmaker.updated",
+        "work_wechat.created",
+        "work_wechat.updated",
+        "work_wechat.associations_changed",
+        "work_wechat.associations_changed",
+        "work_wechat.deleted"
+      ])
+      expect(without(seen[0]!.data)).toEqual(yield* masked.matchmakers.get({ params: { id: matchmaker.id } }))
+      expect(seen[0]!.data).toMatchObject({ phone: "139****5678" })
+      expect(seen[1]!.data).toMatchObject({ phone: "137****1111" })
     }))
 
   it.effect("each event is listed only to clients holding its resource's read permission, subscribed or not; no permission is needed to ask", () =>

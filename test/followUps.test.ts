@@ -169,18 +169,18 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       yield* client.followUps.complete({ params: { task_id: taskId }, payload: { matched_guest_id: other.id, match_score: 60 } })
       yield* client.followUps.complete({ params: { task_id: taskId }, payload: {} })
       const events = (yield* Effect.flatMap(OutboxRepo, (o) => o.after(0, 10_000)))
-        .filter((e) => e.type === "follow_up.task_completed" && (e.data as { task_id: number }).task_id === taskId)
+        .filter((e) => e.type === "follow_up.task_completed" && (e.data as { id: number }).id === taskId)
       expect(events).toHaveLength(1)
       expect(events[0]!.permission).toBe("open:follow-up:read")
       expect(events[0]!.data).toMatchObject({
-        task_id: taskId,
+        id: taskId,
         follow_up_id: planId,
         guest_id: guest.id,
-        matched_guest_id: other.id,
-        match_score: 60,
+        status: "completed",
         task_type: "recommend",
         task_day: 1,
-        completed_by: credentials.appKey
+        dispatched_to: credentials.appKey,
+        result: { matched_guest_id: other.id, match_score: 60 }
       })
     }))
 

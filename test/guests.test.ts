@@ -464,7 +464,7 @@ layer(testServerLayer())("guests", (it) => {
       const g = yield* client.guests.create({ payload: { name: "事件", gender: "male", company_id: company.id } })
       yield* client.guests.update({ params: { id: g.id }, payload: { age: 33 } })
       const events = (yield* outbox.after(0, 100000)).slice(before)
-      expect(events.map((e) => [e.type, (e.data as { guest_id: number }).guest_id])).toEqual([["guest.created", g.id], [
+      expect(events.map((e) => [e.type, (e.data as { id: number }).id])).toEqual([["guest.created", g.id], [
         "guest.updated",
         g.id
       ]])

@@ -132,8 +132,8 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       expect(moved).toMatchObject({ id: m.id, status: "pending_date" })
       const sql = yield* SqlClient.SqlClient
       const events = () =>
-        sql<{ type: string; permission: string; data: { match_id: number; previous_status?: string; status: string } }>`
-          SELECT type, permission, data FROM events WHERE type LIKE 'match.%' AND (data->>'match_id')::int = ${m.id} ORDER BY id`
+        sql<{ type: string; permission: string; data: { id: number; status: string } }>`
+          SELECT type, permission, data FROM events WHERE type LIKE 'match.%' AND (data->>'id')::int = ${m.id} ORDER BY id`
       expect((yield* events()).length).toBe(2)
       // The same status again: nothing changes, no event.
       const again = yield* set("pending_date")
@@ -145,7 +145,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("matches", (it) => {
       const recorded = yield* events()
       expect(recorded.map((e) => e.type)).toEqual(["match.created", "match.status_changed", "match.status_changed", "match.status_changed"])
       expect(recorded.every((e) => e.permission === "open:match:read")).toBe(true)
-      expect(recorded[3]!.data).toMatchObject({ match_id: m.id, previous_status: "dating", status: "completed" })
+      expect(recorded[3]!.data).toMatchObject({ id: m.id, status: "completed" })
       // pending cannot be set; an unknown id is 404.
       const pending = yield* rawRequest(baseUrl, {
         method: "PUT",

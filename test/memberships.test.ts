@@ -169,10 +169,10 @@ layer(testServerLayer())("memberships", (it) => {
       const events = yield* sql<{ event_id: string; permission: string; data: Record<string, unknown> }>`
         SELECT event_id, permission, data FROM events WHERE type = 'membership.expired' AND (data->>'user_id')::int = ${userId}
         ORDER BY id`
-      expect(events.map((e) => e.data.membership_id)).toEqual([due[0]!.id, due[1]!.id])
+      expect(events.map((e) => e.data.id)).toEqual([due[0]!.id, due[1]!.id])
       expect(events[0]!.event_id).toMatch(/^evt_[0-9a-f]{24}$/)
       expect(events[0]!.permission).toBe("open:membership:read")
-      expect(events[0]!.data).toMatchObject({ user_id: userId, plan_id: 1, plan_name: "月度会员", guest_id: null })
+      expect(events[0]!.data).toMatchObject({ user_id: userId, plan_id: 1, plan_name: "月度会员", guest_id: null, status: "expired" })
       expect(events[0]!.data.expire_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
       // An expired membership cannot be cancelled; a renewal of its plan starts a new one.
       expect(yield* adminFailure("memberships", "cancel", String(due[0]!.id))).toMatch(/expired; it cannot be cancelled/)
@@ -192,7 +192,7 @@ layer(testServerLayer())("memberships", (it) => {
       const statuses = (yield* client.memberships.list({ query: { user_id: userId } })).list.map((m) => [m.id, m.status])
       expect(statuses).toEqual([[fresh.id, "active"], [stale.id, "expired"]])
       const [{ n }] = yield* sql<{ n: number }>`
-        SELECT count(*)::int AS n FROM events WHERE type = 'membership.expired' AND (data->>'membership_id')::int = ${stale.id}`
+        SELECT count(*)::int AS n FROM events WHERE type = 'membership.expired' AND (data->>'id')::int = ${stale.id}`
       expect(n).toBe(1)
     }))
 

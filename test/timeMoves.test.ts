@@ -94,7 +94,7 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
           (p) => [...seen].every(([id, runs]) => (p.get(id) ?? 0) >= runs + 2)
         )
         const events = yield* sql<{ id: number }>`
-        SELECT (data->>'membership_id')::int AS id FROM events WHERE type = 'membership.expired' ORDER BY id`
+        SELECT (data->>'id')::int AS id FROM events WHERE type = 'membership.expired' ORDER BY id`
         expect(events.map((e) => e.id).sort((a, b) => a - b)).toEqual([lapsed.id, lapsing.id].sort((a, b) => a - b))
       }),
     { timeout: 90_000 }

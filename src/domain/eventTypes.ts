@@ -29,3 +29,27 @@ export const EVENT_TYPES: ReadonlyArray<CatalogueEventType> = Object.values(EVEN
 export const WEBHOOK_TEST_EVENT = "webhook.test"
 
 export const isEventType = (name: string): name is CatalogueEventType => (EVENT_TYPES as ReadonlyArray<string>).includes(name)
+
+export type EventResource = keyof typeof EVENT_CATALOGUE
+
+/**
+ * The read permission of each resource: an event of the resource is delivered and listed only to
+ * clients holding it (DECISIONS §9), as its read endpoints are.
+ */
+export const EVENT_READ_PERMISSION = {
+  guest: "open:guest:read",
+  matchmaker: "open:matchmaker:read",
+  company: "open:company:read",
+  work_wechat: "open:work_wechat:read",
+  work_group: "open:work_group:read",
+  activity: "open:activity:read",
+  follow_up_task: "open:follow-up:read",
+  match: "open:match:read",
+  membership: "open:membership:read"
+} as const satisfies Record<EventResource, string>
+
+/** The resource an event type belongs to. */
+export const resourceOfEventType = (type: CatalogueEventType): EventResource =>
+  (Object.keys(EVENT_CATALOGUE) as ReadonlyArray<EventResource>).find((resource) =>
+    (EVENT_CATALOGUE[resource] as ReadonlyArray<string>).includes(type)
+  )!

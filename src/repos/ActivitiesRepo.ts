@@ -23,6 +23,8 @@ const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, e
 const ActivityPageRow = Schema.Struct({ ...ActivityRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
 const ListRequest = Schema.Struct({ p: Schema.toType(ActivityListParams), sync: Schema.UndefinedOr(SyncWindow) })
 
+const IdRow = Schema.Struct({ id: Schema.Int })
+
 const COLUMNS = `id::int AS id, title, description, cover_url, address, start_time, end_time, male_quota, female_quota,
   male_fee::float8 AS male_fee, female_fee::float8 AS female_fee, status, audit_status, company_id::int AS company_id, created_at`
 
@@ -136,22 +138,19 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
     // The daemon's moves (DECISIONS §5, §7): set-based, and idempotent because each re-checks the
     // status it moves from; a second daemon running the same statement waits on the row locks,
     // re-reads the rows and finds nothing left to move.
-    const start = SqlSchema.findOne({
+    const start = SqlSchema.findAll({
       Request: Schema.Void,
-      Result: CountRow,
+      Result: IdRow,
       execute: () =>
-        sql`WITH moved AS (
-            UPDATE activities SET status = CASE WHEN end_time <= now() THEN 'ended' ELSE 'ongoing' END, updated_at = now()
-            WHERE status = 'registering' AND start_time <= now() RETURNING 1)
-          SELECT count(*)::int AS n FROM moved`
+        sql`UPDATE activities SET status = CASE WHEN end_time <= now() THEN 'ended' ELSE 'ongoing' END, updated_at = now()
+          WHERE status = 'registering' AND start_time <= now() RETURNING id::int AS id`
     })
-    const end = SqlSchema.findOne({
+    const end = SqlSchema.findAll({
       Request: Schema.Void,
-      Result: CountRow,
+      Result: IdRow,
       execute: () =>
-        sql`WITH moved AS (
-            UPDATE activities SET status = 'ended', updated_at = now() WHERE status = 'ongoing' AND end_time <= now() RETURNING 1)
-          SELECT count(*)::int AS n FROM moved`
+        sql`UPDATE activities SET status = 'ended', updated_at = now() WHERE status = 'ongoing' AND end_time <= now()
+          RETURNING id::int AS id`
     })
 
     const page = SqlSchema.findAll({
@@ -191,10 +190,10 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
       takePlace: (id: number, gender: "male" | "female") => sqlEdge(Effect.map(takePlace({ id, gender }), Option.map((r) => r.fee))),
       registrationState: (id: number, guestId: number) => sqlEdge(registrationState({ id, guestId })),
       insertRegistration: (input: RegistrationInsert) => sqlEdge(insertRegistration(input).pipe(mapAlreadyRegistered)),
-      /** registering → ongoing at start_time (→ ended when end_time has passed too); the count moved. */
-      startDue: sqlEdge(Effect.map(start(undefined), (r) => r.n)),
-      /** ongoing → ended at end_time; the count moved. */
-      endDue: sqlEdge(Effect.map(end(undefined), (r) => r.n)),
+      /** registering → ongoing at start_time (→ ended when end_time has passed too); the ids moved. */
+      startDue: sqlEdge(Effect.map(start(undefined), (rows) => rows.map((r) => r.id).sort((a, b) => a - b))),
+      /** ongoing → ended at end_time; the ids moved. */
+      endDue: sqlEdge(Effect.map(end(undefined), (rows) => rows.map((r) => r.id).sort((a, b) => a - b))),
       /** A page and the exact total: from the counters when the filter is none or one of status, company_id. */
       list: (p: ActivityListParams, sync: SyncWindow | undefined) =>
         sqlEdge(listPage({

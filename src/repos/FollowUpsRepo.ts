@@ -12,6 +12,7 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { pageOf } from "../../schema/Common.js"
 import {
   FOLLOW_UP_PAGE,
+  type FollowUpTask,
   FollowUpTaskListItem,
   FollowUpTaskListParams,
   MatchmakerBrief,
@@ -126,6 +127,24 @@ const DetailRow = Schema.Struct({
 })
 export type FollowUpDetailRow = typeof DetailRow.Type
 
+const isFinal = (status: TaskStatus) => status === "completed" || status === "failed" || status === "skipped"
+
+/** The task record of a detail row, as GET /follow-up/tasks/{id} shows it (its `task`). */
+export const taskRecord = (row: FollowUpDetailRow): typeof FollowUpTask.Type => ({
+  id: row.id,
+  follow_up_id: row.follow_up_id,
+  guest_id: row.guest_id,
+  company_id: row.company_id,
+  task_type: row.task_type,
+  task_day: row.task_day,
+  scheduled_date: row.scheduled_date,
+  status: row.status,
+  dispatched_to: row.dispatched_to,
+  dispatched_at: row.dispatched_at,
+  finished_at: isFinal(row.status) ? row.finished_at : null,
+  result: isFinal(row.status) ? row.result : null
+})
+
 /** The lock state the transition rules read (domain/followUp.ts). */
 const LockRow = Schema.Struct({
   status: TaskStatus,
@@ -193,9 +212,9 @@ const CompleteInput = Schema.Struct({
 export type CompleteInput = typeof CompleteInput.Type
 
 /** Plans due for generation are taken this many at a time (several daemons split them). */
-const GENERATE_BATCH = 500
+export const GENERATE_BATCH = 500
 
-const GenerateRow = Schema.Struct({ created: Schema.Int, plans: Schema.Int })
+const GenerateRow = Schema.Struct({ created: Schema.Array(Schema.Int), plans: Schema.Int })
 
 export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/Repo", {
   make: Effect.gen(function*() {
@@ -430,19 +449,19 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
             CROSS JOIN LATERAL unnest(p.days) AS d(day)
             WHERE p.start_date + d.day - 1 <= ${today}::date
             ON CONFLICT (plan_id, task_day) DO NOTHING
-            RETURNING 1),
+            RETURNING id),
           moved AS (
             UPDATE follow_up_plans p SET next_date = (
               SELECT min(p.start_date + d - 1) FROM unnest(p.days) AS d WHERE p.start_date + d - 1 > ${today}::date)
             FROM due WHERE p.id = due.id
             RETURNING 1)
-          SELECT (SELECT count(*)::int FROM created) AS created, (SELECT count(*)::int FROM moved) AS plans`
+          SELECT ARRAY(SELECT id::int FROM created ORDER BY id) AS created, (SELECT count(*)::int FROM moved) AS plans`
     })
 
     /** The tasks scheduled on `date` exactly, of every plan (the operator's `follow-up generate --date`). */
     const generateOnDate = SqlSchema.findOne({
       Request: Schema.String,
-      Result: Schema.Struct({ created: Schema.Int }),
+      Result: Schema.Struct({ created: Schema.Array(Schema.Int) }),
       execute: (date) =>
         sql`WITH created AS (
             INSERT INTO follow_up_tasks (plan_id, guest_id, company_id, matchmaker_id, task_type, task_day, scheduled_date)
@@ -451,22 +470,9 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
             CROSS JOIN LATERAL unnest(p.days) AS d(day)
             WHERE p.start_date <= ${date}::date AND p.start_date + d.day - 1 = ${date}::date
             ON CONFLICT (plan_id, task_day) DO NOTHING
-            RETURNING 1)
-          SELECT count(*)::int AS created FROM created`
+            RETURNING id)
+          SELECT ARRAY(SELECT id::int FROM created ORDER BY id) AS created`
     })
-
-    /** Every due plan, batch after batch; the tasks created and the plans visited. */
-    const generateDue = (today: string, planId: number | null = null) =>
-      sqlEdge(Effect.gen(function*() {
-        let created = 0
-        let visited = 0
-        for (;;) {
-          const batch = yield* generateBatch({ today, planId })
-          created += batch.created
-          visited += batch.plans
-          if (batch.plans < GENERATE_BATCH) return { created, plans: visited }
-        }
-      }))
 
     return {
       list: (params: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) =>
@@ -489,7 +495,12 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
       guestExists: (id: number) => sqlEdge(Effect.map(guestExists(id), Option.isSome)),
       insertPlan: (plan: NewPlan) => sqlEdge(Effect.map(insertPlan(plan), Option.map((r) => r.id))),
       plans: (guestId: number | null) => sqlEdge(plans({ guestId })),
-      generateDue,
+      /**
+       * One batch of due plans (at most GENERATE_BATCH): the ids of the tasks created and the plans
+       * visited; call it in the transaction that records their events, until fewer plans come back.
+       */
+      generateBatch: (today: string, planId: number | null = null) => sqlEdge(generateBatch({ today, planId })),
+      /** The ids of the tasks created for `date`; call it in the transaction that records their events. */
       generateOnDate: (date: string) => sqlEdge(Effect.map(generateOnDate(date), (r) => r.created))
     } as const
   })

@@ -83,6 +83,12 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id} FOR UPDATE`
     })
 
+    const findById = SqlSchema.findOneOption({
+      Request: Schema.Int,
+      Result: MatchRow,
+      execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id}`
+    })
+
     const setStatus = SqlSchema.findOne({
       Request: Schema.Struct({ id: Schema.Int, status: MatchStatus }),
       Result: MatchRow,
@@ -135,6 +141,8 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       /** A match, locked for the rest of the transaction. */
       lock: (id: number) => sqlEdge(lock(id)),
       setStatus: (id: number, status: MatchStatus) => sqlEdge(setStatus({ id, status })),
+      /** A match as the list shows it. */
+      findById: (id: number) => sqlEdge(findById(id)),
       /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */
       bumpCounters: (ids: ReadonlyArray<number>, counter: MatchCounter) => ids.length === 0 ? Effect.void : sqlEdge(bump({ ids, counter })),
       list: (params: MatchListParams, sync: SyncWindow | undefined) =>

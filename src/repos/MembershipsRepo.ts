@@ -13,7 +13,7 @@ import { pageOf } from "../../schema/Common.js"
 import { Membership, MEMBERSHIP_PAGE, MembershipListParams, MembershipStatus } from "../../schema/Memberships.js"
 import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
+import { CountRow, Timestamp } from "./rows.js"
 import { listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 const MembershipRow = Schema.Struct({ ...Membership.fields, started_at: Timestamp, expire_at: Timestamp, created_at: Timestamp })
@@ -97,30 +97,19 @@ export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Members
     })
 
     /**
-     * active → expired for every membership whose expire_at has passed, with one
-     * `membership.expired` event per row in the same statement (so in the same transaction). A
-     * second daemon running it at once waits on the row locks, re-checks `status = 'active'` and
-     * moves nothing twice, so no event is written twice.
+     * active → expired for every membership whose expire_at has passed (or one user's plan); the
+     * ids moved, for the caller to record their `membership.expired` events in the same
+     * transaction. A second daemon running it at once waits on the row locks, re-checks
+     * `status = 'active'` and moves nothing twice, so no event is written twice.
      */
-    const expire = SqlSchema.findOne({
-      Request: Schema.Struct({ timeZone: Schema.String, scope: Schema.NullOr(Schema.Struct({ userId: Schema.Int, planId: Schema.Int })) }),
-      Result: CountRow,
-      execute: ({ scope, timeZone }) =>
-        sql`WITH expired AS (
-            UPDATE memberships SET status = 'expired', updated_at = now()
-            WHERE status = 'active' AND expire_at <= now()
-              ${scope === null ? sql`` : sql`AND user_id = ${scope.userId} AND plan_id = ${scope.planId}`}
-            RETURNING id, user_id, guest_id, plan_id, expire_at),
-          recorded AS (
-            INSERT INTO events (event_id, type, permission, data)
-            SELECT 'evt_' || left(encode(sha256(uuid_send(gen_random_uuid())), 'hex'), 24), 'membership.expired',
-              'open:membership:read',
-              jsonb_build_object('membership_id', e.id, 'user_id', e.user_id, 'guest_id', e.guest_id, 'plan_id', e.plan_id,
-                'plan_name', p.name, 'expire_at', to_char(e.expire_at AT TIME ZONE ${timeZone}, 'YYYY-MM-DD HH24:MI:SS'))
-            FROM expired e JOIN membership_plans p ON p.id = e.plan_id
-            ORDER BY e.id
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM recorded`
+    const expire = SqlSchema.findAll({
+      Request: Schema.Struct({ scope: Schema.NullOr(Schema.Struct({ userId: Schema.Int, planId: Schema.Int })) }),
+      Result: Schema.Struct({ id: Schema.Int }),
+      execute: ({ scope }) =>
+        sql`UPDATE memberships SET status = 'expired', updated_at = now()
+          WHERE status = 'active' AND expire_at <= now()
+            ${scope === null ? sql`` : sql`AND user_id = ${scope.userId} AND plan_id = ${scope.planId}`}
+          RETURNING id::int AS id`
     })
 
     const page = SqlSchema.findAll({
@@ -153,9 +142,9 @@ export class MembershipsRepo extends Context.Service<MembershipsRepo>()("Members
       lock: (id: number) => sqlEdge(lock(id)),
       setStatus: (id: number, status: MembershipStatus) => sqlEdge(setStatus({ id, status })),
       findById: (id: number) => sqlEdge(findById(id)),
-      /** Expires what is due (all, or one user's plan) with its events; the count expired. */
+      /** Expires what is due (all, or one user's plan); the ids expired, ascending. */
       expireDue: (scope: ExpiryScope | null = null) =>
-        Effect.flatMap(PlatformTimeZone, (timeZone) => sqlEdge(Effect.map(expire({ timeZone, scope }), (r) => r.n))),
+        sqlEdge(Effect.map(expire({ scope }), (rows) => rows.map((r) => r.id).sort((a, b) => a - b))),
       list: (p: MembershipListParams, sync: SyncWindow | undefined) =>
         sqlEdge(listPage({
           sync,

@@ -39,6 +39,12 @@ export class UsersRepo extends Context.Service<UsersRepo>()("Users/Repo", {
         sql`UPDATE users SET work_wechat_id = ${work_wechat_id}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
+    const lockWorkWechat = SqlSchema.findOneOption({
+      Request: Schema.Int,
+      Result: Schema.Struct({ work_wechat_id: Schema.NullOr(Schema.Int) }),
+      execute: (id) => sql`SELECT work_wechat_id::int AS work_wechat_id FROM users WHERE id = ${id} FOR UPDATE`
+    })
+
     const findId = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: Schema.Struct({ id: Schema.Int }),
@@ -49,6 +55,8 @@ export class UsersRepo extends Context.Service<UsersRepo>()("Users/Repo", {
       insert: (input: { name: string; phone: string | null; work_wechat_id: number | null }) => sqlEdge(insert(input)),
       /** The updated user, or none for an unknown id. */
       setWorkWechat: (id: number, workWechatId: number | null) => sqlEdge(setWorkWechat({ id, work_wechat_id: workWechatId })),
+      /** The user's work account (null for none or an unknown user), locked for the transaction. */
+      workWechatOf: (id: number) => sqlEdge(Effect.map(lockWorkWechat(id), (row) => Option.isSome(row) ? row.value.work_wechat_id : null)),
       exists: (id: number) => sqlEdge(Effect.map(findId(id), Option.isSome))
     } as const
   })

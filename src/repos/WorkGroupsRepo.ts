@@ -116,11 +116,13 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
     })
 
     /** Soft delete; a suffix on group_no keeps the deleted row's number out of the way. */
-    const softDelete = SqlSchema.void({
+    const softDelete = SqlSchema.findOne({
       Request: Schema.Int,
+      Result: Schema.Struct({ id: Schema.Int, deleted_at: Timestamp }),
       execute: (id) =>
         sql`UPDATE work_groups SET deleted_at = now(), updated_at = now(),
-          group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}`
+          group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}
+          RETURNING id::int AS id, deleted_at`
     })
 
     const memberCounts = SqlSchema.findOne({
@@ -282,6 +284,7 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
       lockLive: (id: number) => sqlEdge(lockLive(id)),
       /** Sets the given columns (the changed ones of an update, a status). */
       update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicateGroupNo(update({ id, change }))),
+      /** Soft-deletes; the `*.deleted` payload, `{id, deleted_at}`. */
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       memberCounts: (id: number) => sqlEdge(memberCounts(id)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */

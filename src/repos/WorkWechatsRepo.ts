@@ -129,9 +129,12 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       execute: (id) => sql`UPDATE work_wechats SET updated_at = now() WHERE id = ${id}`
     })
 
-    const softDelete = SqlSchema.void({
+    const softDelete = SqlSchema.findOne({
       Request: Schema.Int,
-      execute: (id) => sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}`
+      Result: Schema.Struct({ id: Schema.Int, deleted_at: Timestamp }),
+      execute: (id) =>
+        sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}
+          RETURNING id::int AS id, deleted_at`
     })
 
     const attachments = SqlSchema.findOne({
@@ -324,6 +327,7 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       /** Sets the given columns (the changed ones of an update, a status, an admin). */
       update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicates(update({ id, change }))),
       touch: (id: number) => sqlEdge(touch(id)),
+      /** Soft-deletes; the `*.deleted` payload, `{id, deleted_at}`. */
       softDelete: (id: number) => sqlEdge(softDelete(id)),
       attachments: (id: number) => sqlEdge(attachments(id)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */

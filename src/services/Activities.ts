@@ -7,11 +7,13 @@ import * as Option from "effect/Option"
 
 import { ACTIVITY_PAGE, type ActivityCreate, type ActivityListParams, type RegistrationCreate } from "../../schema/Activities.js"
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
+import type { DatabaseUnavailable } from "../domain/errors.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { someOrNotFound, syncWindow } from "./common.js"
 
 export class Activities extends Context.Service<Activities>()("Activities/Service", {
@@ -20,25 +22,29 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     const companies = yield* CompaniesRepo
     const guests = yield* GuestsRepo
     const tx = yield* Transaction
+    const events = yield* ChangeEvents
 
     const create = Effect.fn("Activities.create")(function*(input: ActivityCreate) {
       if (!windowIsValid(input.start_time, input.end_time)) {
         return yield* InvalidInput.of([{ path: "end_time", message: "must be after start_time" }])
       }
       yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
-      const activity = yield* repo.insert({
-        title: input.title,
-        address: input.address,
-        start_time: input.start_time,
-        end_time: input.end_time,
-        company_id: input.company_id,
-        description: input.description ?? null,
-        cover_url: input.cover_url ?? null,
-        male_quota: input.male_quota ?? null,
-        female_quota: input.female_quota ?? null,
-        male_fee: input.male_fee ?? 0,
-        female_fee: input.female_fee ?? 0
-      })
+      const activity = yield* tx.run(Effect.tap(
+        repo.insert({
+          title: input.title,
+          address: input.address,
+          start_time: input.start_time,
+          end_time: input.end_time,
+          company_id: input.company_id,
+          description: input.description ?? null,
+          cover_url: input.cover_url ?? null,
+          male_quota: input.male_quota ?? null,
+          female_quota: input.female_quota ?? null,
+          male_fee: input.male_fee ?? 0,
+          female_fee: input.female_fee ?? 0
+        }),
+        (a) => events.records("activity.created", [a.id])
+      ))
       return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
     })
 
@@ -63,7 +69,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
             ? new AlreadyRegistered({ message: "the guest is already registered for this activity" })
             : new QuotaFull({ message: `no ${guest.gender} places are left` })
         }
-        return yield* repo.insertRegistration({
+        const registration = yield* repo.insertRegistration({
           activity_id: id,
           guest_id: guest.id,
           name: input.name ?? guest.name,
@@ -71,6 +77,9 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
           remark: input.remark ?? null,
           fee: fee.value
         })
+        // The registration record, as the register answer shows it (no read endpoint lists them).
+        yield* events.payloads("activity.registered", [registration])
+        return registration
       }))
     })
 
@@ -84,17 +93,33 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
             return yield* new InvalidTransition({ message: `cannot ${action} activity ${id}: ${outcome.reason}` })
           case "Unchanged":
             return yield* repo.findById(id).pipe(someOrNotFound("activity", id))
-          case "Next":
-            return yield* repo.setState({ id, ...outcome.state })
+          case "Next": {
+            const activity = yield* repo.setState({ id, ...outcome.state })
+            yield* events.updated("activity.updated", [id], ["status", "audit_status"])
+            return activity
+          }
         }
       }))
     })
 
-    return { create, list, register, operate } as const
+    /**
+     * The daemon's time moves (DECISIONS §5, §7): registering → ongoing (→ ended) at start_time,
+     * ongoing → ended at end_time, each statement in a transaction with its activity.updated events.
+     */
+    const moveByTime = Effect.gen(function*() {
+      const move = (ids: Effect.Effect<ReadonlyArray<number>, DatabaseUnavailable>) =>
+        tx.run(Effect.tap(ids, (moved) => events.updated("activity.updated", moved, ["status"])))
+      // Starts first, so an activity that started and ended since the last pass ends in this one.
+      const started = yield* move(repo.startDue)
+      const ended = yield* move(repo.endDue)
+      return { started: started.length, ended: ended.length }
+    })
+
+    return { create, list, register, operate, moveByTime } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Activities, Activities.make)
   static readonly layer = Activities.layerWithoutDependencies.pipe(
-    Layer.provide([ActivitiesRepo.layer, CompaniesRepo.layer, GuestsRepo.layer, Transaction.layer])
+    Layer.provide([ActivitiesRepo.layer, CompaniesRepo.layer, GuestsRepo.layer, ChangeEvents.layer, Transaction.layer])
   )
 }

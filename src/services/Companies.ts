@@ -7,15 +7,23 @@ import * as Layer from "effect/Layer"
 import { COMPANY_PAGE, type CompanyCreate, type CompanyListParams, type CompanyStatus, type CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 export class Companies extends Context.Service<Companies>()("Companies/Service", {
   make: Effect.gen(function*() {
     const repo = yield* CompaniesRepo
+    const events = yield* ChangeEvents
+    const tx = yield* Transaction
     const orNotFound = (id: number) => someOrNotFound("company", id)
 
+    /** A write of one company and its `company.updated` event, in one transaction. */
+    const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
+      tx.run(Effect.tap(write, (company) => events.updated("company.updated", [company.id], changed)))
+
     const create = Effect.fn("Companies.create")(function*(input: CompanyCreate) {
-      return yield* repo.insert(input)
+      return yield* tx.run(Effect.tap(repo.insert(input), (company) => events.records("company.created", [company.id])))
     })
 
     const get = Effect.fn("Companies.get")(function*(id: number) {
@@ -23,7 +31,7 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
     })
 
     const update = Effect.fn("Companies.update")(function*(id: number, change: CompanyUpdate) {
-      const company = yield* repo.update(id, change).pipe(orNotFound(id))
+      const company = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
       return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
     })
 
@@ -34,8 +42,9 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
       return { ...page, list: page.list.map(({ updated_at: _, ...item }) => item) }
     })
 
-    const setStatus = (id: number, status: CompanyStatus) => repo.setColumn(id, { status }).pipe(orNotFound(id))
-    const setCertLevel = (id: number, cert_level: CertLevel) => repo.setColumn(id, { cert_level }).pipe(orNotFound(id))
+    const setStatus = (id: number, status: CompanyStatus) => updating(repo.setColumn(id, { status }).pipe(orNotFound(id)), ["status"])
+    const setCertLevel = (id: number, cert_level: CertLevel) =>
+      updating(repo.setColumn(id, { cert_level }).pipe(orNotFound(id)), ["cert_level"])
 
     /** Fails with 404 `company` when the id is unknown (a referenced id in a body). */
     const ensureExists = (id: number) => Effect.asVoid(get(id))
@@ -44,5 +53,7 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Companies, Companies.make)
-  static readonly layer = Companies.layerWithoutDependencies.pipe(Layer.provide(CompaniesRepo.layer))
+  static readonly layer = Companies.layerWithoutDependencies.pipe(
+    Layer.provide([CompaniesRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -36,12 +36,11 @@ import {
   yesNoCode
 } from "../domain/followUp.js"
 import { formatDate } from "../domain/time.js"
-import { type CompletedRow, type FollowUpDetailRow, FollowUpsRepo, type StoredGuest } from "../repos/FollowUpsRepo.js"
-import { OutboxRepo } from "../repos/OutboxRepo.js"
+import { type FollowUpDetailRow, FollowUpsRepo, GENERATE_BATCH, type StoredGuest, taskRecord } from "../repos/FollowUpsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { syncWindow } from "./common.js"
 
-const READ = "open:follow-up:read" as const
 /** A report or dispatch whose conditional update lost a race with its own state read is tried again this often. */
 const ATTEMPTS = 3
 
@@ -66,23 +65,8 @@ const toGuest = (g: StoredGuest): FollowUpGuest => {
   }
 }
 
-const isFinal = (status: TaskStatus) => status === "completed" || status === "failed" || status === "skipped"
-
 const toDetail = (row: FollowUpDetailRow): FollowUpTaskDetail => ({
-  task: {
-    id: row.id,
-    follow_up_id: row.follow_up_id,
-    guest_id: row.guest_id,
-    company_id: row.company_id,
-    task_type: row.task_type,
-    task_day: row.task_day,
-    scheduled_date: row.scheduled_date,
-    status: row.status,
-    dispatched_to: row.dispatched_to,
-    dispatched_at: row.dispatched_at,
-    finished_at: isFinal(row.status) ? row.finished_at : null,
-    result: isFinal(row.status) ? row.result : null
-  },
+  task: taskRecord(row),
   guest: toGuest(row.guest),
   matchmaker: row.matchmaker === null ? null : (() => {
     const { cert_level, ...m } = row.matchmaker
@@ -92,28 +76,10 @@ const toDetail = (row: FollowUpDetailRow): FollowUpTaskDetail => ({
   history_match_count: row.history_match_count
 })
 
-/** The payload of `follow_up.task_completed` (DECISIONS §9: ids and the result, no personal data). */
-const completedEvent = (t: CompletedRow) => ({
-  task_id: t.id,
-  follow_up_id: t.follow_up_id,
-  guest_id: t.guest_id,
-  company_id: t.company_id,
-  task_type: t.task_type,
-  task_day: t.task_day,
-  scheduled_date: t.scheduled_date,
-  matched_guest_id: t.matched_guest_id,
-  match_score: t.match_score,
-  share_link: t.share_link,
-  share_channel: t.share_channel,
-  extra: t.extra,
-  completed_by: t.dispatched_to,
-  completed_at: t.finished_at
-})
-
 export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service", {
   make: Effect.gen(function*() {
     const repo = yield* FollowUpsRepo
-    const outbox = yield* OutboxRepo
+    const events = yield* ChangeEvents
     const tx = yield* Transaction
     const config = yield* AppConfig
     const leaseMs = config.followUpLeaseSeconds * 1000
@@ -184,7 +150,12 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
     const dispatch = Effect.fn("FollowUps.dispatch")(function*(id: number, caller: string) {
       for (let attempt = 1;; attempt++) {
         const nowMs = yield* Clock.currentTimeMillis
-        const lock = yield* repo.dispatch(id, caller, nowMs, leaseMs)
+        const lock = yield* tx.run(Effect.gen(function*() {
+          const taken = yield* repo.dispatch(id, caller, nowMs, leaseMs)
+          // A holder's repeat keeps the same lock: nothing changed, no event.
+          if (Option.isSome(taken) && !taken.value.idempotent) yield* events.records("follow_up.task_dispatched", [id])
+          return taken
+        }))
         if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
         const why = yield* explain(id, "dispatch", caller, nowMs)
         if (attempt >= ATTEMPTS) {
@@ -229,22 +200,35 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
             // Rolls the completion back: a guest is not recommended to themself.
             return yield* InvalidInput.of([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
           }
-          yield* outbox.record("follow_up.task_completed", READ, completedEvent(done.value))
+          yield* events.records("follow_up.task_completed", [id])
           return true
         })))
     })
+
+    /** A report's update and, when it applied, its event, in one transaction. */
+    const reported = <E, R>(type: "follow_up.task_failed" | "follow_up.task_skipped", id: number, update: Effect.Effect<boolean, E, R>) =>
+      tx.run(Effect.gen(function*() {
+        const applied = yield* update
+        if (applied) yield* events.records(type, [id])
+        return applied
+      }))
 
     const fail = Effect.fn("FollowUps.fail")(function*(id: number, caller: string, body: FailBody) {
       return yield* report(
         id,
         "fail",
         caller,
-        (nowMs) => repo.fail(id, caller, { error_code: body.error_code ?? null, error_msg: body.error_msg ?? null }, nowMs)
+        (nowMs) =>
+          reported(
+            "follow_up.task_failed",
+            id,
+            repo.fail(id, caller, { error_code: body.error_code ?? null, error_msg: body.error_msg ?? null }, nowMs)
+          )
       )
     })
 
     const skip = Effect.fn("FollowUps.skip")(function*(id: number, caller: string, body: SkipBody) {
-      return yield* report(id, "skip", caller, (nowMs) => repo.skip(id, body.reason ?? null, nowMs))
+      return yield* report(id, "skip", caller, (nowMs) => reported("follow_up.task_skipped", id, repo.skip(id, body.reason ?? null, nowMs)))
     })
 
     // Plans and generation (the operator's command line and the job daemon).
@@ -252,13 +236,37 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
     /** Creates the tasks of every plan day scheduled up to today that has none (the daemon's run). */
     const generateDue = Effect.gen(function*() {
       const today = todayOf(yield* Clock.currentTimeMillis)
-      const { created, plans } = yield* repo.generateDue(today)
+      const { created, plans } = yield* generateDueOn(today, null)
       return { date: today, created, plans }
     }).pipe(Effect.withSpan("FollowUps.generateDue"))
 
+    /**
+     * Every due plan (or one), batch after batch, each batch in a transaction with the
+     * `follow_up.task_created` events of its tasks; the tasks created and the plans visited.
+     */
+    const generateDueOn = (today: string, planId: number | null) =>
+      Effect.gen(function*() {
+        let created = 0
+        let visited = 0
+        for (;;) {
+          const batch = yield* tx.run(
+            Effect.tap(repo.generateBatch(today, planId), (b) => events.records("follow_up.task_created", b.created))
+          )
+          created += batch.created.length
+          visited += batch.plans
+          if (batch.plans < GENERATE_BATCH) return { created, plans: visited }
+        }
+      })
+
     /** `follow-up generate [--date D]`: that date's tasks exactly, or (no date) what the daemon would create now. */
     const generate = (date: string | undefined) =>
-      date === undefined ? generateDue : Effect.map(repo.generateOnDate(date), (created) => ({ date, created }))
+      date === undefined
+        ? generateDue
+        : tx.run(Effect.gen(function*() {
+          const ids = yield* repo.generateOnDate(date)
+          yield* events.records("follow_up.task_created", ids)
+          return { date, created: ids.length }
+        }))
 
     /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
     const createPlan = Effect.fn("FollowUps.createPlan")(function*(input: {
@@ -278,7 +286,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
           firstDate: scheduledDate(start, input.days[0]!)
         })
         if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
-        const { created } = yield* repo.generateDue(today, id.value)
+        const { created } = yield* generateDueOn(today, id.value)
         return { id: id.value, start_date: start, days: input.days, tasks_created: created }
       }))
     })
@@ -289,5 +297,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(FollowUps, FollowUps.make)
-  static readonly layer = FollowUps.layerWithoutDependencies.pipe(Layer.provide([FollowUpsRepo.layer, OutboxRepo.layer, Transaction.layer]))
+  static readonly layer = FollowUps.layerWithoutDependencies.pipe(
+    Layer.provide([FollowUpsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

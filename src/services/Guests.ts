@@ -23,8 +23,8 @@ import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
-import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { type Change, ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown): Result.Result<S["Type"], ReadonlyArray<Issue>> => {
@@ -61,21 +61,10 @@ const outcome = (results: ReadonlyArray<BatchResult>): BatchOutcome => ({
   results: [...results].sort((a, b) => a.index - b.index)
 })
 
-const createdEvent = (
-  g: { id: number; name: string; gender: string; company_id: number; matchmaker_id: number | null; status: string }
-) => ({
-  guest_id: g.id,
-  name: g.name,
-  gender: g.gender,
-  company_id: g.company_id,
-  matchmaker_id: g.matchmaker_id,
-  status: g.status
-})
-
 export class Guests extends Context.Service<Guests>()("Guests/Service", {
   make: Effect.gen(function*() {
     const repo = yield* GuestsRepo
-    const outbox = yield* OutboxRepo
+    const events = yield* ChangeEvents
     const tx = yield* Transaction
 
     /** 404 for a company_id or matchmaker_id that does not exist. */
@@ -90,6 +79,15 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
           if (!found.has(sent.matchmaker_id)) return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
         }
       })
+
+    /** Moves the matchmakers' guest_count, with a matchmaker.updated event for each one moved. */
+    const moveCounters = (deltas: Map<number, number>) =>
+      Effect.andThen(
+        repo.adjustGuestCounts(deltas),
+        events.updated("matchmaker.updated", [...deltas].filter(([, d]) => d !== 0).map(([id]) => id).sort((a, b) => a - b), [
+          "guest_count"
+        ])
+      )
 
     /** Counter moves for one write: -1 for the old matchmaker, +1 for the new one. */
     const counterDelta = (deltas: Map<number, number>, before: GuestState | undefined, after: GuestState) => {
@@ -108,8 +106,8 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         const g = yield* repo.insert(state, extra)
         const deltas = new Map<number, number>()
         counterDelta(deltas, undefined, state)
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.record("guest.created", "open:guest:read", createdEvent(g))
+        yield* events.records("guest.created", [g.id])
+        yield* moveCounters(deltas)
         return g
       })
 
@@ -147,8 +145,8 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         const g = yield* repo.update(id, next)
         const deltas = new Map<number, number>()
         counterDelta(deltas, current, next)
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.record("guest.updated", "open:guest:read", { guest_id: id, changed_fields: Object.keys(change) })
+        yield* events.updated("guest.updated", [id], Object.keys(change))
+        yield* moveCounters(deltas)
         return g
       }))
       return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
@@ -184,15 +182,15 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       }
       yield* tx.run(Effect.gen(function*() {
         const deltas = new Map<number, number>()
-        const events: Array<Record<string, unknown>> = []
+        const created: Array<number> = []
         for (const { index, state } of accepted) {
           const g = yield* repo.insert(state)
           counterDelta(deltas, undefined, state)
-          events.push(createdEvent(g))
+          created.push(g.id)
           results.push({ index, status: "success", id: g.id })
         }
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.recordMany("guest.created", "open:guest:read", events)
+        yield* events.records("guest.created", created)
+        yield* moveCounters(deltas)
       }))
       return outcome(results)
     })
@@ -231,7 +229,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       yield* tx.run(Effect.gen(function*() {
         const states = yield* repo.lockStates(valid.map((v) => v.input.id))
         const deltas = new Map<number, number>()
-        const events: Array<Record<string, unknown>> = []
+        const changes: Array<Change> = []
         for (const { index, input } of valid) {
           const { id, ...change } = input
           const current = states.get(id)
@@ -246,12 +244,13 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
             counterDelta(deltas, current, next)
             // A later item of the same batch for the same guest starts from this one.
             states.set(id, next)
-            events.push({ guest_id: id, changed_fields: Object.keys(change) })
+            changes.push({ id, extra: { changed_fields: Object.keys(change) } })
             results.push({ index, status: "success", id })
           }
         }
-        yield* repo.adjustGuestCounts(deltas)
-        yield* outbox.recordMany("guest.updated", "open:guest:read", events)
+        // Each item's event shows the guest as the whole batch left it (the record is read at the end).
+        yield* events.record("guest.updated", changes)
+        yield* moveCounters(deltas)
       }))
       return outcome(results)
     })
@@ -260,5 +259,5 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Guests, Guests.make)
-  static readonly layer = Guests.layerWithoutDependencies.pipe(Layer.provide([GuestsRepo.layer, OutboxRepo.layer, Transaction.layer]))
+  static readonly layer = Guests.layerWithoutDependencies.pipe(Layer.provide([GuestsRepo.layer, ChangeEvents.layer, Transaction.layer]))
 }

@@ -5,33 +5,21 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { type Match, MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } from "../../schema/Matches.js"
+import { MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } from "../../schema/Matches.js"
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
-import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { someOrNotFound, syncWindow } from "./common.js"
-
-const READ = "open:match:read" as const
-
-const createdEvent = (m: Match) => ({
-  match_id: m.id,
-  guest_a_id: m.guest_a_id,
-  guest_b_id: m.guest_b_id,
-  guest_a_matchmaker_id: m.guest_a_matchmaker_id,
-  guest_b_matchmaker_id: m.guest_b_matchmaker_id,
-  match_score: m.match_score,
-  status: m.status
-})
 
 export class Matches extends Context.Service<Matches>()("Matches/Service", {
   make: Effect.gen(function*() {
     const repo = yield* MatchesRepo
     const guests = yield* GuestsRepo
-    const outbox = yield* OutboxRepo
+    const events = yield* ChangeEvents
     const tx = yield* Transaction
 
     const create = Effect.fn("Matches.create")(function*(input: MatchCreate) {
@@ -55,7 +43,8 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
           match_score: matchScore(a, b)
         })
         yield* repo.bumpCounters(countedMatchmakers(m), "match_count")
-        yield* outbox.record("match.created", READ, createdEvent(m))
+        yield* events.records("match.created", [m.id])
+        yield* events.updated("matchmaker.updated", countedMatchmakers(m), ["match_count", "success_rate"])
         return m
       }))
       return { id: match.id, status: match.status, created_at: match.created_at }
@@ -76,14 +65,11 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
         }
         if (move === "unchanged") return { id, status: current.status, updated_at: current.updated_at }
         const m = yield* repo.setStatus(id, status)
-        if (status === "completed") yield* repo.bumpCounters(countedMatchmakers(m), "success_count")
-        yield* outbox.record("match.status_changed", READ, {
-          match_id: id,
-          guest_a_id: m.guest_a_id,
-          guest_b_id: m.guest_b_id,
-          previous_status: current.status,
-          status
-        })
+        yield* events.records("match.status_changed", [id])
+        if (status === "completed") {
+          yield* repo.bumpCounters(countedMatchmakers(m), "success_count")
+          yield* events.updated("matchmaker.updated", countedMatchmakers(m), ["success_rate"])
+        }
         return { id, status: m.status, updated_at: m.updated_at }
       }))
     })
@@ -93,6 +79,6 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Matches, Matches.make)
   static readonly layer = Matches.layerWithoutDependencies.pipe(
-    Layer.provide([MatchesRepo.layer, GuestsRepo.layer, OutboxRepo.layer, Transaction.layer])
+    Layer.provide([MatchesRepo.layer, GuestsRepo.layer, ChangeEvents.layer, Transaction.layer])
   )
 }

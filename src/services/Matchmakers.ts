@@ -14,6 +14,8 @@ import {
   type MatchmakerUpdate
 } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 import { Companies } from "./Companies.js"
 
@@ -21,11 +23,17 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
   make: Effect.gen(function*() {
     const repo = yield* MatchmakersRepo
     const companies = yield* Companies
+    const events = yield* ChangeEvents
+    const tx = yield* Transaction
     const orNotFound = (id: number) => someOrNotFound("matchmaker", id)
+
+    /** A write of one matchmaker and its `matchmaker.updated` event, in one transaction. */
+    const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
+      tx.run(Effect.tap(write, (m) => events.updated("matchmaker.updated", [m.id], changed)))
 
     const create = Effect.fn("Matchmakers.create")(function*(input: MatchmakerCreate) {
       if (input.company_id != null) yield* companies.ensureExists(input.company_id)
-      return yield* repo.insert(input)
+      return yield* tx.run(Effect.tap(repo.insert(input), (m) => events.records("matchmaker.created", [m.id])))
     })
 
     const get = Effect.fn("Matchmakers.get")(function*(id: number) {
@@ -34,7 +42,7 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
 
     const update = Effect.fn("Matchmakers.update")(function*(id: number, change: MatchmakerUpdate) {
       if (change.company_id != null) yield* companies.ensureExists(change.company_id)
-      const m = yield* repo.update(id, change).pipe(orNotFound(id))
+      const m = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
       return { id: m.id, company_id: m.company_id, name: m.name, ...pickSent(m, change), updated_at: m.updated_at }
     })
 
@@ -48,12 +56,16 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
       return yield* repo.ids(params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 
-    const setStatus = (id: number, status: "active" | "disabled") => repo.setColumn(id, { status }).pipe(orNotFound(id))
-    const setCertLevel = (id: number, cert_level: CertLevel) => repo.setColumn(id, { cert_level }).pipe(orNotFound(id))
+    const setStatus = (id: number, status: "active" | "disabled") =>
+      updating(repo.setColumn(id, { status }).pipe(orNotFound(id)), ["status"])
+    const setCertLevel = (id: number, cert_level: CertLevel) =>
+      updating(repo.setColumn(id, { cert_level }).pipe(orNotFound(id)), ["cert_level"])
 
     return { create, get, update, list, ids, setStatus, setCertLevel } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Matchmakers, Matchmakers.make)
-  static readonly layer = Matchmakers.layerWithoutDependencies.pipe(Layer.provide([MatchmakersRepo.layer, Companies.layer]))
+  static readonly layer = Matchmakers.layerWithoutDependencies.pipe(
+    Layer.provide([MatchmakersRepo.layer, Companies.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -12,6 +12,7 @@ import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { someOrNotFound, syncWindow } from "./common.js"
 
 export class PlanCommandError extends Data.TaggedError("PlanCommandError")<{ readonly message: string }> {}
@@ -22,6 +23,18 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     const users = yield* UsersRepo
     const guests = yield* GuestsRepo
     const tx = yield* Transaction
+    const events = yield* ChangeEvents
+
+    /** Expires what is due (all, or one user's plan) with a membership.expired event each; the count. */
+    const expire = (scope: { readonly userId: number; readonly planId: number } | null) =>
+      Effect.gen(function*() {
+        const ids = yield* repo.expireDue(scope)
+        yield* events.records("membership.expired", ids)
+        return ids.length
+      })
+
+    /** The daemon's expiry at expire_at, in one transaction with its events. */
+    const expireDue = tx.run(expire(null))
 
     /**
      * Renews the user's active membership of the plan in place, or starts a new one now. One that
@@ -34,8 +47,10 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
       const guestId = input.guest_id ?? null
       if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
       const saved = yield* tx.run(Effect.gen(function*() {
-        yield* repo.expireDue({ userId: input.user_id, planId: input.plan_id })
-        return yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
+        yield* expire({ userId: input.user_id, planId: input.plan_id })
+        const saved = yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
+        yield* events.records(saved.renewed ? "membership.renewed" : "membership.created", [saved.id])
+        return saved
       }))
       return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
     })
@@ -54,7 +69,10 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
             message: `membership ${id} is ${current.status}; it cannot be cancelled`
           })
         }
-        if (move === "allowed") yield* repo.setStatus(id, "cancelled")
+        if (move === "allowed") {
+          yield* repo.setStatus(id, "cancelled")
+          yield* events.records("membership.cancelled", [id])
+        }
         return yield* repo.findById(id).pipe(someOrNotFound("membership", id))
       }))
     })
@@ -69,11 +87,11 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
 
     const plans = repo.plans
 
-    return { createOrRenew, list, cancel, createPlan, plans } as const
+    return { createOrRenew, list, cancel, createPlan, plans, expireDue } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Memberships, Memberships.make)
   static readonly layer = Memberships.layerWithoutDependencies.pipe(
-    Layer.provide([MembershipsRepo.layer, UsersRepo.layer, GuestsRepo.layer, Transaction.layer])
+    Layer.provide([MembershipsRepo.layer, UsersRepo.layer, GuestsRepo.layer, ChangeEvents.layer, Transaction.layer])
   )
 }

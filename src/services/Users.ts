@@ -5,8 +5,10 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
+import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 
 export class UserCommandError extends Data.TaggedError("UserCommandError")<{ readonly message: string }> {}
 
@@ -14,6 +16,12 @@ export class Users extends Context.Service<Users>()("Users/Service", {
   make: Effect.gen(function*() {
     const repo = yield* UsersRepo
     const accounts = yield* WorkWechatsRepo
+    const events = yield* ChangeEvents
+    const tx = yield* Transaction
+
+    /** A work account's user_count moved: its work_wechat.updated event (none for no account). */
+    const countMoved = (ids: ReadonlyArray<number | null>) =>
+      events.updated("work_wechat.updated", [...new Set(ids.filter((id) => id !== null))].sort((a, b) => a - b), ["user_count"])
 
     const checkAccount = (id: number | null) =>
       id === null
@@ -25,21 +33,27 @@ export class Users extends Context.Service<Users>()("Users/Service", {
       Effect.gen(function*() {
         if (input.name.trim() === "") return yield* new UserCommandError({ message: "--name must not be empty" })
         yield* checkAccount(input.work_wechat_id)
-        const user = yield* repo.insert(input)
+        const user = yield* tx.run(Effect.tap(repo.insert(input), () => countMoved([input.work_wechat_id])))
         return { id: user.id }
       })
 
     const setWorkWechat = (id: number, workWechatId: number | null) =>
       Effect.gen(function*() {
         yield* checkAccount(workWechatId)
-        const updated = yield* repo.setWorkWechat(id, workWechatId)
-        if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
-        return updated.value
+        return yield* tx.run(Effect.gen(function*() {
+          const before = yield* repo.workWechatOf(id)
+          const updated = yield* repo.setWorkWechat(id, workWechatId)
+          if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
+          if (before !== workWechatId) yield* countMoved([before, workWechatId])
+          return updated.value
+        }))
       })
 
     return { create, setWorkWechat } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Users, Users.make)
-  static readonly layer = Users.layerWithoutDependencies.pipe(Layer.provide([UsersRepo.layer, WorkWechatsRepo.layer]))
+  static readonly layer = Users.layerWithoutDependencies.pipe(
+    Layer.provide([UsersRepo.layer, WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -19,6 +19,7 @@ import { AlreadyMember, GroupHasMembers, NotFound } from "../domain/errors.js"
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
@@ -27,12 +28,14 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
   make: Effect.gen(function*() {
     const repo = yield* WorkGroupsRepo
     const tx = yield* Transaction
+    const events = yield* ChangeEvents
     const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_group", id))
 
     const create = (input: WorkGroupCreate) =>
       tx.run(Effect.gen(function*() {
         const id = yield* repo.insert({ ...input, group_no: input.group_no ?? "" })
         yield* repo.log(id, [{ action: "create" }])
+        yield* events.records("work_group.created", [id])
         return { id }
       }))
 
@@ -51,6 +54,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         if (update === undefined) return null
         yield* repo.update(id, update.set)
         yield* repo.log(id, [update.entry])
+        yield* events.updated("work_group.updated", [id], Object.keys(update.set))
         return null
       }))
 
@@ -60,6 +64,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         if (entry === undefined) return null
         yield* repo.update(id, { status })
         yield* repo.log(id, [entry])
+        yield* events.updated("work_group.updated", [id], ["status"])
         return null
       }))
 
@@ -72,8 +77,9 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
             message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
           })
         }
-        yield* repo.softDelete(id)
+        const deleted = yield* repo.softDelete(id)
         yield* repo.log(id, [{ action: "delete" }])
+        yield* events.payloads("work_group.deleted", [deleted])
         return null
       }))
 
@@ -87,6 +93,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
           return yield* new AlreadyMember({ message: `${kind} ${memberId} is already a member of this group` })
         }
         yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
+        yield* events.records("work_group.members_changed", [id])
         return null
       }))
 
@@ -99,6 +106,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         if (missing.length > 0) return yield* NotFound.ids(resourceOf(kind), missing)
         const added = yield* repo.addMembers(id, kind, ids, remark)
         yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
+        if (added.length > 0) yield* events.records("work_group.members_changed", [id])
         return { success_count: added.length, skip_count: ids.length - added.length }
       }))
 
@@ -113,6 +121,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
           })
         }
         yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
+        yield* events.records("work_group.members_changed", [id])
         return null
       }))
 
@@ -150,5 +159,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WorkGroups, WorkGroups.make)
-  static readonly layer = WorkGroups.layerWithoutDependencies.pipe(Layer.provide([WorkGroupsRepo.layer, Transaction.layer]))
+  static readonly layer = WorkGroups.layerWithoutDependencies.pipe(
+    Layer.provide([WorkGroupsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

@@ -25,6 +25,7 @@ import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotF
 import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
+import { ChangeEvents } from "./ChangeEvents.js"
 import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
@@ -35,6 +36,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
   make: Effect.gen(function*() {
     const repo = yield* WorkWechatsRepo
     const tx = yield* Transaction
+    const events = yield* ChangeEvents
 
     const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_wechat", id))
 
@@ -60,6 +62,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       return yield* tx.run(Effect.gen(function*() {
         const id = yield* repo.insert(input)
         yield* repo.log(id, [{ action: "create" }])
+        yield* events.records("work_wechat.created", [id])
         return { id }
       }))
     })
@@ -79,6 +82,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (update === undefined) return null
         yield* repo.update(id, update.set)
         yield* repo.log(id, [update.entry])
+        yield* events.updated("work_wechat.updated", [id], Object.keys(update.set))
         return null
       }))
     })
@@ -89,6 +93,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (entry === undefined) return null
         yield* repo.update(id, { status })
         yield* repo.log(id, [entry])
+        yield* events.updated("work_wechat.updated", [id], ["status"])
         return null
       }))
 
@@ -101,8 +106,9 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
             message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
           })
         }
-        yield* repo.softDelete(id)
+        const deleted = yield* repo.softDelete(id)
         yield* repo.log(id, [{ action: "delete" }])
+        yield* events.payloads("work_wechat.deleted", [deleted])
         return null
       }))
 
@@ -123,6 +129,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           target_id: body.target_id,
           remark: body.remark ?? null
         }])
+        yield* events.records("work_wechat.associations_changed", [id])
         return null
       }))
 
@@ -137,6 +144,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           id,
           inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null }))
         )
+        if (inserted.length > 0) yield* events.records("work_wechat.associations_changed", [id])
         return { success_count: inserted.length, skip_count: ids.length - inserted.length }
       }))
 
@@ -156,6 +164,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           target_id: body.target_id,
           remark: body.remark ?? null
         }])
+        yield* events.records("work_wechat.associations_changed", [id])
         return null
       }))
 
@@ -191,6 +200,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         if (moved.size > 0) {
           yield* repo.touch(id)
           yield* repo.touch(dest)
+          yield* events.records("work_wechat.associations_changed", [id, dest])
         }
         const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
         return outcome
@@ -202,6 +212,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         const current = yield* locked(id)
         if (current.admin_id === body.target_admin_id) return null
         yield* repo.update(id, { admin_id: body.target_admin_id })
+        yield* events.updated("work_wechat.updated", [id], ["admin_id"])
         yield* repo.log(id, [{
           action: "transfer_admin",
           from_value: current.admin_id === null ? null : String(current.admin_id),
@@ -242,5 +253,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WorkWechats, WorkWechats.make)
-  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(Layer.provide([WorkWechatsRepo.layer, Transaction.layer]))
+  static readonly layer = WorkWechats.layerWithoutDependencies.pipe(
+    Layer.provide([WorkWechatsRepo.layer, ChangeEvents.layer, Transaction.layer])
+  )
 }

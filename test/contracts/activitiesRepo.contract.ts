@@ -106,7 +106,7 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
         yield* seed.setActivityWindow(over.id, -2 * HOUR, -HOUR)
         yield* seed.setActivityWindow(future.id, HOUR, 2 * HOUR)
         yield* seed.setActivityWindow(draft.id, -2 * HOUR, -HOUR)
-        expect(yield* repo.startDue).toBeGreaterThanOrEqual(2)
+        expect(yield* repo.startDue).toEqual(expect.arrayContaining([started.id, over.id]))
         const status = (id: number) => Effect.map(repo.lockState(id), (s) => Option.getOrThrow(s).status)
         expect([yield* status(started.id), yield* status(over.id), yield* status(future.id), yield* status(draft.id)]).toEqual([
           "ongoing",
@@ -115,7 +115,7 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
           "draft"
         ])
         yield* seed.setActivityWindow(started.id, -2 * HOUR, -1000)
-        expect(yield* repo.endDue).toBeGreaterThanOrEqual(1)
+        expect(yield* repo.endDue).toContain(started.id)
         expect(yield* status(started.id)).toBe("ended")
       }))
   })

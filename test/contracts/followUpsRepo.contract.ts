@@ -43,7 +43,7 @@ const planFor = (start: string, days: ReadonlyArray<number>) =>
 const oneTask = Effect.gen(function*() {
   const start = "2026-03-01"
   const plan = yield* planFor(start, [1])
-  yield* (yield* FollowUpsRepo).generateDue(start, plan.planId)
+  yield* (yield* FollowUpsRepo).generateBatch(start, plan.planId)
   const [task] = yield* (yield* ContractSeed).followUpTasks(plan.planId)
   return { ...plan, taskId: task!.id }
 })
@@ -86,26 +86,32 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         const repo = yield* FollowUpsRepo
         const seed = yield* ContractSeed
         const { company, guest, matchmaker, planId } = yield* planFor("2026-03-01", [1, 3, 7])
-        expect(yield* repo.generateDue("2026-03-03", planId)).toEqual({ created: 2, plans: 1 })
+        const [first, second] = (yield* seed.followUpTasks(planId)).map((t) => t.id)
+        expect(first).toBeUndefined()
+        const made = yield* repo.generateBatch("2026-03-03", planId)
+        expect(made).toEqual({ created: (yield* seed.followUpTasks(planId)).map((t) => t.id), plans: 1 })
+        expect([made.created.length, second]).toEqual([2, undefined])
         expect(yield* seed.followUpTasks(planId)).toMatchObject([
           { task_day: 1, scheduled_date: "2026-03-01", company_id: company, matchmaker_id: matchmaker },
           { task_day: 3, scheduled_date: "2026-03-03", company_id: company, matchmaker_id: matchmaker }
         ])
         expect((yield* repo.plans(guest.id))[0]).toMatchObject({ next_date: "2026-03-07", task_count: 2 })
         // Not due again until next_date.
-        expect(yield* repo.generateDue("2026-03-06", planId)).toEqual({ created: 0, plans: 0 })
-        expect(yield* repo.generateDue("2026-03-20", planId)).toEqual({ created: 1, plans: 1 })
+        expect(yield* repo.generateBatch("2026-03-06", planId)).toEqual({ created: [], plans: 0 })
+        expect(yield* repo.generateBatch("2026-03-20", planId)).toMatchObject({ created: [expect.any(Number)], plans: 1 })
         expect((yield* repo.plans(guest.id))[0]).toMatchObject({ next_date: null, task_count: 3 })
-        expect(yield* repo.generateDue("2026-03-21", planId)).toEqual({ created: 0, plans: 0 })
+        expect(yield* repo.generateBatch("2026-03-21", planId)).toEqual({ created: [], plans: 0 })
       }))
 
     it.effect("generateOnDate creates the tasks scheduled on that date exactly, once", () =>
       Effect.gen(function*() {
         const repo = yield* FollowUpsRepo
         const { planId } = yield* planFor("2031-01-01", [1, 2, 3])
-        expect(yield* repo.generateOnDate("2031-01-02")).toBe(1)
-        expect(yield* repo.generateOnDate("2031-01-02")).toBe(0)
-        expect((yield* (yield* ContractSeed).followUpTasks(planId)).map((t) => t.task_day)).toEqual([2])
+        const made = yield* repo.generateOnDate("2031-01-02")
+        expect(yield* repo.generateOnDate("2031-01-02")).toEqual([])
+        const tasks = yield* (yield* ContractSeed).followUpTasks(planId)
+        expect(tasks.map((t) => t.task_day)).toEqual([2])
+        expect(made).toEqual(tasks.map((t) => t.id))
       }))
 
     it.effect("dispatch locks a pending task at now; the holder's repeat keeps the lock; others get none until the lease runs out", () =>

@@ -33,7 +33,11 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
   }
   const activity = (id: number) => Option.fromNullishOr(db.tables.activities.get(id))
   const moved = (from: FakeActivity["status"], move: (a: FakeActivity, nowMs: number) => boolean) =>
-    Effect.map(now, (nowMs) => [...db.tables.activities.values()].filter((a) => a.status === from && move(a, nowMs)).length)
+    Effect.map(
+      now,
+      (nowMs) =>
+        [...db.tables.activities.values()].filter((a) => a.status === from && move(a, nowMs)).map((a) => a.id).sort((a, b) => a - b)
+    )
 
   return ActivitiesRepo.of({
     insert: (input) =>

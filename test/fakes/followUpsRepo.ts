@@ -20,10 +20,10 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
   const iso = (ms: number) => Effect.map(PlatformTimeZone, (tz) => formatIso(new Date(ms), tz))
   const task = (id: number) => db.tables.followUpTasks.get(id)
 
-  /** Inserts the plan's tasks for these days unless (plan, day) exists; the count created. */
-  const createTasks = (plan: FakePlan, days: ReadonlyArray<number>): number => {
+  /** Inserts the plan's tasks for these days unless (plan, day) exists; the ids created. */
+  const createTasks = (plan: FakePlan, days: ReadonlyArray<number>): Array<number> => {
     const guest = db.tables.guests.get(plan.guest_id)!
-    let created = 0
+    const created: Array<number> = []
     for (const day of days) {
       const exists = [...db.tables.followUpTasks.values()].some((t) => t.plan_id === plan.id && t.task_day === day)
       if (exists) continue
@@ -50,19 +50,20 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
         skip_reason: null
       }
       db.tables.followUpTasks.set(t.id, t)
-      created++
+      created.push(t.id)
     }
     return created
   }
 
-  const generateDue = (today: string, planId: number | null = null) =>
+  // One batch holds every due plan: the fake has no batch limit to page past.
+  const generateBatch = (today: string, planId: number | null = null) =>
     Effect.sync(() => {
       const due = [...db.tables.followUpPlans.values()]
         .filter((p) => p.next_date !== null && p.next_date <= today && (planId === null || p.id === planId))
         .sort((a, b) => (a.next_date! < b.next_date! ? -1 : a.next_date! > b.next_date! ? 1 : a.id - b.id))
-      let created = 0
+      const created: Array<number> = []
       for (const plan of due) {
-        created += createTasks(plan, plan.days.filter((d) => scheduledDate(plan.start_date, d) <= today))
+        created.push(...createTasks(plan, plan.days.filter((d) => scheduledDate(plan.start_date, d) <= today)))
         const later = plan.days.map((d) => scheduledDate(plan.start_date, d)).filter((date) => date > today).sort()
         plan.next_date = later[0] ?? null
       }
@@ -165,15 +166,15 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
             task_count: [...db.tables.followUpTasks.values()].filter((t) => t.plan_id === p.id).length,
             created_at: formatTimestamp(new Date(p.created_at), tz)
           }))),
-    generateDue,
+    generateBatch,
     generateOnDate: (date) =>
       Effect.sync(() => {
-        let created = 0
+        const created: Array<number> = []
         for (const plan of db.tables.followUpPlans.values()) {
           if (plan.start_date > date) continue
-          created += createTasks(plan, plan.days.filter((d) => scheduledDate(plan.start_date, d) === date))
+          created.push(...createTasks(plan, plan.days.filter((d) => scheduledDate(plan.start_date, d) === date)))
         }
-        return created
+        return created.sort((a, b) => a - b)
       })
   })
 })

@@ -5,8 +5,6 @@
 // has passed (all, or one user's plan) and records one membership.expired event each, in id order.
 // "Now" is the fiber's clock (the TestClock) where PostgreSQL uses now(). The list is not faked.
 // Checked against the real one by test/contracts/membershipsRepo.contract.ts.
-import { randomBytes } from "node:crypto"
-
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -89,32 +87,14 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
       Effect.map(PlatformTimeZone, (tz) => Option.map(Option.fromNullishOr(db.tables.memberships.get(id)), (m) => toMembership(m, tz))),
     expireDue: (scope = null) =>
       Effect.gen(function*() {
-        const tz = yield* PlatformTimeZone
         const nowMs = yield* now
         const due = [...db.tables.memberships.values()]
           .filter((m) =>
             m.status === "active" && m.expire_at <= nowMs && (scope === null || (m.user_id === scope.userId && m.plan_id === scope.planId))
           )
           .sort((a, b) => a.id - b.id)
-        for (const m of due) {
-          m.status = "expired"
-          db.tables.events.push({
-            id: nextId(db, "events"),
-            event_id: "evt_" + randomBytes(12).toString("hex"),
-            type: "membership.expired",
-            permission: "open:membership:read",
-            data: {
-              membership_id: m.id,
-              user_id: m.user_id,
-              guest_id: m.guest_id,
-              plan_id: m.plan_id,
-              plan_name: db.tables.membershipPlans.get(m.plan_id)!.name,
-              expire_at: formatTimestamp(new Date(m.expire_at), tz)
-            },
-            created_at: nowMs
-          })
-        }
-        return due.length
+        for (const m of due) m.status = "expired"
+        return due.map((m) => m.id)
       }),
     list: () => Effect.die(new Error("MembershipsRepo.list is not faked: list tests run against PostgreSQL"))
   })

@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 
 import { FakeActivitiesRepo } from "./activitiesRepo.js"
 import { FakeCardTasksRepo } from "./cardTasksRepo.js"
+import { FakeChangeEvents } from "./changeEvents.js"
 import { FakeDbLive, FakeTransaction } from "./db.js"
 import { FakeFollowUpsRepo } from "./followUpsRepo.js"
 import { FakeGuestsRepo } from "./guestsRepo.js"
@@ -15,6 +16,7 @@ import { FakeOutboxRepo } from "./outboxRepo.js"
 export const FakeStore = Layer.mergeAll(
   FakeGuestsRepo,
   FakeOutboxRepo,
+  FakeChangeEvents.pipe(Layer.provide(FakeOutboxRepo)),
   FakeFollowUpsRepo,
   FakeActivitiesRepo,
   FakeMembershipsRepo,

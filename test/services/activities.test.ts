@@ -10,8 +10,9 @@ import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import type { ActivityCreate } from "../../schema/Activities.js"
 import { appConfigWith } from "../../src/Config.js"
 import { Activities } from "../../src/services/Activities.js"
+import { Memberships } from "../../src/services/Memberships.js"
 import { FakeDb } from "../fakes/db.js"
-import { FakeCompanyLookup } from "../fakes/lookups.js"
+import { FakeCompanyLookup, FakeUserLookup } from "../fakes/lookups.js"
 import { seedCompany, seedGuest } from "../fakes/seed.js"
 import { FakeStore } from "../fakes/store.js"
 
@@ -19,8 +20,8 @@ import { FakeStore } from "../fakes/store.js"
 const START = Date.UTC(2026, 10, 24, 4, 0, 0)
 
 const TestLayer = () =>
-  Activities.layerWithoutDependencies.pipe(
-    Layer.provideMerge(FakeCompanyLookup),
+  Layer.merge(Activities.layerWithoutDependencies, Memberships.layerWithoutDependencies).pipe(
+    Layer.provideMerge(Layer.merge(FakeCompanyLookup, FakeUserLookup)),
     Layer.provideMerge(FakeStore),
     Layer.provideMerge(appConfigWith({})),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))

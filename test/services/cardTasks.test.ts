@@ -118,8 +118,13 @@ describe("card task outcomes over fake AI, OCR and repositories", () => {
       const done = yield* polled(task.task_id)
       expect(done).toMatchObject({ status: "done", result: { method: "ai", saved: true, guest_id: guest!.id } })
       expect(done.completed_at).toBe("2026-11-24T12:00:00")
-      expect((yield* recordedEvents).map((e) => e.type)).toEqual(["guest.created", "guest.card_created"])
-      expect((yield* recordedEvents)[1]!.data).toMatchObject({ task_id: task.task_id, guest_id: guest!.id, matchmaker_id: matchmaker })
+      // The guest, its matchmaker's guest_count, then the card event with its own keys.
+      expect((yield* recordedEvents).map((e) => [e.type, (e.data as { id?: number }).id])).toEqual([
+        ["guest.created", guest!.id],
+        ["matchmaker.updated", matchmaker],
+        ["guest.card_created", undefined]
+      ])
+      expect((yield* recordedEvents)[2]!.data).toMatchObject({ task_id: task.task_id, guest_id: guest!.id, matchmaker_id: matchmaker })
       expect(yield* CardPartsCalls).toEqual({ ai: 1, ocr: 0 })
       expect((yield* FakeDb).tables.matchmakers.get(matchmaker)!.guest_count).toBe(1)
     }))

@@ -96,30 +96,24 @@ describe("follow-up service over fakes", () => {
       expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_b" })
     }))
 
-  test("complete by the holder finishes the task and records follow_up.task_completed with ids and result, no personal data", () =>
+  test("complete by the holder stores the result, and the task's life is one event per change: created, dispatched, completed", () =>
     Effect.gen(function*() {
       const followUps = yield* FollowUps
-      const { guest, plan, taskId } = yield* taskToday
+      const { taskId } = yield* taskToday
       const other = yield* seedGuest({ name: "推荐对象" })
+      yield* followUps.dispatch(taskId, "ak_a")
+      // The holder's repeat keeps the same lock: no second dispatched event.
       yield* followUps.dispatch(taskId, "ak_a")
       yield* TestClock.adjust("5 minutes")
       const body = { matched_guest_id: other.id, match_score: 88, share_link: "https://x.example/s/1", share_channel: "wechat" }
       expect(yield* followUps.complete(taskId, "ak_a", body)).toEqual({ task_id: taskId, status: "completed", idempotent: false })
+      expect(yield* storedTask(taskId)).toMatchObject({ status: "completed", dispatched_to: "ak_a", ...body, extra: null })
       const events = yield* recordedEvents
-      expect(events.map((e) => [e.type, e.permission])).toEqual([["follow_up.task_completed", "open:follow-up:read"]])
-      expect(events.at(-1)!.data).toEqual({
-        task_id: taskId,
-        follow_up_id: plan.id,
-        guest_id: guest.id,
-        company_id: guest.company_id,
-        task_type: "recommend",
-        task_day: 1,
-        scheduled_date: "2026-11-24",
-        ...body,
-        extra: null,
-        completed_by: "ak_a",
-        completed_at: "2026-11-24T12:05:00"
-      })
+      expect(events.map((e) => [e.type, e.permission, e.data])).toEqual([
+        ["follow_up.task_created", "open:follow-up:read", { id: taskId }],
+        ["follow_up.task_dispatched", "open:follow-up:read", { id: taskId }],
+        ["follow_up.task_completed", "open:follow-up:read", { id: taskId }]
+      ])
     }))
 
   test("a repeated complete by the holder is idempotent and records no second event; by another caller it is 409", () =>
@@ -187,6 +181,11 @@ describe("follow-up service over fakes", () => {
         message: "cannot skip a task that is failed"
       })
       expect(yield* storedTask(taskId)).toMatchObject({ error_code: "NO_REPLY", finished_at: START })
+      expect((yield* recordedEvents).map((e) => e.type)).toEqual([
+        "follow_up.task_created",
+        "follow_up.task_dispatched",
+        "follow_up.task_failed"
+      ])
     }))
 
   test("skip is anyone's from pending or dispatched; skipping again is idempotent; dispatching a skipped task is 400", () =>
@@ -204,5 +203,10 @@ describe("follow-up service over fakes", () => {
         _tag: "InvalidTransition",
         message: "cannot dispatch a task that is skipped"
       })
+      expect((yield* recordedEvents).map((e) => e.type)).toEqual([
+        "follow_up.task_created",
+        "follow_up.task_dispatched",
+        "follow_up.task_skipped"
+      ])
     }))
 })

@@ -10,8 +10,9 @@ import * as TestClock from "effect/testing/TestClock"
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import { appConfigWith } from "../../src/Config.js"
 import { MembershipsRepo } from "../../src/repos/MembershipsRepo.js"
+import { Activities } from "../../src/services/Activities.js"
 import { Memberships } from "../../src/services/Memberships.js"
-import { FakeUserLookup } from "../fakes/lookups.js"
+import { FakeCompanyLookup, FakeUserLookup } from "../fakes/lookups.js"
 import { recordedEvents } from "../fakes/outboxRepo.js"
 import { seedGuest, seedUser } from "../fakes/seed.js"
 import { FakeStore } from "../fakes/store.js"
@@ -20,8 +21,8 @@ import { FakeStore } from "../fakes/store.js"
 const START = Date.UTC(2026, 10, 24, 4, 0, 0)
 
 const TestLayer = () =>
-  Memberships.layerWithoutDependencies.pipe(
-    Layer.provideMerge(FakeUserLookup),
+  Layer.merge(Memberships.layerWithoutDependencies, Activities.layerWithoutDependencies).pipe(
+    Layer.provideMerge(Layer.merge(FakeUserLookup, FakeCompanyLookup)),
     Layer.provideMerge(FakeStore),
     Layer.provideMerge(appConfigWith({})),
     Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
@@ -49,6 +50,10 @@ describe("membership service over fakes", () => {
       const first = yield* buy(user, 1)
       yield* TestClock.adjust("10 days")
       expect(yield* buy(user, 1)).toEqual({ id: first.id, status: "active", expire_at: "2027-01-23 12:00:00" })
+      expect((yield* recordedEvents).map((e) => [e.type, e.data])).toEqual([
+        ["membership.created", { id: first.id }],
+        ["membership.renewed", { id: first.id }]
+      ])
     }))
 
   test("a membership past expire_at that the daemon has not reached is expired with its event, and the purchase starts anew from now", () =>
@@ -61,14 +66,11 @@ describe("membership service over fakes", () => {
       expect(fresh.id).not.toBe(stale.id)
       expect(fresh).toMatchObject({ status: "active", expire_at: "2027-01-24 12:00:00" })
       expect(yield* statusOf(stale.id)).toBe("expired")
-      expect((yield* recordedEvents).map((e) => [e.type, e.data])).toEqual([["membership.expired", {
-        membership_id: stale.id,
-        user_id: user,
-        guest_id: guest.id,
-        plan_id: 1,
-        plan_name: "月度会员",
-        expire_at: "2026-12-24 12:00:00"
-      }]])
+      expect((yield* recordedEvents).map((e) => [e.type, e.data])).toEqual([
+        ["membership.created", { id: stale.id }],
+        ["membership.expired", { id: stale.id }],
+        ["membership.created", { id: fresh.id }]
+      ])
     }))
 
   test("the daemon expires a membership at its expire_at, not a millisecond before, with one event; a second pass moves nothing", () =>
@@ -97,6 +99,13 @@ describe("membership service over fakes", () => {
       yield* moveByTimeOnce
       expect(yield* Effect.flip(memberships.cancel(next.id))).toMatchObject({ _tag: "InvalidTransition" })
       expect(yield* Effect.flip(memberships.cancel(next.id + 100))).toMatchObject({ _tag: "NotFound", resource: "membership" })
+      // One cancelled event: the second cancel changed nothing.
+      expect((yield* recordedEvents).map((e) => [e.type, e.data])).toEqual([
+        ["membership.created", { id: m.id }],
+        ["membership.cancelled", { id: m.id }],
+        ["membership.created", { id: next.id }],
+        ["membership.expired", { id: next.id }]
+      ])
     }))
 
   test("an unknown user, plan or guest is 404 naming it, and nothing is created", () =>
