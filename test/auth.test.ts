@@ -21,7 +21,7 @@ layer(testServerLayer())("authentication", (it) => {
       const credentials = yield* createCredentials()
       const res = yield* rawRequest(baseUrl, { path: PATH, query: "page=1&page_size=5", credentials })
       expect(res.status).toBe(200)
-      expect(res.json).toEqual({ code: 200, message: "ok", data: { list: [], total: 0 } })
+      expect(res.json).toEqual({ code: 200, message: "ok", data: { list: [], total: 0, next_cursor: null } })
       expect(res.headers.get("x-request-id")).toMatch(/.+/)
     }))
 

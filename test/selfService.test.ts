@@ -121,13 +121,13 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const company = yield* client.companies.create({ payload: { name: "自助婚介" } })
       const one = yield* client.guests.create({ payload: { name: "自助甲", gender: "female", company_id: company.id } })
       const [r1] = yield* eventually("the delivery to the first URL", Effect.sync(() => at(receiver, "/first")), (l) => l.length === 1)
-      expect(verify(secret, r1!)).toMatchObject({ type: "guest.created", data: { guest_id: one.id } })
+      expect(verify(secret, r1!)).toMatchObject({ type: "guest.created", data: { id: one.id } })
 
       const moved = yield* other.selfService.updateWebhook({ payload: { url: `${receiver.url}/second` } })
       expect(moved).toEqual({ url: `${receiver.url}/second`, events: ["guest.created"], enabled: true, secret_rotating_until: null })
       const two = yield* client.guests.create({ payload: { name: "自助乙", gender: "male", company_id: company.id } })
       const [r2] = yield* eventually("the delivery to the new URL", Effect.sync(() => at(receiver, "/second")), (l) => l.length === 1)
-      expect(verify(secret, r2!)).toMatchObject({ type: "guest.created", data: { guest_id: two.id } })
+      expect(verify(secret, r2!)).toMatchObject({ type: "guest.created", data: { id: two.id } })
       expect(at(receiver, "/first")).toHaveLength(1)
     }))
 

@@ -106,7 +106,7 @@ layer(
       const guest = yield* client.guests.create({ payload: { name: "韩梅梅", gender: "female", company_id: company.id } })
       const [r] = yield* eventually("the delivery", Effect.sync(() => at(receiver, "/created")), (l) => l.length === 1)
       const payload = verify(hook.secret, r!) as { id: string; type: string; created_at: string; data: Record<string, unknown> }
-      expect(payload).toMatchObject({ type: "guest.created", data: { guest_id: guest.id, name: "韩梅梅", company_id: company.id } })
+      expect(payload).toMatchObject({ type: "guest.created", data: { id: guest.id, name: "韩梅梅", company_id: company.id } })
       expect(payload.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
       expect(r!.headers["webhook-id"]).toBe(payload.id)
       expect(r!.headers["content-type"]).toBe("application/json")
