@@ -52,7 +52,7 @@ const companyCount = (name: string) =>
 
 const uniqueName = () => `幂等${Math.random().toString(36).slice(2, 10)}`
 
-const twoServers = testAppLayer({ idempotencyLeaseSeconds: 30 }).pipe(Layer.provideMerge(FetchHttpClient.layer))
+const twoServers = testAppLayer({ idempotencyWaitSeconds: 5 }).pipe(Layer.provideMerge(FetchHttpClient.layer))
 
 layer(twoServers)("Idempotency-Key", (it) => {
   it.effect("a repeat is answered from the kept response byte for byte, marked Idempotent-Replayed, on another instance too", () =>

@@ -99,7 +99,10 @@ export const onUniqueViolation =
 /** The one way services run a unit of work atomically; BEGIN/COMMIT failures pass the same edge. */
 export class Transaction extends Context.Service<Transaction>()("Sql/Transaction", {
   make: Effect.map(SqlClient.SqlClient, (sql) => ({
-    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self))
+    /** Joins the transaction already open on this fiber (as a savepoint), or opens one. */
+    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self)),
+    /** Runs once the outermost transaction commits (at once outside of one; never on rollback). */
+    afterCommit: sql.afterCommit
   }))
 }) {
   static readonly layer = Layer.effect(Transaction, Transaction.make)
