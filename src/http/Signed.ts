@@ -4,10 +4,8 @@
 // DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
 // answer. Each one only reads what the edge or an outer middleware provided, and answers with a
 // typed error or a response: no state is passed back out.
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -175,15 +173,6 @@ export const IdempotentLive = Layer.effect(
     const idempotency = yield* Idempotency
     const signer = yield* Signer
 
-    /** The endpoint's answer, an error's envelope included; only an interruption stays a failure. */
-    const answered = <E, R>(httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-      Effect.flatMap(Effect.exit(httpEffect), (exit) =>
-        Exit.isSuccess(exit)
-          ? Effect.succeed(exit.value)
-          : Cause.hasInterruptsOnly(exit.cause)
-          ? Effect.failCause(exit.cause)
-          : responseOfCause(exit.cause))
-
     const keptAnswer = (response: HttpServerResponse.HttpServerResponse): Answer | undefined =>
       response.body._tag === "Uint8Array"
         ? { status: response.status, body: response.body.body, contentType: response.body.contentType }
@@ -208,7 +197,10 @@ export const IdempotentLive = Layer.effect(
           bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
         })
         const attempt = yield* Effect.uninterruptible(
-          idempotency.once({ appKey: caller.appKey, key, fingerprint }, answered(httpEffect), keptAnswer)
+          idempotency.once({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
+            recover: (cause) => responseOfCause(cause),
+            answerOf: keptAnswer
+          })
         )
         switch (attempt._tag) {
           case "Ran":

@@ -8,11 +8,14 @@
 // attempt whose instance dies is rolled back by PostgreSQL (the key is free again, nothing was
 // written); one that committed has its answer kept. A concurrent repeat's claim waits on the
 // uncommitted key row (at most `idempotencyWaitSeconds`) and then replays the committed answer.
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 
+import type { ServiceUnavailable } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { decideRepeat, inProgressRetryAfter, isKept, type Repeat } from "../domain/idempotency.js"
 import { IdempotencyRepo, KeyStillHeld } from "../repos/IdempotencyRepo.js"
@@ -49,11 +52,20 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
 
     /**
      * Runs `attempt` at most once per client and key: in one transaction with the claim of the key
-     * and the keeping of its answer (`answerOf`; undefined when the result has no answer that can
-     * be kept: the writes commit and the key is freed). An answer that is not kept (a 5xx) rolls
-     * the transaction back. Services the attempt calls join the transaction as savepoints.
+     * and the keeping of its answer. The attempt runs in its own savepoint, so a failure (which
+     * `recover` turns into its answer) leaves no writes of its own and the key's row intact;
+     * services it calls join the transaction as savepoints. `answerOf` gives the answer to keep
+     * (undefined when a result has none that can be kept: its writes commit and the key is freed);
+     * an answer that is not kept (a 5xx) rolls the whole transaction back.
      */
-    const once = <A, E, R>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, answerOf: (value: A) => Answer | undefined) =>
+    const once = <A, E, R, R2>(
+      request: KeyedRequest,
+      attempt: Effect.Effect<A, E, R>,
+      handlers: {
+        readonly recover: (cause: Cause.Cause<E | ServiceUnavailable>) => Effect.Effect<A, never, R2>
+        readonly answerOf: (value: A) => Answer | undefined
+      }
+    ) =>
       tx.run(Effect.gen(function*() {
         // The key can vanish between a failed claim and the read (it expired): then claim again.
         for (let round = 0; round < 3; round++) {
@@ -66,8 +78,13 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
             if (repeat === undefined) continue
             return repeat
           }
-          const value = yield* attempt
-          const answer = answerOf(value)
+          const exit = yield* Effect.exit(tx.run(attempt))
+          const value = Exit.isSuccess(exit)
+            ? exit.value
+            : Cause.hasInterruptsOnly(exit.cause)
+            ? yield* Effect.failCause(exit.cause)
+            : yield* handlers.recover(exit.cause)
+          const answer = handlers.answerOf(value)
           if (answer === undefined) yield* repo.release(request.appKey, request.key)
           else if (!isKept(answer.status)) return yield* new NotKept({ value })
           else {
