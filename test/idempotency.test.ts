@@ -193,7 +193,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(yield* keys).toBe(1)
     }))
 
-  it.effect("a 4xx answer is kept like any other", () =>
+  it.effect("a 4xx answer is kept like any other, one refused by a failed statement included", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -203,6 +203,17 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(again.status).toBe(400)
       expect(again.headers.get("idempotent-replayed")).toBe("true")
       expect(again.text).toBe(bad.text)
+      // A refusal that comes from a failed statement (a unique violation) is kept too: the
+      // statement's failure is rolled back to the attempt's savepoint, the key's row stays.
+      const groupNo = `G${Math.random().toString(36).slice(2, 10)}`
+      const group = JSON.stringify({ name: "幂等群", group_no: groupNo })
+      expect((yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group })).status).toBe(200)
+      const taken = yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group, key: "taken-no" })
+      expect(taken.status).toBe(400)
+      expect(JSON.parse(taken.text).data.error).toBe("duplicate_group_no")
+      const takenAgain = yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group, key: "taken-no" })
+      expect(takenAgain.headers.get("idempotent-replayed")).toBe("true")
+      expect(takenAgain.text).toBe(taken.text)
     }))
 
   it.effect("a key that is not 1 to 255 printable ASCII characters is 400 invalid_parameter", () =>
@@ -283,7 +294,11 @@ layer(twoServers)("Idempotency-Key", (it) => {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
       const sql = yield* SqlClient.SqlClient
-      const first = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "old" })
+      const first = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "old"
+      })
       expect(first.status).toBe(200)
       yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE app_key = ${credentials.appKey}`
       // Expired but not yet pruned: another request under the key runs.

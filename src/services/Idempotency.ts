@@ -48,7 +48,10 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
 
     /** The answer kept for a key a committed attempt holds (None: it expired or was freed meanwhile). */
     const repeatOf = (request: KeyedRequest) =>
-      Effect.map(repo.find(request.appKey, request.key), (kept) => kept._tag === "Some" ? decideRepeat(kept.value, request.fingerprint) : undefined)
+      Effect.map(
+        repo.find(request.appKey, request.key),
+        (kept) => kept._tag === "Some" ? decideRepeat(kept.value, request.fingerprint) : undefined
+      )
 
     /**
      * Runs `attempt` at most once per client and key: in one transaction with the claim of the key

@@ -2,7 +2,14 @@
 // two requests the same, and what a repeat gets given what is kept.
 import { describe, expect, it } from "@effect/vitest"
 
-import { decideRepeat, inProgressRetryAfter, isKept, isValidIdempotencyKey, type KeptRequest, requestFingerprint } from "../../src/domain/idempotency.js"
+import {
+  decideRepeat,
+  inProgressRetryAfter,
+  isKept,
+  isValidIdempotencyKey,
+  type KeptRequest,
+  requestFingerprint
+} from "../../src/domain/idempotency.js"
 
 describe("Idempotency-Key values", () => {
   const table: ReadonlyArray<readonly [string, string, boolean]> = [
