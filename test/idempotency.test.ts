@@ -3,6 +3,7 @@
 // concurrent repeats wait for the first and replay it (409 only past the wait), a 5xx rolls back
 // and leaves the key free, and a lost answer of a committed batch is retried through another
 // instance without creating the guests twice. test/idempotencyCrash.test.ts kills instances.
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as net from "node:net"
 
@@ -17,11 +18,13 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
 import { Signer } from "../src/auth/Signer.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
+import { cardForm, formBytes } from "./support/forms.js"
 import { createCredentials, serverLayer, testAppLayer, TestServer } from "./support/harness.js"
 import { signedHeaders } from "./support/processes.js"
 import { waitUntil } from "./support/receiver.js"
 
 const BASE = "/api/open/v1"
+const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
 
 interface Sent {
   readonly status: number
@@ -33,13 +36,18 @@ interface Sent {
 const send = (
   baseUrl: string,
   credentials: { readonly appKey: string; readonly appSecret: string },
-  o: { readonly method?: string; readonly path: string; readonly body?: string; readonly key?: string }
+  o: {
+    readonly method?: string
+    readonly path: string
+    readonly body?: string | { readonly body: Uint8Array; readonly contentType: string }
+    readonly key?: string
+  }
 ) =>
   Effect.promise(async (): Promise<Sent> => {
     const method = o.method ?? "POST"
-    const body = new TextEncoder().encode(o.body ?? "")
+    const body = typeof o.body === "object" ? o.body.body : new TextEncoder().encode(o.body ?? "")
     const headers: Record<string, string> = {
-      "content-type": "application/json",
+      "content-type": typeof o.body === "object" ? o.body.contentType : "application/json",
       ...signedHeaders(credentials, method, o.path, body),
       ...(o.key !== undefined ? { "idempotency-key": o.key } : {})
     }
@@ -52,6 +60,28 @@ const companyCount = (name: string) =>
     SqlClient.SqlClient,
     (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE name = ${name}`, (rows) => rows[0]!.n)
   )
+
+/** Locks other sessions hold on the kept keys: a first attempt that claimed its key holds one. */
+const keyLocks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+      WHERE c.relname = 'idempotency_keys' AND l.pid <> pg_backend_pid()`,
+    (rows) => rows[0]!.n
+  ))
+
+/** Waits until one statement of another session that contains `statement` waits for a lock. */
+const waitingOnLock = (what: string, statement: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    waitUntil(
+      what,
+      // pg_stat_activity is read once per transaction unless its snapshot is cleared.
+      Effect.andThen(
+        sql`SELECT pg_stat_clear_snapshot()`,
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${statement}%`}`
+      ),
+      (rows) => rows[0]!.n === 1
+    ))
 
 const uniqueName = () => `幂等${Math.random().toString(36).slice(2, 10)}`
 
@@ -143,16 +173,9 @@ layer(twoServers)("Idempotency-Key", (it) => {
       const { first, repeat } = yield* sql.withTransaction(Effect.gen(function*() {
         yield* sql`LOCK TABLE companies IN SHARE ROW EXCLUSIVE MODE`
         const first = yield* Effect.forkChild(send(a.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "slow" }))
-        yield* waitUntil(
-          "the first attempt to wait for the companies table",
-          // pg_stat_activity is read once per transaction unless its snapshot is cleared.
-          Effect.andThen(
-            sql`SELECT pg_stat_clear_snapshot()`,
-            sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO companies%'`
-          ),
-          (rows) => rows[0]!.n === 1
-        )
+        yield* waitingOnLock("the first attempt to wait for the companies table", "INSERT INTO companies")
+        // It holds its key, uncommitted, while it runs.
+        expect(yield* keyLocks).toBeGreaterThanOrEqual(1)
         const started = Date.now()
         const repeat = yield* send(b.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "slow" })
         expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_SECONDS * 1000 - 100)
@@ -191,6 +214,41 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(retried.headers.get("idempotent-replayed")).toBeNull()
       expect(yield* companyCount(name)).toBe(1)
       expect(yield* keys).toBe(1)
+    }))
+
+  it.effect("a POST that creates nothing (parse-card) is computed outside the key's transaction, then kept and replayed", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const sql = yield* SqlClient.SqlClient
+      const company = JSON.parse(
+        (yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }) })).text
+      ).data.id as number
+      const matchmaker = JSON.parse(
+        (yield* send(baseUrl, credentials, {
+          path: `${BASE}/matchmakers`,
+          body: JSON.stringify({ name: "幂等红娘", company_id: company })
+        }))
+          .text
+      ).data.id as number
+      const form = yield* Effect.promise(() => formBytes(cardForm(PNG, { matchmaker_id: String(matchmaker) })))
+      const path = `${BASE}/guests/parse-card`
+      const first = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE matchmakers IN ACCESS EXCLUSIVE MODE`
+        const first = yield* Effect.forkChild(send(baseUrl, credentials, { path, body: form, key: "parse-1" }))
+        yield* waitingOnLock("the parse to wait for the matchmakers table", "matchmakers")
+        // While it computes, it holds no key.
+        expect(yield* keyLocks).toBe(0)
+        return first
+      }))
+      const answer = yield* Fiber.join(first)
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get("idempotent-replayed")).toBeNull()
+      const again = yield* send(baseUrl, credentials, { path, body: form, key: "parse-1" })
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.text).toBe(answer.text)
+      const other = yield* Effect.promise(() => formBytes(cardForm(PNG)))
+      expect((yield* send(baseUrl, credentials, { path, body: other, key: "parse-1" })).status).toBe(422)
     }))
 
   it.effect("a 4xx answer is kept like any other, one refused by a failed statement included", () =>

@@ -178,8 +178,9 @@ export const IdempotentLive = Layer.effect(
         ? { status: response.status, body: response.body.body, contentType: response.body.contentType }
         : undefined
 
-    return (httpEffect) =>
+    return (httpEffect, { endpoint, group }) =>
       Effect.gen(function*() {
+        const { computedAnswer } = routeInfo(group, endpoint)
         const request = yield* HttpServerRequest.HttpServerRequest
         const key = request.headers["idempotency-key"]
         if (request.method !== "POST" || key === undefined) return yield* httpEffect
@@ -197,7 +198,7 @@ export const IdempotentLive = Layer.effect(
           bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
         })
         const attempt = yield* Effect.uninterruptible(
-          idempotency.once({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
+          (computedAnswer ? idempotency.onceComputed : idempotency.once)({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
             recover: (cause) => responseOfCause(cause),
             answerOf: keptAnswer
           })

@@ -37,6 +37,12 @@ export interface KeyedRequest {
   readonly fingerprint: string
 }
 
+/** How an attempt's failure becomes its answer, and which answer of a result is kept. */
+export interface Handlers<A, E, R2> {
+  readonly recover: (cause: Cause.Cause<E | ServiceUnavailable>) => Effect.Effect<A, never, R2>
+  readonly answerOf: (value: A) => Answer | undefined
+}
+
 /** A result whose answer is not kept (a 5xx): the transaction rolls back with it. */
 class NotKept extends Data.TaggedError("NotKept")<{ readonly value: unknown }> {}
 
@@ -53,6 +59,37 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
         (kept) => kept._tag === "Some" ? decideRepeat(kept.value, request.fingerprint) : undefined
       )
 
+    const claim = (request: KeyedRequest) =>
+      repo.claim(
+        { app_key: request.appKey, key: request.key, fingerprint: request.fingerprint, ttl_seconds: config.idempotencyTtlSeconds },
+        config.idempotencyWaitSeconds
+      )
+
+    const keep = (request: KeyedRequest, answer: Answer) =>
+      repo.complete({
+        app_key: request.appKey,
+        key: request.key,
+        status: answer.status,
+        body: answer.body,
+        content_type: answer.contentType
+      })
+
+    /** The attempt's result, or the answer `recover` makes of its failure; an interruption stays one. */
+    const settle = <A, E, R, R2>(attempt: Effect.Effect<A, E, R>, recover: (cause: Cause.Cause<E>) => Effect.Effect<A, never, R2>) =>
+      Effect.flatMap(Effect.exit(attempt), (exit) =>
+        Exit.isSuccess(exit)
+          ? Effect.succeed(exit.value)
+          : Cause.hasInterruptsOnly(exit.cause)
+          ? Effect.failCause(exit.cause)
+          : recover(exit.cause))
+
+    const inProgress = <A, E, R>(self: Effect.Effect<Attempt<A>, E | KeyStillHeld, R>) =>
+      Effect.catchIf(
+        self,
+        (e): e is KeyStillHeld => e instanceof KeyStillHeld,
+        (e) => Effect.succeed<Attempt<A>>({ _tag: "InProgress", retryAfterSeconds: inProgressRetryAfter(e.waitedSeconds) })
+      )
+
     /**
      * Runs `attempt` at most once per client and key: in one transaction with the claim of the key
      * and the keeping of its answer. The attempt runs in its own savepoint, so a failure (which
@@ -61,58 +98,55 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
      * (undefined when a result has none that can be kept: its writes commit and the key is freed);
      * an answer that is not kept (a 5xx) rolls the whole transaction back.
      */
-    const once = <A, E, R, R2>(
-      request: KeyedRequest,
-      attempt: Effect.Effect<A, E, R>,
-      handlers: {
-        readonly recover: (cause: Cause.Cause<E | ServiceUnavailable>) => Effect.Effect<A, never, R2>
-        readonly answerOf: (value: A) => Answer | undefined
-      }
-    ) =>
+    const once = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
       tx.run(Effect.gen(function*() {
         // The key can vanish between a failed claim and the read (it expired): then claim again.
         for (let round = 0; round < 3; round++) {
-          const claimed = yield* repo.claim(
-            { app_key: request.appKey, key: request.key, fingerprint: request.fingerprint, ttl_seconds: config.idempotencyTtlSeconds },
-            config.idempotencyWaitSeconds
-          )
-          if (!claimed) {
+          if (!(yield* claim(request))) {
             const repeat = yield* repeatOf(request)
             if (repeat === undefined) continue
             return repeat
           }
-          const exit = yield* Effect.exit(tx.run(attempt))
-          const value = Exit.isSuccess(exit)
-            ? exit.value
-            : Cause.hasInterruptsOnly(exit.cause)
-            ? yield* Effect.failCause(exit.cause)
-            : yield* handlers.recover(exit.cause)
+          const value = yield* settle(tx.run(attempt), handlers.recover)
           const answer = handlers.answerOf(value)
           if (answer === undefined) yield* repo.release(request.appKey, request.key)
           else if (!isKept(answer.status)) return yield* new NotKept({ value })
-          else {
-            yield* repo.complete({
-              app_key: request.appKey,
-              key: request.key,
-              status: answer.status,
-              body: answer.body,
-              content_type: answer.contentType
-            })
-          }
+          else yield* keep(request, answer)
           return { _tag: "Ran", value } satisfies Attempt<A>
         }
         return { _tag: "InProgress", retryAfterSeconds: 1 } satisfies Attempt<A>
       })).pipe(
         Effect.catchIf((e): e is NotKept => e instanceof NotKept, (e) => Effect.succeed<Attempt<A>>({ _tag: "Ran", value: e.value as A })),
-        Effect.catchIf(
-          (e): e is KeyStillHeld => e instanceof KeyStillHeld,
-          (e) => Effect.succeed<Attempt<A>>({ _tag: "InProgress", retryAfterSeconds: inProgressRetryAfter(e.waitedSeconds) })
-        )
+        inProgress
       )
+
+    /**
+     * For an attempt that creates nothing (a card parse): a kept answer is replayed; otherwise the
+     * attempt runs outside of any transaction (a long computation holds no connection) and its
+     * answer is kept in a short one, unless a concurrent attempt kept its own first: then that one
+     * is the answer, so every answer under the key is the same. Concurrent first attempts may
+     * each compute; none creates anything.
+     */
+    const onceComputed = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
+      inProgress(Effect.gen(function*() {
+        const kept = yield* repeatOf(request)
+        if (kept !== undefined) return kept
+        const value = yield* settle(attempt, handlers.recover)
+        const answer = handlers.answerOf(value)
+        const ran: Attempt<A> = { _tag: "Ran", value }
+        if (answer === undefined || !isKept(answer.status)) return ran
+        return yield* tx.run(Effect.gen(function*() {
+          if (yield* claim(request)) {
+            yield* keep(request, answer)
+            return ran
+          }
+          return (yield* repeatOf(request)) ?? ran
+        }))
+      }))
 
     const prune = (limit: number) => repo.prune(limit)
 
-    return { once, prune } as const
+    return { once, onceComputed, prune } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Idempotency, Idempotency.make)
