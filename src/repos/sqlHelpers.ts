@@ -100,9 +100,7 @@ export const onUniqueViolation =
 export class Transaction extends Context.Service<Transaction>()("Sql/Transaction", {
   make: Effect.map(SqlClient.SqlClient, (sql) => ({
     /** Joins the transaction already open on this fiber (as a savepoint), or opens one. */
-    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self)),
-    /** Runs once the outermost transaction commits (at once outside of one; never on rollback). */
-    afterCommit: sql.afterCommit
+    run: <A, E, R>(self: Effect.Effect<A, E, R>) => sqlEdge(sql.withTransaction(self))
   }))
 }) {
   static readonly layer = Layer.effect(Transaction, Transaction.make)

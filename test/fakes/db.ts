@@ -233,7 +233,6 @@ export const FakeTransaction: Layer.Layer<Transaction, never, FakeDb> = Layer.ef
           ? withRollback(self)
           : serial.withPermits(1)(Effect.provideService(withRollback(self), InTransaction, true)))
     // The real `run` also maps SQL failures (never raised here): the errors pass through unchanged.
-    // Without a commit to wait for, a callback runs at once (as the real one does outside a transaction).
-    return Transaction.of({ run: run as Transaction["Service"]["run"], afterCommit: (effect) => effect })
+    return Transaction.of({ run: run as Transaction["Service"]["run"] })
   })
 )
