@@ -286,6 +286,14 @@ export class PerRecordPermission extends Context.Service<PerRecordPermission, tr
 export class CallerOnly extends Context.Service<CallerOnly, true>()("schema/CallerOnly") {}
 
 /**
+ * Marks a POST that creates nothing and may compute for long (a card parse), so that running it
+ * twice is harmless (at most a blacklist hit counted twice): under an Idempotency-Key its answer
+ * is computed before the short transaction that keeps it, and the computation holds no database
+ * connection (DECISIONS §11).
+ */
+export class ComputedAnswer extends Context.Service<ComputedAnswer, true>()("schema/ComputedAnswer") {}
+
+/**
  * An endpoint annotation naming the top-level array of a batch body whose items succeed or fail
  * one by one: the edge leaves their text checks to the item decoder, so a bad item fails alone.
  */

@@ -7,6 +7,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import {
+  ComputedAnswer,
   documentedAs,
   Envelope,
   Id,
@@ -452,6 +453,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       error: [NotFoundEnvelope, ImageBlacklistedEnvelope, UnsupportedImageEnvelope, ParserUnavailableEnvelope]
     })
       .annotate(RequiredPermission, "open:guest:read")
+      .annotate(ComputedAnswer, true)
       .annotate(OpenApi.Summary, "Parse a guest card image")
       .annotate(
         OpenApi.Description,

@@ -63,8 +63,11 @@ export interface AppConfigShape {
   readonly timeMovesIntervalSeconds: number
   /** How long a POST's Idempotency-Key and its response are kept, seconds (24 hours). */
   readonly idempotencyTtlSeconds: number
-  /** How long a first attempt is presumed alive before a repeat may take over, seconds. */
-  readonly idempotencyLeaseSeconds: number
+  /**
+   * How long a repeat waits for a first attempt that still runs under its key before it answers
+   * 409 idempotency_key_in_progress, seconds.
+   */
+  readonly idempotencyWaitSeconds: number
   readonly idempotencyPruneIntervalSeconds: number
   /** On SIGTERM the API finishes the requests in flight for at most this long, seconds. */
   readonly shutdownGraceSeconds: number
@@ -229,7 +232,7 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
   idempotencyTtlSeconds: integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
-  idempotencyLeaseSeconds: integer("IDEMPOTENCY_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  idempotencyWaitSeconds: positiveSeconds("IDEMPOTENCY_WAIT_SECONDS").pipe(Config.withDefault(5)),
   idempotencyPruneIntervalSeconds: integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
   shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
     .pipe(Config.withDefault(25)),

@@ -1,25 +1,30 @@
 // Safe retries with Idempotency-Key (DECISIONS §11) end to end: a repeat is answered from the
-// kept response byte for byte on any instance, a different request under the key is 422, a
-// concurrent repeat is 409 and never a second run, a 5xx is not kept, and a lost answer of a
-// committed batch is retried through another instance without creating the guests twice.
+// kept response byte for byte on any instance, a different request under the key is 422,
+// concurrent repeats wait for the first and replay it (409 only past the wait), a 5xx rolls back
+// and leaves the key free, and a lost answer of a committed batch is retried through another
+// instance without creating the guests twice. test/idempotencyCrash.test.ts kills instances.
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import * as net from "node:net"
 
 import { expect, it as plainIt, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import { pruneIdempotencyKeysOnce } from "../jobs/IdempotencyPrune.js"
-import { liveSigner, Signer } from "../src/auth/Signer.js"
+import { Signer } from "../src/auth/Signer.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { eventually } from "./support/eventually.js"
+import { cardForm, formBytes } from "./support/forms.js"
 import { createCredentials, serverLayer, testAppLayer, TestServer } from "./support/harness.js"
 import { signedHeaders } from "./support/processes.js"
 
 const BASE = "/api/open/v1"
+const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png", import.meta.url)))
 
 interface Sent {
   readonly status: number
@@ -31,13 +36,18 @@ interface Sent {
 const send = (
   baseUrl: string,
   credentials: { readonly appKey: string; readonly appSecret: string },
-  o: { readonly method?: string; readonly path: string; readonly body?: string; readonly key?: string }
+  o: {
+    readonly method?: string
+    readonly path: string
+    readonly body?: string | { readonly body: Uint8Array; readonly contentType: string }
+    readonly key?: string
+  }
 ) =>
   Effect.promise(async (): Promise<Sent> => {
     const method = o.method ?? "POST"
-    const body = new TextEncoder().encode(o.body ?? "")
+    const body = typeof o.body === "object" ? o.body.body : new TextEncoder().encode(o.body ?? "")
     const headers: Record<string, string> = {
-      "content-type": "application/json",
+      "content-type": typeof o.body === "object" ? o.body.contentType : "application/json",
       ...signedHeaders(credentials, method, o.path, body),
       ...(o.key !== undefined ? { "idempotency-key": o.key } : {})
     }
@@ -51,9 +61,34 @@ const companyCount = (name: string) =>
     (sql) => Effect.map(sql<{ n: number }>`SELECT count(*)::int AS n FROM companies WHERE name = ${name}`, (rows) => rows[0]!.n)
   )
 
+/** Locks other sessions hold on the kept keys: a first attempt that claimed its key holds one. */
+const keyLocks = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation
+      WHERE c.relname = 'idempotency_keys' AND l.pid <> pg_backend_pid()`,
+    (rows) => rows[0]!.n
+  ))
+
+/** Waits until one statement of another session that contains `statement` waits for a lock. */
+const waitingOnLock = (what: string, statement: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    eventually(
+      what,
+      // pg_stat_activity is read once per transaction unless its snapshot is cleared.
+      Effect.andThen(
+        sql`SELECT pg_stat_clear_snapshot()`,
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE ${`%${statement}%`}`
+      ),
+      (rows) => rows[0]!.n === 1
+    ))
+
 const uniqueName = () => `幂等${Math.random().toString(36).slice(2, 10)}`
 
-const twoServers = testAppLayer({ idempotencyLeaseSeconds: 30 }).pipe(Layer.provideMerge(FetchHttpClient.layer))
+// A repeat waits this long for a first attempt that still runs (short, for the 409 test).
+const WAIT_SECONDS = 3
+
+const twoServers = testAppLayer({ idempotencyWaitSeconds: WAIT_SECONDS }).pipe(Layer.provideMerge(FetchHttpClient.layer))
 
 layer(twoServers)("Idempotency-Key", (it) => {
   it.effect("a repeat is answered from the kept response byte for byte, marked Idempotent-Replayed, on another instance too", () =>
@@ -103,7 +138,7 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(theirs.headers.get("idempotent-replayed")).toBeNull()
     }))
 
-  it.effect("concurrent repeats under one key run once: the others get 409 idempotency_key_in_progress with Retry-After, or the replay", () =>
+  it.effect("concurrent repeats under one key run once: each waits for the first and replays its bytes, marked Idempotent-Replayed", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
@@ -118,38 +153,105 @@ layer(twoServers)("Idempotency-Key", (it) => {
         { concurrency: "unbounded" }
       )
       expect(yield* companyCount(name)).toBe(1)
-      const ran = answers.filter((r) => r.status === 200 && r.headers.get("idempotent-replayed") === null)
+      expect(answers.map((r) => r.status)).toEqual(Array.from({ length: 12 }, () => 200))
+      const ran = answers.filter((r) => r.headers.get("idempotent-replayed") === null)
       expect(ran).toHaveLength(1)
-      for (const r of answers) {
-        if (r.status === 409) {
-          expect(JSON.parse(r.text).data.error).toBe("idempotency_key_in_progress")
-          expect(Number(r.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
-        } else {
-          expect(r.status).toBe(200)
-          expect(r.text).toBe(ran[0]!.text)
-        }
-      }
+      const replays = answers.filter((r) => r.headers.get("idempotent-replayed") === "true")
+      expect(replays).toHaveLength(11)
+      for (const r of replays) expect(r.text).toBe(ran[0]!.text)
     }))
 
-  it.effect("a 5xx is not kept: the retry under the same key runs for real", () =>
+  it.effect("a repeat waits IDEMPOTENCY_WAIT_SECONDS for a first attempt that still runs, then answers 409 idempotency_key_in_progress with Retry-After; after the commit, the replay", () =>
+    Effect.gen(function*() {
+      const a = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const b = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const sql = yield* SqlClient.SqlClient
+      const name = uniqueName()
+      const body = JSON.stringify({ name })
+      // Another session holds the companies table: the first attempt claims the key, then waits.
+      const { first, repeat } = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE companies IN SHARE ROW EXCLUSIVE MODE`
+        const first = yield* Effect.forkChild(send(a.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "slow" }))
+        yield* waitingOnLock("the first attempt to wait for the companies table", "INSERT INTO companies")
+        // It holds its key, uncommitted, while it runs.
+        expect(yield* keyLocks).toBeGreaterThanOrEqual(1)
+        const started = Date.now()
+        const repeat = yield* send(b.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "slow" })
+        expect(Date.now() - started).toBeGreaterThanOrEqual(WAIT_SECONDS * 1000 - 100)
+        return { first, repeat }
+      }))
+      expect(repeat.status).toBe(409)
+      expect(JSON.parse(repeat.text)).toMatchObject({ code: 409, data: { error: "idempotency_key_in_progress" } })
+      expect(repeat.headers.get("retry-after")).toBe(String(WAIT_SECONDS))
+      const answer = yield* Fiber.join(first)
+      expect(answer.status).toBe(200)
+      const replay = yield* send(b.baseUrl, credentials, { path: `${BASE}/companies`, body, key: "slow" })
+      expect(replay.headers.get("idempotent-replayed")).toBe("true")
+      expect(replay.text).toBe(answer.text)
+      expect(yield* companyCount(name)).toBe(1)
+    }))
+
+  it.effect("a 5xx rolls back and is not kept: the key is free and the retry under it runs for real", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
       const sql = yield* SqlClient.SqlClient
       const name = uniqueName()
       const body = JSON.stringify({ name })
+      const keys = Effect.map(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE app_key = ${credentials.appKey} AND key = 'flaky'`,
+        (rows) => rows[0]!.n
+      )
       yield* sql`ALTER TABLE companies RENAME TO companies_away`
       const failed = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "flaky" }).pipe(
         Effect.ensuring(Effect.orDie(sql`ALTER TABLE companies_away RENAME TO companies`))
       )
       expect(failed.status).toBe(500)
+      expect(yield* keys).toBe(0)
       const retried = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "flaky" })
       expect(retried.status).toBe(200)
       expect(retried.headers.get("idempotent-replayed")).toBeNull()
       expect(yield* companyCount(name)).toBe(1)
+      expect(yield* keys).toBe(1)
     }))
 
-  it.effect("a 4xx answer is kept like any other", () =>
+  it.effect("a POST that creates nothing (parse-card) is computed outside the key's transaction, then kept and replayed", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
+      const credentials = yield* createCredentials()
+      const sql = yield* SqlClient.SqlClient
+      const company = JSON.parse(
+        (yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }) })).text
+      ).data.id as number
+      const matchmaker = JSON.parse(
+        (yield* send(baseUrl, credentials, {
+          path: `${BASE}/matchmakers`,
+          body: JSON.stringify({ name: "幂等红娘", company_id: company })
+        }))
+          .text
+      ).data.id as number
+      const form = yield* Effect.promise(() => formBytes(cardForm(PNG, { matchmaker_id: String(matchmaker) })))
+      const path = `${BASE}/guests/parse-card`
+      const first = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`LOCK TABLE matchmakers IN ACCESS EXCLUSIVE MODE`
+        const first = yield* Effect.forkChild(send(baseUrl, credentials, { path, body: form, key: "parse-1" }))
+        yield* waitingOnLock("the parse to wait for the matchmakers table", "matchmakers")
+        // While it computes, it holds no key.
+        expect(yield* keyLocks).toBe(0)
+        return first
+      }))
+      const answer = yield* Fiber.join(first)
+      expect(answer.status).toBe(200)
+      expect(answer.headers.get("idempotent-replayed")).toBeNull()
+      const again = yield* send(baseUrl, credentials, { path, body: form, key: "parse-1" })
+      expect(again.headers.get("idempotent-replayed")).toBe("true")
+      expect(again.text).toBe(answer.text)
+      const other = yield* Effect.promise(() => formBytes(cardForm(PNG)))
+      expect((yield* send(baseUrl, credentials, { path, body: other, key: "parse-1" })).status).toBe(422)
+    }))
+
+  it.effect("a 4xx answer is kept like any other, one refused by a failed statement included", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
@@ -159,6 +261,17 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(again.status).toBe(400)
       expect(again.headers.get("idempotent-replayed")).toBe("true")
       expect(again.text).toBe(bad.text)
+      // A refusal that comes from a failed statement (a unique violation) is kept too: the
+      // statement's failure is rolled back to the attempt's savepoint, the key's row stays.
+      const groupNo = `G${Math.random().toString(36).slice(2, 10)}`
+      const group = JSON.stringify({ name: "幂等群", group_no: groupNo })
+      expect((yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group })).status).toBe(200)
+      const taken = yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group, key: "taken-no" })
+      expect(taken.status).toBe(400)
+      expect(JSON.parse(taken.text).data.error).toBe("duplicate_group_no")
+      const takenAgain = yield* send(baseUrl, credentials, { path: `${BASE}/work-groups`, body: group, key: "taken-no" })
+      expect(takenAgain.headers.get("idempotent-replayed")).toBe("true")
+      expect(takenAgain.text).toBe(taken.text)
     }))
 
   it.effect("a key that is not 1 to 255 printable ASCII characters is 400 invalid_parameter", () =>
@@ -233,24 +346,23 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(third.text).toBe(retry.text)
     }))
 
-  it.effect("kept keys past their window are pruned by the daemon's job; a running attempt whose lease ran out is taken over", () =>
+  it.effect("kept keys past their window are pruned by the daemon's job, and an expired key is free for a new request", () =>
     Effect.gen(function*() {
       const { baseUrl } = Context.get(yield* Layer.build(Layer.fresh(serverLayer)), TestServer)
       const credentials = yield* createCredentials()
       const sql = yield* SqlClient.SqlClient
+      const first = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "old"
+      })
+      expect(first.status).toBe(200)
+      yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE app_key = ${credentials.appKey}`
+      // Expired but not yet pruned: another request under the key runs.
       const name = uniqueName()
-      // A first attempt whose instance died: running, lease over.
-      yield* sql`INSERT INTO idempotency_keys (app_key, key, fingerprint, lease_until, expires_at)
-        VALUES (${credentials.appKey}, 'orphan', ${`POST\n${BASE}/companies\n\n${
-        "0".repeat(32)
-      }`}, now() - interval '1 second', now() + interval '1 hour')`
-      const body = JSON.stringify({ name })
-      // Another request under the orphan's key is still a different request.
-      expect((yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "orphan" })).status).toBe(422)
-      yield* sql`UPDATE idempotency_keys SET fingerprint = ${`POST\n${BASE}/companies\n\n${md5(body)}`} WHERE key = 'orphan'`
-      const taken = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body, key: "orphan" })
-      expect(taken.status).toBe(200)
-      expect(taken.headers.get("idempotent-replayed")).toBeNull()
+      const fresh = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name }), key: "old" })
+      expect(fresh.status).toBe(200)
+      expect(fresh.headers.get("idempotent-replayed")).toBeNull()
       expect(yield* companyCount(name)).toBe(1)
 
       yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE app_key = ${credentials.appKey}`
@@ -258,16 +370,13 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(removed).toBeGreaterThanOrEqual(1)
       const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE app_key = ${credentials.appKey}`
       expect(n).toBe(0)
-      // An expired key is free for a new request.
       expect(
-        (yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "orphan" }))
+        (yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "old" }))
           .status
       )
         .toBe(200)
     }))
 })
-
-const md5 = (text: string) => liveSigner.bodyMd5(new TextEncoder().encode(text))
 
 plainIt.live(
   "the typed client sends one Idempotency-Key per POST and keeps it, re-signed with a fresh nonce, across its retries",

@@ -9,16 +9,14 @@ import { Agent } from "node:http"
 import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { runAdmin } from "../src/admin/commands.js"
 import { findFreePort } from "../src/sql/embedded.js"
-import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { createCredentials, signedClient, testServerLayer } from "./support/harness.js"
-import { logLines, type Outcome, sendRequest, startProcess } from "./support/processes.js"
+import { databaseEnv, logLines, type Outcome, sendRequest, startProcess } from "./support/processes.js"
 import { parsePrometheus, valueOf } from "./support/prometheus.js"
 
 const BASE = "/api/open/v1"
@@ -42,12 +40,6 @@ const ANSWER = JSON.stringify({
   phone: null,
   workplace: null,
   confidence: "high"
-})
-
-const databaseEnv = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-  return { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
 })
 
 const fetchJson = (url: string) =>

@@ -14,29 +14,18 @@ export const requestFingerprint = (parts: {
   readonly bodyMd5: string
 }): string => [parts.method.toUpperCase(), parts.path, parts.sortedQuery, parts.bodyMd5].join("\n")
 
-/** What is kept for a key of a client. */
-export type KeptRequest =
-  | {
-    readonly state: "running"
-    readonly fingerprint: string
-    /**
-     * Seconds the first attempt is still presumed alive (0 or less: its process is presumed gone).
-     * Measured by the database's clock, the one every instance shares.
-     */
-    readonly leaseLeftSeconds: number
-  }
-  | {
-    readonly state: "done"
-    readonly fingerprint: string
-    readonly status: number
-    readonly body: Uint8Array
-    readonly contentType: string
-  }
+/** What is kept for a key of a client: the first request's fingerprint and its answer. */
+export interface KeptRequest {
+  readonly fingerprint: string
+  readonly status: number
+  readonly body: Uint8Array
+  readonly contentType: string
+}
 
 export type Repeat =
   /** Another request under the same key: 422 idempotency_key_reused. */
   | { readonly _tag: "Reused" }
-  /** The first attempt still runs: 409 idempotency_key_in_progress, retry after this many seconds. */
+  /** The first attempt still runs after the repeat waited for it: 409 idempotency_key_in_progress. */
   | { readonly _tag: "InProgress"; readonly retryAfterSeconds: number }
   /** Answer the kept response again, without running. */
   | {
@@ -45,17 +34,21 @@ export type Repeat =
     readonly body: Uint8Array
     readonly contentType: string
   }
-  /** The first attempt died without an answer (its lease ran out): this one runs instead. */
-  | { readonly _tag: "TakeOver" }
 
-/** What a repeat of a key gets (the row exists and has not expired). */
-export const decideRepeat = (kept: KeptRequest, fingerprint: string): Repeat => {
-  if (kept.fingerprint !== fingerprint) return { _tag: "Reused" }
-  if (kept.state === "done") return { _tag: "Replay", status: kept.status, body: kept.body, contentType: kept.contentType }
-  if (kept.leaseLeftSeconds <= 0) return { _tag: "TakeOver" }
-  // Soon enough to find the answer of a quick request, never longer than the lease or 10 s.
-  return { _tag: "InProgress", retryAfterSeconds: Math.max(1, Math.min(10, Math.ceil(kept.leaseLeftSeconds))) }
-}
+/**
+ * What a repeat of a key gets once the first attempt has committed. A key is kept only with the
+ * answer, in the transaction of the first attempt's writes, so a committed key always has one.
+ */
+export const decideRepeat = (kept: KeptRequest, fingerprint: string): Repeat =>
+  kept.fingerprint !== fingerprint
+    ? { _tag: "Reused" }
+    : { _tag: "Replay", status: kept.status, body: kept.body, contentType: kept.contentType }
 
-/** A response is kept for replay unless the server failed (a 5xx is retried for real). */
+/**
+ * Retry-After of a repeat that waited `waitedSeconds` for the first attempt, which still runs:
+ * about as long again (a first attempt that slow is a long one), between 1 and 10 seconds.
+ */
+export const inProgressRetryAfter = (waitedSeconds: number): number => Math.max(1, Math.min(10, Math.ceil(waitedSeconds)))
+
+/** A response is kept for replay unless the server failed (a 5xx rolls back: the retry runs for real). */
 export const isKept = (status: number): boolean => status < 500

@@ -4,10 +4,8 @@
 // DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
 // answer. Each one only reads what the edge or an outer middleware provided, and answers with a
 // typed error or a response: no state is passed back out.
-import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -23,7 +21,7 @@ import { InvalidInput } from "../domain/errors.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
-import { Idempotency } from "../services/Idempotency.js"
+import { type Answer, Idempotency } from "../services/Idempotency.js"
 import { withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
 import { makeRequestBody, RequestBody } from "./RequestState.js"
@@ -164,9 +162,10 @@ const replayed = (kept: { readonly status: number; readonly body: Uint8Array; re
   })
 
 /**
- * Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key; its
- * answer, as the client gets it, is kept for the repeats. Once the key is held the request runs to
- * its end even if the client goes away, so that the answer is there for the retry.
+ * Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key, crash
+ * included; its answer, as the client gets it, is kept for the repeats in the transaction of the
+ * endpoint's writes (Idempotency.once). Once the key is held the request runs to its end even if
+ * the client goes away, so that the answer is there for the retry.
  */
 export const IdempotentLive = Layer.effect(
   Idempotent,
@@ -174,29 +173,14 @@ export const IdempotentLive = Layer.effect(
     const idempotency = yield* Idempotency
     const signer = yield* Signer
 
-    const keepAnswer = <E, R>(
-      httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
-      appKey: string,
-      key: string
-    ) =>
-      Effect.uninterruptible(Effect.gen(function*() {
-        const exit = yield* Effect.exit(httpEffect)
-        if (Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause)) {
-          yield* Effect.ignore(idempotency.abandon(appKey, key))
-          return yield* Effect.failCause(exit.cause)
-        }
-        const response = Exit.isSuccess(exit) ? exit.value : yield* responseOfCause(exit.cause)
-        const body = response.body
-        const kept = body._tag === "Uint8Array"
-          ? idempotency.finish(appKey, key, { status: response.status, body: body.body, contentType: body.contentType })
-          : idempotency.abandon(appKey, key)
-        // The answer is already decided; a failure to keep it only costs the retry a real run.
-        yield* Effect.catchCause(kept, (cause) => Effect.logWarning("could not keep an idempotent answer", Cause.pretty(cause)))
-        return response
-      }))
+    const keptAnswer = (response: HttpServerResponse.HttpServerResponse): Answer | undefined =>
+      response.body._tag === "Uint8Array"
+        ? { status: response.status, body: response.body.body, contentType: response.body.contentType }
+        : undefined
 
-    return (httpEffect) =>
+    return (httpEffect, { endpoint, group }) =>
       Effect.gen(function*() {
+        const { computedAnswer } = routeInfo(group, endpoint)
         const request = yield* HttpServerRequest.HttpServerRequest
         const key = request.headers["idempotency-key"]
         if (request.method !== "POST" || key === undefined) return yield* httpEffect
@@ -213,10 +197,15 @@ export const IdempotentLive = Layer.effect(
           sortedQuery: sortedQuery(rawQuery),
           bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
         })
-        const attempt = yield* idempotency.begin(caller.appKey, key, fingerprint)
+        const attempt = yield* Effect.uninterruptible(
+          (computedAnswer ? idempotency.onceComputed : idempotency.once)({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
+            recover: (cause) => responseOfCause(cause),
+            answerOf: keptAnswer
+          })
+        )
         switch (attempt._tag) {
-          case "Run":
-            return yield* keepAnswer(httpEffect, caller.appKey, key)
+          case "Ran":
+            return attempt.value
           case "Reused":
             return yield* Effect.fail(
               new UnprocessableEntity({

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import { CallerOnly, ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
+import { CallerOnly, ComputedAnswer, ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
 
 export type BodyKind = "none" | "json" | "multipart"
 
@@ -30,6 +30,8 @@ export interface RouteInfo {
    * (DECISIONS §1). Read from the payload schema (it accepts `{}`), not from a list.
    */
   readonly emptyBodyAsObject: boolean
+  /** A POST that creates nothing (ComputedAnswer): its keyed answer is computed outside the key's transaction. */
+  readonly computedAnswer: boolean
 }
 
 export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
@@ -67,7 +69,8 @@ const infoOf = (
   callerOnly: Option.isSome(Context.getOption(annotations, CallerOnly)),
   body: bodyOf(endpoint),
   itemwise: Context.getOrUndefined(annotations, ItemwiseField),
-  emptyBodyAsObject: bodyOf(endpoint) === "json" && acceptsEmptyObject(endpoint)
+  emptyBodyAsObject: bodyOf(endpoint) === "json" && acceptsEmptyObject(endpoint),
+  computedAnswer: Option.isSome(Context.getOption(annotations, ComputedAnswer))
 })
 
 const byEndpoint = new WeakMap<HttpApiEndpoint.Top, RouteInfo>()

@@ -1,64 +1,154 @@
 // Safe retries of POSTs (DECISIONS §11): the first attempt under a client's Idempotency-Key runs
-// and its answer is kept; a repeat gets that answer, a 409 while the first still runs, or a 422
-// when the key came with another request. Shared by every API instance through the database.
+// and its answer is kept; a repeat gets that answer, a 409 when the first still runs after the
+// repeat waited for it, or a 422 when the key came with another request. Shared by every API
+// instance through the database.
+//
+// Exactly once, crash included: the key is claimed, the endpoint runs and its answer is kept in
+// ONE transaction, so the writes and the kept answer commit together or not at all. A first
+// attempt whose instance dies is rolled back by PostgreSQL (the key is free again, nothing was
+// written); one that committed has its answer kept. A concurrent repeat's claim waits on the
+// uncommitted key row (at most `idempotencyWaitSeconds`) and then replays the committed answer.
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 
+import type { DatabaseUnavailable } from "../domain/errors.js"
 import { AppConfig } from "../Config.js"
-import { decideRepeat, isKept, type Repeat } from "../domain/idempotency.js"
-import { IdempotencyRepo } from "../repos/IdempotencyRepo.js"
+import { decideRepeat, inProgressRetryAfter, isKept, type Repeat } from "../domain/idempotency.js"
+import { IdempotencyRepo, KeyStillHeld } from "../repos/IdempotencyRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
 
-/** What this attempt does: run (it holds the key now), or answer as the repeat it is. */
-export type Attempt = { readonly _tag: "Run" } | Exclude<Repeat, { readonly _tag: "TakeOver" }>
+/** An answer as it is kept and replayed, byte for byte. */
+export interface Answer {
+  readonly status: number
+  readonly body: Uint8Array
+  readonly contentType: string
+}
+
+/** What became of an attempt: it ran (value is its result), or it was answered as the repeat it is. */
+export type Attempt<A> = { readonly _tag: "Ran"; readonly value: A } | Repeat
+
+export interface KeyedRequest {
+  readonly appKey: string
+  readonly key: string
+  readonly fingerprint: string
+}
+
+/** How an attempt's failure becomes its answer, and which answer of a result is kept. */
+export interface Handlers<A, E, R2> {
+  readonly recover: (cause: Cause.Cause<E | DatabaseUnavailable>) => Effect.Effect<A, never, R2>
+  readonly answerOf: (value: A) => Answer | undefined
+}
+
+/** A result whose answer is not kept (a 5xx): the transaction rolls back with it. */
+class NotKept extends Data.TaggedError("NotKept")<{ readonly value: unknown }> {}
 
 export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Service", {
   make: Effect.gen(function*() {
     const repo = yield* IdempotencyRepo
+    const tx = yield* Transaction
     const config = yield* AppConfig
-    const run: Attempt = { _tag: "Run" }
 
-    const begin = Effect.fn("Idempotency.begin")(function*(appKey: string, key: string, fingerprint: string) {
-      // A kept row can vanish between the claim and the read (a failed first attempt releases
-      // it, or it expires): then the claim is simply tried again.
-      for (let round = 0; round < 3; round++) {
-        const claimed = yield* repo.claim({
-          app_key: appKey,
-          key,
-          fingerprint,
-          lease_seconds: config.idempotencyLeaseSeconds,
-          ttl_seconds: config.idempotencyTtlSeconds
-        })
-        if (claimed) return run
-        const kept = yield* repo.find(appKey, key)
-        if (kept._tag === "None") continue
-        const decision = decideRepeat(kept.value, fingerprint)
-        if (decision._tag !== "TakeOver") return decision
-        if (yield* repo.takeOver(appKey, key, config.idempotencyLeaseSeconds)) return run
-        return { _tag: "InProgress", retryAfterSeconds: 1 } satisfies Attempt
-      }
-      return { _tag: "InProgress", retryAfterSeconds: 1 } satisfies Attempt
-    })
+    /** The answer kept for a key a committed attempt holds (None: it expired or was freed meanwhile). */
+    const repeatOf = (request: KeyedRequest) =>
+      Effect.map(
+        repo.find(request.appKey, request.key),
+        (kept) => kept._tag === "Some" ? decideRepeat(kept.value, request.fingerprint) : undefined
+      )
 
-    /** Keeps the answer of the attempt that ran (a 5xx frees the key so that a retry runs). */
-    const finish = Effect.fn("Idempotency.finish")(function*(
-      appKey: string,
-      key: string,
-      response: { readonly status: number; readonly body: Uint8Array; readonly contentType: string }
-    ) {
-      return yield* isKept(response.status)
-        ? repo.complete({ app_key: appKey, key, status: response.status, body: response.body, content_type: response.contentType })
-        : repo.release(appKey, key)
-    })
+    const claim = (request: KeyedRequest) =>
+      repo.claim(
+        { app_key: request.appKey, key: request.key, fingerprint: request.fingerprint, ttl_seconds: config.idempotencyTtlSeconds },
+        config.idempotencyWaitSeconds
+      )
 
-    /** An attempt that produced no answer (a defect before the response): free the key. */
-    const abandon = (appKey: string, key: string) => repo.release(appKey, key)
+    const keep = (request: KeyedRequest, answer: Answer) =>
+      repo.complete({
+        app_key: request.appKey,
+        key: request.key,
+        status: answer.status,
+        body: answer.body,
+        content_type: answer.contentType
+      })
+
+    /** The attempt's result, or the answer `recover` makes of its failure; an interruption stays one. */
+    const settle = <A, E, R, R2>(attempt: Effect.Effect<A, E, R>, recover: (cause: Cause.Cause<E>) => Effect.Effect<A, never, R2>) =>
+      Effect.flatMap(Effect.exit(attempt), (exit) =>
+        Exit.isSuccess(exit)
+          ? Effect.succeed(exit.value)
+          : Cause.hasInterruptsOnly(exit.cause)
+          ? Effect.failCause(exit.cause)
+          : recover(exit.cause))
+
+    const inProgress = <A, E, R>(self: Effect.Effect<Attempt<A>, E | KeyStillHeld, R>) =>
+      Effect.catchIf(
+        self,
+        (e): e is KeyStillHeld => e instanceof KeyStillHeld,
+        (e) => Effect.succeed<Attempt<A>>({ _tag: "InProgress", retryAfterSeconds: inProgressRetryAfter(e.waitedSeconds) })
+      )
+
+    /**
+     * Runs `attempt` at most once per client and key: in one transaction with the claim of the key
+     * and the keeping of its answer. The attempt runs in its own savepoint, so a failure (which
+     * `recover` turns into its answer) leaves no writes of its own and the key's row intact;
+     * services it calls join the transaction as savepoints. `answerOf` gives the answer to keep
+     * (undefined when a result has none that can be kept: its writes commit and the key is freed);
+     * an answer that is not kept (a 5xx) rolls the whole transaction back.
+     */
+    const once = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
+      tx.run(Effect.gen(function*() {
+        // The key can vanish between a failed claim and the read (it expired): then claim again.
+        for (let round = 0; round < 3; round++) {
+          if (!(yield* claim(request))) {
+            const repeat = yield* repeatOf(request)
+            if (repeat === undefined) continue
+            return repeat
+          }
+          const value = yield* settle(tx.run(attempt), handlers.recover)
+          const answer = handlers.answerOf(value)
+          if (answer === undefined) yield* repo.release(request.appKey, request.key)
+          else if (!isKept(answer.status)) return yield* new NotKept({ value })
+          else yield* keep(request, answer)
+          return { _tag: "Ran", value } satisfies Attempt<A>
+        }
+        return { _tag: "InProgress", retryAfterSeconds: 1 } satisfies Attempt<A>
+      })).pipe(
+        Effect.catchIf((e): e is NotKept => e instanceof NotKept, (e) => Effect.succeed<Attempt<A>>({ _tag: "Ran", value: e.value as A })),
+        inProgress
+      )
+
+    /**
+     * For an attempt that creates nothing (a card parse): a kept answer is replayed; otherwise the
+     * attempt runs outside of any transaction (a long computation holds no connection) and its
+     * answer is kept in a short one, unless a concurrent attempt kept its own first: then that one
+     * is the answer, so every answer under the key is the same. Concurrent first attempts may
+     * each compute; none creates anything.
+     */
+    const onceComputed = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
+      inProgress(Effect.gen(function*() {
+        const kept = yield* repeatOf(request)
+        if (kept !== undefined) return kept
+        const value = yield* settle(attempt, handlers.recover)
+        const answer = handlers.answerOf(value)
+        const ran: Attempt<A> = { _tag: "Ran", value }
+        if (answer === undefined || !isKept(answer.status)) return ran
+        return yield* tx.run(Effect.gen(function*() {
+          if (yield* claim(request)) {
+            yield* keep(request, answer)
+            return ran
+          }
+          return (yield* repeatOf(request)) ?? ran
+        }))
+      }))
 
     const prune = (limit: number) => repo.prune(limit)
 
-    return { begin, finish, abandon, prune } as const
+    return { once, onceComputed, prune } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Idempotency, Idempotency.make)
-  static readonly layer = Idempotency.layerWithoutDependencies.pipe(Layer.provide(IdempotencyRepo.layer))
+  static readonly layer = Idempotency.layerWithoutDependencies.pipe(Layer.provide([IdempotencyRepo.layer, Transaction.layer]))
 }

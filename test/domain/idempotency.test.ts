@@ -2,7 +2,14 @@
 // two requests the same, and what a repeat gets given what is kept.
 import { describe, expect, it } from "@effect/vitest"
 
-import { decideRepeat, isKept, isValidIdempotencyKey, type KeptRequest, requestFingerprint } from "../../src/domain/idempotency.js"
+import {
+  decideRepeat,
+  inProgressRetryAfter,
+  isKept,
+  isValidIdempotencyKey,
+  type KeptRequest,
+  requestFingerprint
+} from "../../src/domain/idempotency.js"
 
 describe("Idempotency-Key values", () => {
   const table: ReadonlyArray<readonly [string, string, boolean]> = [
@@ -31,25 +38,32 @@ describe("request fingerprint", () => {
 })
 
 describe("what a repeat gets", () => {
-  const done: KeptRequest = { state: "done", fingerprint: "f", status: 200, body: new Uint8Array([1, 2]), contentType: "application/json" }
-  const running = (leaseLeftSeconds: number): KeptRequest => ({ state: "running", fingerprint: "f", leaseLeftSeconds })
+  const done: KeptRequest = { fingerprint: "f", status: 200, body: new Uint8Array([1, 2]), contentType: "application/json" }
   const table: ReadonlyArray<readonly [string, KeptRequest, string, unknown]> = [
     ["another request under the key is reused", done, "g", { _tag: "Reused" }],
-    ["another request is reused even while the first runs", running(30), "g", { _tag: "Reused" }],
     ["the same request after the answer is a replay of it", done, "f", {
       _tag: "Replay",
       status: 200,
       body: new Uint8Array([1, 2]),
       contentType: "application/json"
     }],
-    ["the same request while the first runs is in progress", running(30), "f", { _tag: "InProgress", retryAfterSeconds: 10 }],
-    ["Retry-After follows a short remaining lease", running(2.2), "f", { _tag: "InProgress", retryAfterSeconds: 3 }],
-    ["Retry-After is at least one second", running(0.1), "f", { _tag: "InProgress", retryAfterSeconds: 1 }],
-    ["a first attempt whose lease ran out is taken over", running(-1), "f", { _tag: "TakeOver" }]
+    ["a kept 4xx is replayed like any answer", { ...done, status: 404 }, "f", {
+      _tag: "Replay",
+      status: 404,
+      body: new Uint8Array([1, 2]),
+      contentType: "application/json"
+    }]
   ]
   for (const [rule, kept, fingerprint, expected] of table) it(rule, () => expect(decideRepeat(kept, fingerprint)).toEqual(expected))
   it("a 4xx is kept, a 5xx is not", () => {
     expect([200, 400, 404, 409, 422, 429].every(isKept)).toBe(true)
     expect([500, 503].some(isKept)).toBe(false)
   })
+  const retryAfter: ReadonlyArray<readonly [string, number, number]> = [
+    ["Retry-After after waiting 5 s for the first attempt is 5 s", 5, 5],
+    ["Retry-After is rounded up", 2.2, 3],
+    ["Retry-After is at least one second", 0.1, 1],
+    ["Retry-After is at most ten seconds", 60, 10]
+  ]
+  for (const [rule, waited, expected] of retryAfter) it(rule, () => expect(inProgressRetryAfter(waited)).toBe(expected))
 })

@@ -5,9 +5,22 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { type Agent, request as httpRequest } from "node:http"
 
 import * as Effect from "effect/Effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { inject } from "vitest"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
+import { withDatabase } from "../../src/sql/urls.js"
+
+/**
+ * The environment a spawned API or daemon needs to share the test's database: its URL and the
+ * SECRET_KEY the test services seal client secrets with.
+ */
+export const databaseEnv = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
+  return { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
+})
 
 export interface RunningProcess {
   readonly child: ChildProcess

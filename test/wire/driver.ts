@@ -610,8 +610,10 @@ export const runWireCorpus = async (options: RunOptions): Promise<RunResult> => 
         const second = sendStep(step, step.concurrentRepeat.repeatName)
         const both = await Promise.all([first, second])
         log(`wire corpus: ${step.name} took ${((Date.now() - from) / 1000).toFixed(1)} s`)
-        // Whichever request claimed the key first ran: the answers are recorded in a fixed order.
-        const ran = both.find((r) => r.answer.status === step.status) ?? both[0]!
+        // Whichever request kept its answer first ran (the other is its replay, or refused): the
+        // answers are recorded in a fixed order.
+        const ran = both.find((r) => r.answer.status === step.status && r.answer.headers["idempotent-replayed"] === undefined) ??
+          both[0]!
         const repeat = both.find((r) => r !== ran)!
         const ranEntry = { ...ran, name: step.name }
         const repeatEntry = { ...repeat, name: step.concurrentRepeat.repeatName }
