@@ -1643,12 +1643,13 @@ export const STEPS: ReadonlyArray<Step> = [
   ...matchmakers,
   ...guests,
   ...activitiesCreate,
-  // Operator work, in the background while the next areas run: open the activity, plan follow-ups.
+  // Operator work, in the background while the next areas run: open the activity, then plan
+  // follow-ups (one after the other, so that their events come in a fixed order).
   { admin: ["activities", "approve", "{{activity1}}"], background: "activity" },
   { admin: ["activities", "open", "{{activity1}}"], background: "activity" },
   {
     admin: ["follow-up", "plans", "create", "--guest", "{{guest1}}", "--days", "1,2,3,4", "--type", "recommend", "--start", FOLLOW_UP_DATE],
-    background: "plan"
+    background: "activity"
   },
   ...workWechats,
   ...workGroups,
@@ -1659,7 +1660,7 @@ export const STEPS: ReadonlyArray<Step> = [
   ...matches,
   { wait: "users" },
   ...memberships,
-  { wait: "plan" },
+  { wait: "activity" },
   ...followUps,
   ...events,
   ...selfService,
