@@ -9,9 +9,9 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import { findFreePort } from "../src/sql/embedded.js"
+import { eventually } from "./support/eventually.js"
 import { createCredentials, testServerLayer } from "./support/harness.js"
 import { type Credentials, databaseEnv, signedHeaders, startProcess } from "./support/processes.js"
-import { eventually } from "./support/eventually.js"
 
 const BASE = "/api/open/v1"
 /** Times instance A is killed. */

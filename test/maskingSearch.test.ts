@@ -60,13 +60,15 @@ layer(testServerLayer())("masking and search", (it) => {
 
       // The premise: a masking client sees the two guests alike but for their ids.
       const view = (id: number) =>
-        Effect.map(masked.client.guests.get({ params: { id } }), ({ created_at: _c, id: _i, photo_time: _p, updated_at: _u, ...rest }) => rest)
+        Effect.map(masked.client.guests.get({ params: { id } }), ({ created_at: _c, id: _i, photo_time: _p, updated_at: _u, ...rest }) =>
+          rest)
       expect(yield* view(a.id)).toEqual(yield* view(b.id))
 
       const search = (masking: boolean, probe: Probe) =>
         Effect.map(
           (masking ? masked : plain).client.guests.list({ query: { company_id: company.id, page_size: 100, ...probe } }),
-          (page) => page.list.map((g) => g.id)
+          (page) =>
+            page.list.map((g) => g.id)
         )
       const keywords = [hidden.a, hidden.b].flatMap((h) => [
         ...phoneProbes(h.phone),
