@@ -113,7 +113,7 @@ layer(
       const sql = yield* SqlClient.SqlClient
       const events = yield* sql<
         { event_id: string }
-      >`SELECT event_id FROM events WHERE type = 'guest.created' AND (data->>'guest_id')::int = ${guest.id}`
+      >`SELECT event_id FROM events WHERE type = 'guest.created' AND (data->>'id')::int = ${guest.id}`
       expect(events.map((e) => e.event_id)).toEqual([payload.id])
       const delivery = yield* waitForStatus(hook.appKey, payload.id, "succeeded")
       expect(delivery!.attempts).toBe(1)
