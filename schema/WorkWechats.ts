@@ -227,7 +227,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       query: StatusParams.fields,
       success: EmptyEnvelope("WorkWechatStatusEnvelope"),
-      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
+      error: NotFoundEnvelope
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a work WeChat account")

@@ -89,7 +89,7 @@ const routes: Array<[string, RegExp, Route]> = [
         EXACT_COUNT ? pool.query(GUEST_COUNT_EVERY_ROW_SQL) : pool.query(GUEST_COUNTERS_SQL, ["guests", "", ""])
       ])
       const rows = list.rows.map((r) => withTimes(r, GUEST_TIMES))
-      return [200, ok({ list: rows, total: total.rows[0].n })]
+      return [200, ok({ list: rows, total: total.rows[0].n, next_cursor: null })]
     }
   }]
 ]

@@ -11,6 +11,7 @@ import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import {
+  type AccountStatus,
   Association,
   AssociationListParams,
   TargetType,
@@ -324,8 +325,10 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       findLive: (id: number) => sqlEdge(findLive(id)),
       /** The live account, locked for the rest of the transaction. */
       lockLive: (id: number) => sqlEdge(lockLive(id)),
-      /** Sets the given columns (the changed ones of an update, a status, an admin). */
+      /** Sets the given columns (the changed ones of an update, an admin); a taken unique value is refused. */
       update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicates(update({ id, change }))),
+      /** Sets the status: no unique rule involves it, so it cannot collide. */
+      setStatus: (id: number, status: AccountStatus) => sqlEdge(update({ id, change: { status } })),
       touch: (id: number) => sqlEdge(touch(id)),
       /** Soft-deletes; the `*.deleted` payload, `{id, deleted_at}`. */
       softDelete: (id: number) => sqlEdge(softDelete(id)),

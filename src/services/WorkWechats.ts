@@ -91,7 +91,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       tx.run(Effect.gen(function*() {
         const entry = statusChangeOf((yield* locked(id)).status, status)
         if (entry === undefined) return null
-        yield* repo.update(id, { status })
+        yield* repo.setStatus(id, status)
         yield* repo.log(id, [entry])
         yield* events.updated("work_wechat.updated", [id], ["status"])
         return null
