@@ -9,6 +9,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -18,8 +19,9 @@ import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
 import { type TaskQueue, taskRunner } from "../jobs/TaskRunner.js"
-import { apiErrorOf } from "../src/http/errors.js"
+import { apiErrorOf, responseOfCause } from "../src/http/errors.js"
 import { CONFLICT_RETRIES, databaseUnavailable, sqlEdge, Transaction } from "../src/repos/sqlHelpers.js"
+import { Idempotency } from "../src/services/Idempotency.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { type RawOptions, rawRequest } from "./support/raw.js"
@@ -186,6 +188,30 @@ layer(testServerLayer(), { timeout: 120_000 })("database faults", (it) => {
       const env = yield* setup
       yield* withSetting(env, "statement_timeout", "150ms", whileLocked("companies", listAndCreateUnavailable(env)))
       yield* servesAgain(env)
+    })))
+
+  it.effect("a keyed POST whose connection dies in its transaction (so its ROLLBACK fails too) answers 503 with Retry-After, not 500", () =>
+    TestClock.withLive(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const idempotency = yield* Idempotency
+      const { appKey } = yield* createCredentials()
+      // The endpoint's statement ends its own session (as a restart or a failover does): the
+      // attempt fails, then the ROLLBACK TO SAVEPOINT and the ROLLBACK meet a dead connection.
+      const attempt = Effect.as(sqlEdge(sql`SELECT pg_terminate_backend(pg_backend_pid())`), HttpServerResponse.text("created"))
+      const answer = yield* idempotency.once({ appKey, key: "dies-mid-transaction", fingerprint: "f" }, attempt, {
+        recover: (cause) => responseOfCause(cause, "r-attempt"),
+        answerOf: (response) => ({ status: response.status, body: new Uint8Array(), contentType: "application/json" })
+      }).pipe(
+        Effect.map((attempted) => attempted._tag === "Ran" ? attempted.value : HttpServerResponse.text(attempted._tag, { status: 299 })),
+        Effect.catchCause((cause) => responseOfCause(cause, "r-edge"))
+      )
+      expect(answer.status).toBe(503)
+      expect(Number(answer.headers["retry-after"])).toBeGreaterThanOrEqual(1)
+      // Nothing was kept under the key: it is free for the retry.
+      const kept = yield* Effect.orDie(
+        sql<{ n: number }>`SELECT count(*)::int AS n FROM idempotency_keys WHERE key = 'dies-mid-transaction'`
+      )
+      expect(kept[0]!.n).toBe(0)
     })))
 
   it.effect("a transaction that loses a deadlock (40P01) is run again inside the service, and both units commit", () =>

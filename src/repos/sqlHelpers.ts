@@ -150,15 +150,30 @@ export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
   )
 
 /**
- * The one way services run a unit of work atomically: BEGIN/COMMIT failures pass the same edge,
- * and a serialization failure or deadlock runs the whole unit again (retryConflicts).
+ * Whether a transaction's end failed because its connection is gone. The ROLLBACK (or ROLLBACK TO
+ * SAVEPOINT) after a failed unit is run by `withTransaction`, which makes its SqlError a defect
+ * beside the unit's own failure; sqlEdge makes every other outage the typed 503, so a dying
+ * SqlError that is an outage comes from there. The unit's writes are gone with the session (the
+ * server rolls back what a lost connection left open), so the outage is the answer, whatever the
+ * unit failed with (DECISIONS §1). An interruption is left as it is.
+ */
+const endedByOutage = (cause: Cause.Cause<unknown>): boolean =>
+  !Cause.hasInterrupts(cause) &&
+  cause.reasons.some((reason) => reason._tag === "Die" && isSqlError(reason.defect) && databaseFaultOf(reason.defect) === "unavailable")
+
+/**
+ * The one way services run a unit of work atomically: BEGIN/COMMIT failures pass the same edge, a
+ * ROLLBACK that fails on a lost connection is the same outage (endedByOutage), and a
+ * serialization failure or deadlock runs the whole unit again (retryConflicts).
  */
 export class Transaction extends Context.Service<Transaction>()("Sql/Transaction", {
   make: Effect.map(SqlClient.SqlClient, (sql) => ({
     run: <A, E, R>(self: Effect.Effect<A, E, R>) =>
       sqlEdge(Effect.flatMap(Effect.serviceOption(sql.transactionService), (outer) =>
         // A nested unit is a savepoint: only the outermost transaction can be run again.
-        Option.isSome(outer) ? sql.withTransaction(self) : retryConflicts(sql.withTransaction(self))))
+        Option.isSome(outer) ? sql.withTransaction(self) : retryConflicts(sql.withTransaction(self)))).pipe(
+          Effect.catchCause((cause) => endedByOutage(cause) ? Effect.fail(databaseUnavailable()) : Effect.failCause(cause))
+        )
   }))
 }) {
   static readonly layer = Layer.effect(Transaction, Transaction.make)

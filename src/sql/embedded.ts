@@ -403,11 +403,17 @@ async function startServer(dataDir: string, port: number, user: RunAs, log: Log)
   return run(pg_ctl, ["start", "-w", "-t", "60", "-D", dataDir, "-l", logFile, "-o", options], user)
 }
 
-async function stopServer(dataDir: string, user: RunAs, log: Log): Promise<boolean> {
+/**
+ * How pg_ctl stops a server: `fast` rolls back open transactions and shuts down cleanly;
+ * `immediate` ends every process at once, as a crash does (the next start replays the WAL).
+ */
+export type StopMode = "fast" | "immediate"
+
+async function stopServer(dataDir: string, user: RunAs, log: Log, mode: StopMode = "fast"): Promise<boolean> {
   if ((await runningServer(dataDir, user, log)) === undefined) return false
   const { pg_ctl } = await serverBinaries(log)
-  log(`stopping server of ${dataDir}`)
-  const result = await run(pg_ctl, ["stop", "-w", "-t", "60", "-m", "fast", "-D", dataDir], user)
+  log(`stopping server of ${dataDir} (${mode})`)
+  const result = await run(pg_ctl, ["stop", "-w", "-t", "60", "-m", mode, "-D", dataDir], user)
   logOutput(log, result.output)
   if (result.code !== 0) throw new Error(`pg_ctl stop failed (exit ${result.code}): ${result.output}`)
   return true
@@ -502,10 +508,10 @@ export async function ensureEmbeddedPostgres(opts: {
   }
 }
 
-/** Stops the server of `dataDir` if one runs; true when it stopped one. */
-export async function stopEmbeddedPostgres(dataDir: string, opts?: { log?: Log }): Promise<boolean> {
+/** Stops the server of `dataDir` if one runs (by default `fast`); true when it stopped one. */
+export async function stopEmbeddedPostgres(dataDir: string, opts?: { log?: Log; mode?: StopMode }): Promise<boolean> {
   const log = opts?.log ?? defaultLog
   const resolved = await resolveDataDir(dataDir)
   if (!(await exists(path.join(resolved, "PG_VERSION")))) return false
-  return stopServer(resolved, await runAs(log), log)
+  return stopServer(resolved, await runAs(log), log, opts?.mode)
 }

@@ -8,8 +8,11 @@ import { testDatabaseLayer } from "./harness.js"
 
 export interface TcpProxy {
   readonly port: number
-  /** Cuts every open connection and refuses new ones (as a stopped server does). */
-  readonly down: () => Promise<void>
+  /**
+   * Cuts every open connection and refuses new ones (as a stopped server does); with `reset`, the
+   * connections end with a TCP RST (as a broken network path does) rather than a close.
+   */
+  readonly down: (options?: { readonly reset?: boolean }) => Promise<void>
   /** Accepts connections again on the same port. */
   readonly up: () => Promise<void>
   readonly close: () => Promise<void>
@@ -52,12 +55,20 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     })
   const port = await listen(0)
   let listening = true
-  const down = async () => {
+  const cut = (s: net.Socket, reset: boolean) => {
+    if (!reset || s.destroyed) return s.destroy()
+    try {
+      s.resetAndDestroy()
+    } catch {
+      s.destroy()
+    }
+  }
+  const down = async (options?: { readonly reset?: boolean }) => {
     if (!listening) return
     listening = false
     await new Promise<void>((resolve) => {
       server.close(() => resolve())
-      for (const s of sockets) s.destroy()
+      for (const s of sockets) cut(s, options?.reset === true)
     })
   }
   const up = async () => {
@@ -66,7 +77,7 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     await listen(port)
     listening = true
   }
-  return { port, down, up, close: down, cancelRequests: () => cancels }
+  return { port, down, up, close: () => down(), cancelRequests: () => cancels }
 }
 
 /**
