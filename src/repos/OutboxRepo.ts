@@ -13,7 +13,7 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { Permission } from "../../schema/Common.js"
 import { EventType } from "../../schema/Events.js"
 import { Instant } from "./rows.js"
-import { insertRows, sqlEdge } from "./sqlHelpers.js"
+import { sqlEdge } from "./sqlHelpers.js"
 
 /** The event types of DECISIONS §9 are part of the contract (the events feed lists them). */
 export { EventType }
@@ -40,19 +40,32 @@ export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const insert = SqlSchema.findOne({
-      Request: Schema.Struct({ type: EventType, permission: Permission, data: EventData }),
-      Result: Schema.Struct({ event_id: Schema.String }),
-      execute: ({ data, permission, type }) =>
-        sql`INSERT INTO events (event_id, type, permission, data)
-          VALUES (${newEventId()}, ${type}, ${permission}, ${data}::jsonb)
-          RETURNING event_id`
-    })
-
+    // Each event sorts in the feed by (tx_id, id), tx_id being its transaction's xid, taken at
+    // that transaction's first write: a transaction that took its xid first (at an Idempotency-Key
+    // claim, say) may still change a record after a younger one committed a change of the same
+    // record, and its event would then sort first although it shows the later state. So an event's
+    // tx_id is raised to the latest tx_id among the record's events of younger transactions (only
+    // those can sort after it: the range tx_id > own xid of the feed's index, a few rows). With the
+    // record's row locked by the change (the repositories lock it before the event's read), those
+    // are committed, and the record's last event in the feed is the one that committed last.
+    // Raising never shows an event early: it is listed once every xid up to its tx_id has ended.
     const insertMany = SqlSchema.void({
-      Request: Schema.Struct({ type: EventType, permission: Permission, items: Schema.Array(EventData) }),
+      Request: Schema.Struct({
+        type: EventType,
+        permission: Permission,
+        items: Schema.Array(Schema.Struct({ event_id: Schema.String, data: EventData }))
+      }),
       execute: ({ items, permission, type }) =>
-        sql`INSERT INTO events ${sql.insert(insertRows(items.map((data) => ({ event_id: newEventId(), type, permission, data }))))}`
+        sql`INSERT INTO events (event_id, type, permission, data, tx_id)
+          SELECT v.event_id, ${type}, ${permission}, v.data::jsonb, GREATEST(pg_current_xact_id(), (
+            SELECT e.tx_id FROM events e
+            WHERE e.tx_id > pg_current_xact_id()
+              AND split_part(e.type, '.', 1) = split_part(${type}, '.', 1)
+              AND e.data->'id' = v.data::jsonb->'id'
+            ORDER BY e.tx_id DESC LIMIT 1))
+          FROM unnest(${items.map((i) => i.event_id)}::text[], ${items.map((i) => i.data)}::text[]) WITH ORDINALITY
+            AS v(event_id, data, n)
+          ORDER BY v.n`
     })
 
     const after = SqlSchema.findAll({
@@ -65,11 +78,15 @@ export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
 
     return {
       /** Records an event and returns its event_id; call it inside the transaction of the change. */
-      record: (type: EventType, permission: Permission, data: Record<string, unknown>) =>
-        sqlEdge(Effect.map(insert({ type, permission, data }), (row) => row.event_id)),
+      record: (type: EventType, permission: Permission, data: Record<string, unknown>) => {
+        const eventId = newEventId()
+        return sqlEdge(Effect.as(insertMany({ type, permission, items: [{ event_id: eventId, data }] }), eventId))
+      },
       /** Records several events of one type in one statement; call it inside the transaction. */
       recordMany: (type: EventType, permission: Permission, items: ReadonlyArray<Record<string, unknown>>) =>
-        items.length === 0 ? Effect.void : sqlEdge(insertMany({ type, permission, items })),
+        items.length === 0
+          ? Effect.void
+          : sqlEdge(insertMany({ type, permission, items: items.map((data) => ({ event_id: newEventId(), data })) })),
       /** Events after this id, in id order. */
       after: (id: number, limit: number) => sqlEdge(after({ id, limit }))
     } as const

@@ -125,6 +125,13 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       execute: ({ change, id }) => sql`UPDATE work_wechats SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id}`
     })
 
+    // In id order, so two writes moving the same counts cannot deadlock; NO KEY UPDATE does not
+    // wait for the KEY SHARE locks the users' foreign keys hold on the same rows.
+    const lockCounted = SqlSchema.void({
+      Request: Ids,
+      execute: (ids) => sql`SELECT id FROM work_wechats WHERE id IN ${sql.in(ids)} ORDER BY id FOR NO KEY UPDATE`
+    })
+
     const touch = SqlSchema.void({
       Request: Schema.Int,
       execute: (id) => sql`UPDATE work_wechats SET updated_at = now() WHERE id = ${id}`
@@ -359,6 +366,12 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       listLogs: logs.page,
       logOwnerEverExisted: logs.ownerEverExisted,
       /** Of these account ids, the live ones. */
+      /**
+       * Locks the accounts whose user_count a write moves, before the write, for the rest of the
+       * transaction: concurrent moves of one account's count then commit one after the other, each
+       * event reading the count the previous one committed (DECISIONS §12).
+       */
+      lockCounted: (ids: ReadonlyArray<number>) => ids.length === 0 ? Effect.void : sqlEdge(lockCounted(ids)),
       liveIds: (ids: ReadonlyArray<number>) =>
         ids.length === 0
           ? Effect.succeed(new Set<number>())

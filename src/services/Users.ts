@@ -19,9 +19,11 @@ export class Users extends Context.Service<Users>()("Users/Service", {
     const events = yield* ChangeEvents
     const tx = yield* Transaction
 
+    /** The accounts of these ids (none for null), distinct, in id order. */
+    const accountsOf = (ids: ReadonlyArray<number | null>) => [...new Set(ids.filter((id) => id !== null))].sort((a, b) => a - b)
+
     /** A work account's user_count moved: its work_wechat.updated event (none for no account). */
-    const countMoved = (ids: ReadonlyArray<number | null>) =>
-      events.updated("work_wechat.updated", [...new Set(ids.filter((id) => id !== null))].sort((a, b) => a - b), ["user_count"])
+    const countMoved = (ids: ReadonlyArray<number | null>) => events.updated("work_wechat.updated", accountsOf(ids), ["user_count"])
 
     const checkAccount = (id: number | null) =>
       id === null
@@ -33,7 +35,12 @@ export class Users extends Context.Service<Users>()("Users/Service", {
       Effect.gen(function*() {
         if (input.name.trim() === "") return yield* new UserCommandError({ message: "--name must not be empty" })
         yield* checkAccount(input.work_wechat_id)
-        const user = yield* tx.run(Effect.tap(repo.insert(input), () => countMoved([input.work_wechat_id])))
+        const user = yield* tx.run(Effect.gen(function*() {
+          yield* accounts.lockCounted(accountsOf([input.work_wechat_id]))
+          const inserted = yield* repo.insert(input)
+          yield* countMoved([input.work_wechat_id])
+          return inserted
+        }))
         return { id: user.id }
       })
 
@@ -42,6 +49,7 @@ export class Users extends Context.Service<Users>()("Users/Service", {
         yield* checkAccount(workWechatId)
         return yield* tx.run(Effect.gen(function*() {
           const before = yield* repo.workWechatOf(id)
+          if (before !== workWechatId) yield* accounts.lockCounted(accountsOf([before, workWechatId]))
           const updated = yield* repo.setWorkWechat(id, workWechatId)
           if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
           if (before !== workWechatId) yield* countMoved([before, workWechatId])
