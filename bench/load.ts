@@ -22,6 +22,8 @@ export interface LoadSpec {
   readonly body?: (i: number) => string
   readonly connections: number
   readonly seconds: number
+  /** At most this many requests in all (then it ends before `seconds` if it gets there). */
+  readonly requests?: number
 }
 
 export interface LoadResult {
@@ -42,7 +44,8 @@ export const runLoad = async (spec: LoadSpec): Promise<LoadResult> => {
     new Promise<void>((resolve) => {
       const t = c % spec.targets.length
       const target = spec.targets[t]!
-      const body = Buffer.from(spec.body?.(sent++) ?? "")
+      const body = Buffer.from(spec.body?.(sent) ?? "")
+      sent++
       const timestamp = String(Math.floor(Date.now() / 1000))
       const nonce = newNonce()
       const signature = liveSigner.sign(target.appSecret, {
@@ -86,7 +89,7 @@ export const runLoad = async (spec: LoadSpec): Promise<LoadResult> => {
     })
   const began = performance.now()
   await Promise.all(Array.from({ length: spec.connections }, async (_, c) => {
-    while (performance.now() < end) await one(c)
+    while (performance.now() < end && sent < (spec.requests ?? Infinity)) await one(c)
   }))
   const elapsed = (performance.now() - began) / 1000
   for (const a of agents) a.destroy()

@@ -16,47 +16,27 @@
 // GET /matchmakers/{id}, each server started fresh for it. BENCH_SECONDS (15), BENCH_SOAK_SECONDS
 // (300; 0 skips the soaks), BENCH_GUESTS (200000); BENCH_SKIP=fastify (or effect, or both, comma
 // separated) leaves floors out, their columns then show "-".
-import { type ChildProcess, execSync, spawn } from "node:child_process"
+import { execSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import path from "node:path"
 
-import pg from "pg"
-
-import { ALL_PERMISSIONS } from "../schema/Common.js"
-import { makeSecretBox } from "../src/auth/SecretBox.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
-import { NODE_FLAGS } from "../src/nodeFlags.js"
 import { projectRoot } from "../src/root.js"
-import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { type LoadResult, type LoadSpec, runLoad, type Target } from "./load.js"
 import { GENERATE, GUEST_INSERT } from "./seed.js"
-import { benchDatabaseUrl, log } from "./support.js"
+import { benchDatabase, comparedServers, type Kind, KINDS, newClients, type Server, startServer, stopServer } from "./servers.js"
+import { log } from "./support.js"
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 300)
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 200_000)
 const root = projectRoot()
 
-/** The servers compared: the service and its three floors. */
-const KINDS = {
-  service: { label: "service", script: "dist/src/main.js", ready: "/healthz" },
-  raw: { label: "raw floor", script: "dist/bench/floor/server.js", ready: "/nowhere" },
-  effect: { label: "Effect floor", script: "dist/bench/effect-floor/server.js", ready: "/nowhere" },
-  fastify: { label: "Fastify floor", script: "dist/bench/fastify-floor/server.js", ready: "/nowhere" }
-} as const
-type Kind = keyof typeof KINDS
-const skipped = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""))
-for (const s of skipped) {
-  if (s !== "effect" && s !== "fastify") throw new Error(`BENCH_SKIP names ${s}; only the effect and fastify floors can be left out`)
-}
 /** The four in the order they are measured and printed; a floor left out by BENCH_SKIP is not run. */
-const COMPARED: ReadonlyArray<Kind> = (["service", "effect", "raw", "fastify"] as const).filter((k) => !skipped.has(k))
+const COMPARED = comparedServers()
 
-const url = await benchDatabaseUrl()
-await migrateDatabase(url)
-const db = new pg.Client({ connectionString: url })
-await db.connect()
+const { db, url } = await benchDatabase()
 
 // Data: the guests (kept across runs), one matchmaker, clients that are not rate limited.
 const { rows: [{ n }] } = await db.query("SELECT count(*)::int AS n FROM guests")
@@ -69,23 +49,8 @@ if (n < GUESTS) {
 const { rows: [{ id: matchmakerId }] } = await db.query(
   "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
 )
-const box = makeSecretBox(process.env.SECRET_KEY!)
-const newClients = async (count: number): Promise<Array<Omit<Target, "port">>> => {
-  const made: Array<Omit<Target, "port">> = []
-  for (let i = 0; i < count; i++) {
-    const appKey = `ak_bench_${Date.now().toString(36)}_${i}`
-    const appSecret = `bench-secret-${i}-${Math.random().toString(36).slice(2)}`
-    await db.query(
-      `INSERT INTO clients (app_key, name, permissions, masking, secret_enc, rate_rps, rate_burst)
-       VALUES ($1, 'bench', $2::text[], false, $3, 1000000, 1000000)`,
-      [appKey, ALL_PERMISSIONS, box.seal(appSecret)]
-    )
-    made.push({ appKey, appSecret })
-  }
-  return made
-}
-const [one] = await newClients(1)
-const many = await newClients(16)
+const [one] = await newClients(db, 1)
+const many = await newClients(db, 16)
 
 // The processes, compiled alike and run with the same Node flags.
 log("bench: building the service and the floors (npm run build)…")
@@ -100,31 +65,8 @@ for (const kind of COMPARED) {
 }
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
 
-interface Server {
-  readonly kind: Kind
-  readonly child: ChildProcess
-  readonly port: number
-}
-const start = (kind: Kind, port: number, extra: Record<string, string> = {}) =>
-  new Promise<Server>((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, KINDS[kind].script], {
-      cwd: root,
-      env: { ...env, PORT: String(port), ...extra },
-      stdio: ["ignore", "ignore", "ignore"]
-    })
-    const deadline = Date.now() + 60_000
-    const poll = () =>
-      fetch(`http://127.0.0.1:${port}${KINDS[kind].ready}`).then(
-        () => resolve({ kind, child, port }),
-        () => (Date.now() > deadline ? reject(new Error(`the ${KINDS[kind].label} did not start`)) : setTimeout(poll, 200))
-      )
-    poll()
-  })
-const stop = (p: Server) =>
-  new Promise<void>((resolve) => {
-    p.child.once("exit", () => resolve())
-    p.child.kill("SIGTERM")
-  })
+const start = (kind: Kind, port: number, extra: Record<string, string> = {}) => startServer(kind, port, env, extra)
+const stop = stopServer
 const rssMb = (p: Server): number => {
   const status = readFileSync(`/proc/${p.child.pid}/status`, "utf8")
   return Number(/VmRSS:\s+(\d+)/.exec(status)![1]) / 1024

@@ -162,20 +162,27 @@ const two = (n: number): string => String(n).padStart(2, "0")
  * (`2026-11-25T19:15:24.123+08:00`); in UTC (`…Z`) when TZ names no zone Intl knows.
  */
 export const logTimestamp = (date: Date): string => {
-  let wall: string
-  try {
-    wall = formatTimestamp(date, platformZone())
-  } catch {
-    return date.toISOString()
-  }
   const ms = date.getTime()
-  const offsetMinutes = Math.round((Date.parse(`${wall.replace(" ", "T")}Z`) - (ms - (((ms % 1000) + 1000) % 1000))) / 60_000)
-  const sign = offsetMinutes < 0 ? "-" : "+"
-  const abs = Math.abs(offsetMinutes)
-  return `${wall.replace(" ", "T")}.${String(((ms % 1000) + 1000) % 1000).padStart(3, "0")}${sign}${two(Math.floor(abs / 60))}:${
-    two(abs % 60)
-  }`
+  const milli = ((ms % 1000) + 1000) % 1000
+  const zone = platformZone()
+  // Every line of the same second in the same zone shares its wall time and offset.
+  const second = ms - milli
+  if (second !== lastSecond.at || zone !== lastSecond.zone) {
+    let wall: string
+    try {
+      wall = formatTimestamp(date, zone)
+    } catch {
+      return date.toISOString()
+    }
+    const offsetMinutes = Math.round((Date.parse(`${wall.replace(" ", "T")}Z`) - second) / 60_000)
+    const sign = offsetMinutes < 0 ? "-" : "+"
+    const abs = Math.abs(offsetMinutes)
+    lastSecond = { at: second, zone, wall: wall.replace(" ", "T"), offset: `${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}` }
+  }
+  return `${lastSecond.wall}.${String(milli).padStart(3, "0")}${lastSecond.offset}`
 }
+
+let lastSecond = { at: Number.NaN, zone: "", wall: "", offset: "" }
 
 /** One log entry, whoever wrote it (an Effect logger, code outside Effect, a child process's JSON line). */
 export interface LogRecord {

@@ -65,10 +65,12 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
         const timestamp = req.headers[SIGNING_HEADERS.timestamp] ?? ""
         const nonce = req.headers[SIGNING_HEADERS.nonce] ?? ""
         const signature = req.headers[SIGNING_HEADERS.signature] ?? ""
-        const missing = Object.entries({ "X-App-Key": appKey, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature })
-          .filter(([, v]) => v === "")
-          .map(([k]) => k)
-        if (missing.length > 0) return yield* fail("missing_credentials", `missing signing header(s): ${missing.join(", ")}`)
+        if (appKey === "" || timestamp === "" || nonce === "" || signature === "") {
+          const missing = Object.entries({ "X-App-Key": appKey, "X-Timestamp": timestamp, "X-Nonce": nonce, "X-Signature": signature })
+            .filter(([, v]) => v === "")
+            .map(([k]) => k)
+          return yield* fail("missing_credentials", `missing signing header(s): ${missing.join(", ")}`)
+        }
         // A present but malformed header counts as missing and names itself (DECISIONS §2).
         if (!/^\d{1,16}$/.test(timestamp)) {
           return yield* fail("missing_credentials", "X-Timestamp must be Unix time in whole seconds", { header: "X-Timestamp" })
@@ -135,13 +137,7 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
         const allowed = local || granted >= 1
 
         return {
-          caller: {
-            id: row.id,
-            appKey: row.app_key,
-            name: row.name,
-            permissions: new Set(row.permissions),
-            masking: row.masking
-          },
+          caller: client.caller,
           deprecatedSecret,
           rate,
           bucket: { allowed, tokens: allowed ? held.remaining(appKey) : answer.tokens ?? 0 }

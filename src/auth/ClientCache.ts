@@ -8,6 +8,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 
+import type { CallerInfo } from "../../schema/Auth.js"
 import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { listen, type ListenerHandlers } from "../sql/Listener.js"
 import { DatabaseUrl } from "../sql/Sql.js"
@@ -19,6 +20,8 @@ export interface CachedClient {
   readonly secret: string
   /** The previous secret, opened, while it has an expiry (its validity is checked per request). */
   readonly previousSecret: string | undefined
+  /** The client as its requests' handlers see it, made once per row (not per request). */
+  readonly caller: CallerInfo
 }
 
 export const CLIENTS_CHANNEL = "clients_changed"
@@ -79,7 +82,14 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
     const open = (row: ClientRow): CachedClient => ({
       row,
       secret: box.open(row.secret_enc),
-      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null ? box.open(row.prev_secret_enc) : undefined
+      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null ? box.open(row.prev_secret_enc) : undefined,
+      caller: {
+        id: row.id,
+        appKey: row.app_key,
+        name: row.name,
+        permissions: new Set(row.permissions),
+        masking: row.masking
+      }
     })
 
     /** The client of this app_key (none: unknown), from the cache when it can be trusted. */

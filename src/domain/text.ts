@@ -65,8 +65,22 @@ const bytesProblem = (bytes: Uint8Array): string | undefined => {
   return text === undefined ? "must be valid UTF-8" : textProblem(text)
 }
 
+/**
+ * ASCII without NUL and without percent escapes: text no rule refuses, whatever it decodes to (the
+ * common case of every request's path and query, answered without decoding them).
+ */
+const plainAscii = (s: string): boolean => {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c === 0 || c === 0x25 || c > 0x7f) return false
+  }
+  return true
+}
+const NO_ISSUES: ReadonlyArray<Issue> = []
+
 /** Issues of the query parameters (raw query without `?`), each named by its parameter. */
 export const queryIssues = (rawQuery: string): ReadonlyArray<Issue> => {
+  if (plainAscii(rawQuery)) return NO_ISSUES
   const issues: Array<Issue> = []
   for (const part of rawQuery.split("&")) {
     if (part === "") continue
@@ -88,6 +102,7 @@ export const queryIssues = (rawQuery: string): ReadonlyArray<Issue> => {
 
 /** Issues of the path segments (percent escapes as bytes; `+` is a plus in a path). */
 export const pathIssues = (path: string): ReadonlyArray<Issue> => {
+  if (plainAscii(path)) return NO_ISSUES
   const issues: Array<Issue> = []
   for (const segment of path.split("/")) {
     const problem = segment.includes("%") ? bytesProblem(percentDecodeBytes(segment, false)) : textProblem(segment)

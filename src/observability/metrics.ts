@@ -107,6 +107,19 @@ export const series = (family: MetricFamily, labels: Readonly<Record<string, str
 export const update = (family: MetricFamily, labels: Readonly<Record<string, string>>, value: number): Effect.Effect<void> =>
   Metric.update(series(family, labels), value)
 
+/** The request counter and latency series of each route, method and status (a short list: templates, not paths). */
+const requestSeries = new Map<string, { readonly count: Series; readonly duration: Series }>()
+const requestSeriesOf = (route: string, method: string, status: number) => {
+  const key = `${status} ${method} ${route}`
+  let found = requestSeries.get(key)
+  if (found === undefined) {
+    const labels = { route, method, status: String(status) }
+    found = { count: series(httpRequests, labels), duration: series(httpRequestDuration, labels) }
+    requestSeries.set(key, found)
+  }
+  return found
+}
+
 /** One answered request: counted and timed under its route template (never its raw path). */
 export const recordRequest = (request: {
   readonly route: string
@@ -116,9 +129,9 @@ export const recordRequest = (request: {
   readonly error: string | undefined
 }): Effect.Effect<void> =>
   Effect.contextWith((context) => {
-    const labels = { route: request.route, method: request.method, status: String(request.status) }
-    series(httpRequests, labels).updateUnsafe(1, context)
-    series(httpRequestDuration, labels).updateUnsafe(request.seconds, context)
+    const { count, duration } = requestSeriesOf(request.route, request.method, request.status)
+    count.updateUnsafe(1, context)
+    duration.updateUnsafe(request.seconds, context)
     if (request.status === 401) series(authFailures, { error: request.error ?? "unknown" }).updateUnsafe(1, context)
     if (request.status === 429) series(rateLimited).updateUnsafe(1, context)
     return Effect.void

@@ -22,8 +22,11 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
     const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
       tx.run(Effect.tap(write, (company) => events.updated("company.updated", [company.id], changed)))
 
+    // The inserted row is the record as GET /companies/{id} shows it (the insert returns the same
+    // columns through the same row schema, in the same transaction): the event carries it as it is,
+    // without reading it again.
     const create = Effect.fn("Companies.create")(function*(input: CompanyCreate) {
-      return yield* tx.run(Effect.tap(repo.insert(input), (company) => events.records("company.created", [company.id])))
+      return yield* tx.run(Effect.tap(repo.insert(input), (company) => events.payloads("company.created", [company])))
     })
 
     const get = Effect.fn("Companies.get")(function*(id: number) {

@@ -1,0 +1,89 @@
+// The compiled servers the request-path benchmarks compare (the service and its three floors): how
+// each is started and stopped, with the service's Node flags, and the signing clients they serve.
+import { type ChildProcess, spawn } from "node:child_process"
+
+import pg from "pg"
+
+import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { makeSecretBox } from "../src/auth/SecretBox.js"
+import { NODE_FLAGS } from "../src/nodeFlags.js"
+import { projectRoot } from "../src/root.js"
+import { migrateDatabase } from "../src/sql/migrateUrl.js"
+import type { Target } from "./load.js"
+import { benchDatabaseUrl } from "./support.js"
+
+/** The servers compared: the service and its three floors. */
+export const KINDS = {
+  service: { label: "service", script: "dist/src/main.js", ready: "/healthz" },
+  raw: { label: "raw floor", script: "dist/bench/floor/server.js", ready: "/nowhere" },
+  effect: { label: "Effect floor", script: "dist/bench/effect-floor/server.js", ready: "/nowhere" },
+  fastify: { label: "Fastify floor", script: "dist/bench/fastify-floor/server.js", ready: "/nowhere" }
+} as const
+export type Kind = keyof typeof KINDS
+
+/**
+ * The four in the order they are measured and printed, but for the floors BENCH_SKIP leaves out
+ * (fastify, effect, or both, comma separated).
+ */
+export const comparedServers = (): ReadonlyArray<Kind> => {
+  const skipped = new Set((process.env.BENCH_SKIP ?? "").split(",").map((s) => s.trim()).filter((s) => s !== ""))
+  for (const s of skipped) {
+    if (s !== "effect" && s !== "fastify") throw new Error(`BENCH_SKIP names ${s}; only the effect and fastify floors can be left out`)
+  }
+  return (["service", "effect", "raw", "fastify"] as const).filter((k) => !skipped.has(k))
+}
+
+/** The bench database, migrated, and a connection to it. */
+export const benchDatabase = async (): Promise<{ readonly url: string; readonly db: pg.Client }> => {
+  const url = await benchDatabaseUrl()
+  await migrateDatabase(url)
+  const db = new pg.Client({ connectionString: url })
+  await db.connect()
+  return { url, db }
+}
+
+export interface Server {
+  readonly kind: Kind
+  readonly child: ChildProcess
+  readonly port: number
+}
+
+/** Starts a compiled server on `port` with `env` (and `extra`), once it answers. */
+export const startServer = (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}) =>
+  new Promise<Server>((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, KINDS[kind].script], {
+      cwd: projectRoot(),
+      env: { ...env, PORT: String(port), ...extra },
+      stdio: ["ignore", "ignore", "ignore"]
+    })
+    const deadline = Date.now() + 60_000
+    const poll = () =>
+      fetch(`http://127.0.0.1:${port}${KINDS[kind].ready}`).then(
+        () => resolve({ kind, child, port }),
+        () => (Date.now() > deadline ? reject(new Error(`the ${KINDS[kind].label} did not start`)) : setTimeout(poll, 200))
+      )
+    poll()
+  })
+
+export const stopServer = (p: Server) =>
+  new Promise<void>((resolve) => {
+    p.child.once("exit", () => resolve())
+    p.child.kill("SIGTERM")
+  })
+
+/** `count` clients with every permission that are not rate limited (their secrets sealed with SECRET_KEY). */
+export const newClients = async (db: pg.Client, count: number): Promise<Array<Omit<Target, "port">>> => {
+  const box = makeSecretBox(process.env.SECRET_KEY!)
+  const made: Array<Omit<Target, "port">> = []
+  for (let i = 0; i < count; i++) {
+    const appKey = `ak_bench_${Date.now().toString(36)}_${i}`
+    const appSecret = `bench-secret-${i}-${Math.random().toString(36).slice(2)}`
+    await db.query(
+      `INSERT INTO clients (app_key, name, permissions, masking, secret_enc, rate_rps, rate_burst)
+       VALUES ($1, 'bench', $2::text[], false, $3, 1000000, 1000000)`,
+      [appKey, ALL_PERMISSIONS, box.seal(appSecret)]
+    )
+    made.push({ appKey, appSecret })
+  }
+  return made
+}
