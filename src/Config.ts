@@ -196,6 +196,18 @@ export const databaseUrlConfig: Config.Config<Redacted.Redacted<string>> = requi
   "`npm start` prepares an embedded database, or set it (see .env.example)"
 )
 
+/** DATABASE_TIMEOUT_SECONDS's default: far above the longest legitimate unit (docs/benchmarks.md). */
+export const DEFAULT_DATABASE_TIMEOUT_SECONDS = 15
+
+/**
+ * DATABASE_TIMEOUT_SECONDS: how long one unit of database work (a statement, or a transaction from
+ * BEGIN to COMMIT) may take before the request answers 503 and its connection is given up; read
+ * with DATABASE_URL by the database layer (src/sql/Sql.ts).
+ */
+export const databaseTimeoutConfig: Config.Config<number> = positiveSeconds("DATABASE_TIMEOUT_SECONDS").pipe(
+  Config.withDefault(DEFAULT_DATABASE_TIMEOUT_SECONDS)
+)
+
 export const appConfig: Config.Config<AppConfigShape> = allReported({
   port: port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),

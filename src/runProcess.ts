@@ -8,7 +8,7 @@ import type * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { databaseUrlConfig } from "./Config.js"
+import { databaseTimeoutConfig, databaseUrlConfig } from "./Config.js"
 import {
   exitCodeOnStop,
   exitOnInvalidSettings,
@@ -25,7 +25,9 @@ export const runProcess = <A, E>(
   process: Layer.Layer<A, E>
 ): void => {
   setLogProcess(source)
-  exitOnInvalidSettings(source, [logLevelConfig, logFormatConfig, databaseUrlConfig, ...settings], { reportMissing: true })
+  exitOnInvalidSettings(source, [logLevelConfig, logFormatConfig, databaseUrlConfig, databaseTimeoutConfig, ...settings], {
+    reportMissing: true
+  })
   NodeRuntime.runMain(
     Layer.launch(process).pipe(
       Effect.tapCause(logStopReason(source, source === "api" ? "PORT" : "JOBS_PORT")),

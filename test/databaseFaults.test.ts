@@ -6,6 +6,7 @@
 import { expect, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -20,7 +21,15 @@ import { inject } from "vitest"
 
 import { type TaskQueue, taskRunner } from "../jobs/TaskRunner.js"
 import { apiErrorOf, responseOfCause } from "../src/http/errors.js"
-import { CONFLICT_RETRIES, databaseUnavailable, sqlEdge, Transaction } from "../src/repos/sqlHelpers.js"
+import { databaseFaultOf, deadlineExceeded } from "../src/repos/databaseFaults.js"
+import {
+  CONFLICT_RETRIES,
+  DatabaseTimeout,
+  databaseUnavailable,
+  isDatabaseFaultCause,
+  sqlEdge,
+  Transaction
+} from "../src/repos/sqlHelpers.js"
 import { Idempotency } from "../src/services/Idempotency.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
@@ -262,6 +271,38 @@ layer(testServerLayer(), { timeout: 120_000 })("database faults", (it) => {
       expect(syntax.runs).toBe(1)
       if (Exit.isFailure(syntax.exit)) expect((yield* apiErrorOf(syntax.exit.cause, "r2"))._tag).toBe("InternalError")
       expect(Exit.isFailure(syntax.exit)).toBe(true)
+    })))
+
+  it.effect("database work past its deadline (DATABASE_TIMEOUT_SECONDS) fails at the deadline as an outage (the typed 503, a fault the daemon gives back), a statement or a whole transaction alike, without waiting for the statement, which is cancelled", () =>
+    TestClock.withLive(Effect.gen(function*() {
+      const { sql, admin, name } = yield* setup
+      const deadline = Duration.millis(300)
+      expect(databaseFaultOf(deadlineExceeded(deadline))).toBe("unavailable")
+      const units = {
+        statement: sqlEdge(sql`SELECT pg_sleep(30)`),
+        transaction: Effect.flatMap(Transaction, (tx) => tx.run(sql`SELECT pg_sleep(30)`))
+      }
+      for (const [unit, work] of Object.entries(units)) {
+        const started = performance.now()
+        const exit = yield* Effect.exit(Effect.provideService(work, DatabaseTimeout, deadline))
+        const ms = performance.now() - started
+        expect(ms, unit).toBeGreaterThanOrEqual(290)
+        // The answer does not wait for the statement's cancellation (up to 5 s on a silent path).
+        expect(ms, unit).toBeLessThan(300 + 1_000)
+        expect(Exit.isFailure(exit), unit).toBe(true)
+        if (Exit.isFailure(exit)) {
+          expect((yield* apiErrorOf(exit.cause, "r"))._tag, unit).toBe("DatabaseUnavailable")
+          expect(isDatabaseFaultCause(exit.cause), unit).toBe(true)
+        }
+      }
+      // The statements were cancelled in the background: none still sleeps.
+      const sleeping = yield* eventually(
+        admin<
+          { n: number }
+        >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${name} AND query LIKE 'SELECT pg_sleep%' AND state = 'active'`,
+        (rows) => rows[0]!.n === 0
+      ).pipe(Effect.orDie)
+      expect(sleeping[0]!.n).toBe(0)
     })))
 
   it.effect("a daemon task that meets a database fault is given back uncounted and done later, once", () =>

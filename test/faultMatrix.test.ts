@@ -2,12 +2,13 @@
 // PostgreSQL cluster of this file's own through a TCP proxy, while signed clients read and write
 // through both instances. Each fault is injected in turn and held under that load: connections
 // refused, backends terminated, a fast and an immediate restart, a read-only server,
-// max_connections exhausted, a TCP cut, statement and lock timeouts. For each: every answer is one
-// a valid request of its operation may get (2xx, 409 in progress for a keyed retry, 503
-// service_unavailable with Retry-After) or one the fault itself explains (after a crash, 401 for a
-// request signed before the restart), never a 500 nor a request left without an answer; every
-// acknowledged write is in the database afterwards (a keyed one exactly once); and both instances
-// read and write again within 5 s of the fault's end.
+// max_connections exhausted, a TCP cut, a silent cut (a blackhole: nothing passes, no FIN, no RST),
+// statement and lock timeouts. For each: every answer is one a valid request of its operation may
+// get (2xx, 409 in progress for a keyed retry, 503 service_unavailable with Retry-After) or one the
+// fault itself explains (after a crash, 401 for a request signed before the restart), never a 500
+// nor a request left without an answer, and it comes within the service's deadline on database
+// work (2 s here) and a margin; every acknowledged write is in the database afterwards (a keyed one
+// exactly once); and both instances read and write again within 5 s of the fault's end.
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 
@@ -37,6 +38,10 @@ const BASE = "/api/open/v1"
 const DATABASE = "mm_faults"
 /** How long each fault is held under the load. */
 const HOLD_MS = 2_500
+/** The processes' deadline on a unit of database work (DATABASE_TIMEOUT_SECONDS; 15 s by default). */
+const DEADLINE_MS = 2_000
+/** Every answer comes within this long, the deadline and room for a busy machine: later is a hang. */
+const ANSWER_BOUND_MS = DEADLINE_MS + 3_000
 /** Both instances must read and write again within this long after a fault ends (the issue's bound). */
 const RECOVERY_MS = 5_000
 /** Small, so that filling it takes few connections; room for 2 API pools and a daemon's (10 each). */
@@ -101,12 +106,16 @@ interface Answer {
   readonly status: number
   readonly retryAfter: string | null
   readonly text: string
+  /** How long the answer took. */
+  readonly ms: number
 }
 
 /** One signed request; status 0 when no complete answer came back (which no fault here explains). */
 const send = async (port: number, credentials: Credentials, method: string, path: string, body?: string, key?: string): Promise<Answer> => {
   const bytes = new TextEncoder().encode(body ?? "")
   const signedAt = Date.now()
+  const started = performance.now()
+  const ms = () => Math.round(performance.now() - started)
   try {
     const res = await fetch(`http://127.0.0.1:${port}${path}`, {
       method,
@@ -118,9 +127,10 @@ const send = async (port: number, credentials: Credentials, method: string, path
       ...(body !== undefined ? { body: bytes } : {}),
       signal: AbortSignal.timeout(30_000)
     })
-    return { signedAt, status: res.status, retryAfter: res.headers.get("retry-after"), text: await res.text() }
+    const text = await res.text()
+    return { signedAt, status: res.status, retryAfter: res.headers.get("retry-after"), text, ms: ms() }
   } catch (error) {
-    return { signedAt, status: 0, retryAfter: null, text: String(error) }
+    return { signedAt, status: 0, retryAfter: null, text: String(error), ms: ms() }
   }
 }
 
@@ -149,6 +159,7 @@ interface Violation {
   readonly status: number
   readonly signedAt: number
   readonly text: string
+  readonly ms: number
 }
 
 interface Load {
@@ -156,6 +167,8 @@ interface Load {
   phase: string
   stop: boolean
   readonly statuses: Map<string, Map<number, number>>
+  /** The longest an answer took, per phase. */
+  readonly slowest: Map<string, number>
   readonly violations: Array<Violation>
   /** Acknowledged writes. */
   readonly companies: Array<{ id: number; name: string }>
@@ -168,6 +181,7 @@ const makeLoad = (): Load => ({
   phase: "warm-up",
   stop: false,
   statuses: new Map(),
+  slowest: new Map(),
   violations: [],
   companies: [],
   guests: [],
@@ -178,8 +192,17 @@ const record = (load: Load, phase: string, operation: Operation, port: number, a
   const counts = load.statuses.get(phase) ?? new Map<number, number>()
   load.statuses.set(phase, counts)
   counts.set(answer.status, (counts.get(answer.status) ?? 0) + 1)
-  if (!isDocumented(operation, answer)) {
-    load.violations.push({ phase, operation, port, status: answer.status, signedAt: answer.signedAt, text: answer.text.slice(0, 500) })
+  load.slowest.set(phase, Math.max(load.slowest.get(phase) ?? 0, answer.ms))
+  if (!isDocumented(operation, answer) || answer.ms > ANSWER_BOUND_MS) {
+    load.violations.push({
+      phase,
+      operation,
+      port,
+      status: answer.status,
+      signedAt: answer.signedAt,
+      text: answer.text.slice(0, 500),
+      ms: answer.ms
+    })
   }
 }
 
@@ -271,6 +294,8 @@ interface Fault {
   readonly inject: () => Promise<() => Promise<void>>
   /** Whether some answer during the hold must be a 503 (the fault bit). */
   readonly bites: boolean
+  /** How long it is held (HOLD_MS unless said). */
+  readonly holdMs?: number
   /** Once the fault has ended and the service serves again: which other answers the fault explains. */
   readonly explains?: () => Promise<(violation: Violation) => boolean>
 }
@@ -417,6 +442,17 @@ const faultsOf = (cluster: Cluster, proxy: TcpProxy): ReadonlyArray<Fault> => {
         return () => proxy.up()
       }
     },
+    {
+      name: "silent cut through the proxy (a blackhole: nothing passes either way, no FIN, no RST)",
+      bites: true,
+      // Two deadlines and more: the second wave of requests meets a pool whose connections are
+      // still stuck in the silence.
+      holdMs: 2 * DEADLINE_MS + 1_000,
+      inject: async () => {
+        await proxy.blackhole()
+        return () => proxy.up()
+      }
+    },
     { name: "statement timeout (57014) on a locked table", bites: true, inject: lockedWith("statement_timeout") },
     { name: "lock timeout (55P03) on a locked table", bites: true, inject: lockedWith("lock_timeout") }
   ]
@@ -446,7 +482,8 @@ it.live(
         HOST: "127.0.0.1",
         RATE_LIMIT_RPS: "100000",
         RATE_LIMIT_BURST: "1000000",
-        DAEMON_HEARTBEAT_SECONDS: "1"
+        DAEMON_HEARTBEAT_SECONDS: "1",
+        DATABASE_TIMEOUT_SECONDS: String(DEADLINE_MS / 1000)
       }
       const ports = [yield* Effect.promise(findFreePort), yield* Effect.promise(findFreePort)]
       // The instances and the daemon start together (each applies pending migrations: none here).
@@ -481,14 +518,18 @@ it.live(
         load.phase = fault.name
         const end = yield* Effect.promise(fault.inject)
         // The fault's duration under load (not a synchronisation: nothing waits for it to pass).
-        yield* Effect.promise(() => pause(HOLD_MS))
+        yield* Effect.promise(() => pause(fault.holdMs ?? HOLD_MS))
         yield* Effect.promise(end)
         const during = load.statuses.get(fault.name) ?? new Map<number, number>()
         if (fault.bites) expect(during.get(503) ?? 0, `${fault.name}: no 503 while it was held`).toBeGreaterThan(0)
         load.phase = `${fault.name} (recovery)`
         const ms = yield* servesAgain(performance.now())
         const counts = [...during].map(([status, n]) => `${status}×${n}`).join(" ")
-        yield* Effect.logInfo(`${fault.name}: [${counts}] while held; both instances serving again after ${ms} ms`)
+        yield* Effect.logInfo(
+          `${fault.name}: [${counts}] while held, the slowest in ${
+            load.slowest.get(fault.name)
+          } ms; both instances serving again after ${ms} ms`
+        )
         // No answer outside the documented set (so no 500 and none missing), during or after the
         // fault, but those the fault itself explains.
         const explained = fault.explains === undefined ? () => false : yield* Effect.promise(fault.explains)

@@ -1,9 +1,12 @@
 // A database outage is a 503 service_unavailable with Retry-After (DECISIONS §1), never a 500, and
-// the service recovers by itself: the service reaches PostgreSQL through a proxy the test cuts.
+// the service recovers by itself: the service reaches PostgreSQL through a proxy the test cuts, or
+// silences (a blackhole: no answer, no FIN, no RST), where only the service's own deadline on
+// database work (DATABASE_TIMEOUT_SECONDS) ends the wait.
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 
+import { eventually } from "./support/eventually.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 import { databaseThroughProxy } from "./support/tcpProxy.js"
@@ -75,5 +78,67 @@ layer(testServerLayer({}, undefined, proxied.layer), { timeout: 60_000 })("datab
         last = (yield* rawRequest(baseUrl, { path: `${BASE}/guests`, credentials })).status
       }
       expect(last).toBe(200)
+    }))
+})
+
+/** The service's deadline on database work in the silent-cut test (DATABASE_TIMEOUT_SECONDS). */
+const DEADLINE_MS = 2_000
+/** Room above the deadline for a busy machine (an answer later than this is a hang). */
+const MARGIN_MS = 3_000
+/** More calls at once than the pool has connections (10), so that some wait for one. */
+const BURST = 12
+const silenced = databaseThroughProxy({ timeoutSeconds: DEADLINE_MS / 1000 })
+
+layer(testServerLayer({}, undefined, silenced.layer), { timeout: 90_000 })("silent network cut", (it) => {
+  it.effect("with the path to the database silently dropping everything, each signed call answers 503 service_unavailable with Retry-After within the deadline; once the path heals the pool serves again, and every connection that carried a statement into the silence was closed, none lent again", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const proxy = silenced.proxy()
+      const timed = (call: (typeof calls)[number]) =>
+        Effect.gen(function*() {
+          const started = performance.now()
+          const res = yield* rawRequest(baseUrl, { ...call, credentials })
+          return { call: call.path, status: res.status, res, ms: Math.round(performance.now() - started) }
+        })
+      const burst = Effect.forEach(Array.from({ length: BURST }, (_, i) => calls[i % calls.length]!), timed, {
+        concurrency: BURST
+      })
+      // The pool holds several connections before the cut.
+      const warm = yield* burst
+      expect(warm.filter((a) => a.status !== 200 && a.status !== 404)).toEqual([])
+
+      yield* Effect.promise(() => proxy.blackhole())
+      for (const call of calls) {
+        const answer = yield* timed(call)
+        expect(answer.status, call.path).toBe(503)
+        expect(answer.res.json).toMatchObject({ code: 503, data: { error: "service_unavailable" } })
+        expect(Number(answer.res.headers.get("retry-after")), call.path).toBeGreaterThanOrEqual(1)
+        // The deadline ended the wait (no fault the service could see came first).
+        expect(answer.ms, call.path).toBeGreaterThanOrEqual(DEADLINE_MS - 50)
+        expect(answer.ms, call.path).toBeLessThan(DEADLINE_MS + MARGIN_MS)
+      }
+      // At once, beyond the pool's size: each is answered within the bound, none waits for another.
+      const during = yield* burst
+      expect(during.map((a) => a.status)).toEqual(during.map(() => 503))
+      expect(during.filter((a) => a.ms >= DEADLINE_MS + MARGIN_MS)).toEqual([])
+      expect(proxy.heldOpen()).toBeGreaterThan(0)
+
+      // The path heals: the service serves again (well within 5 s) and with every connection of
+      // its pool at once, so none is stuck.
+      yield* Effect.promise(() => proxy.up())
+      const healed = performance.now()
+      yield* eventually(
+        "a signed call to be served after the path healed",
+        Effect.map(rawRequest(baseUrl, { path: `${BASE}/guests`, credentials }), (r) => r.status),
+        (status) => status === 200,
+        5_000
+      )
+      yield* Effect.logInfo(`served again ${Math.round(performance.now() - healed)} ms after the path healed`)
+      const after = yield* burst
+      expect(after.filter((a) => a.status !== 200 && a.status !== 404)).toEqual([])
+      // What carried a statement into the silence was given up: its connection closed (by the
+      // service: a cancelled statement the server did not confirm, or one that stayed silent).
+      yield* eventually("the connections held in the silence to be closed", Effect.sync(() => proxy.heldOpen()), (n) => n === 0)
     }))
 })

@@ -34,6 +34,12 @@ const cases: ReadonlyArray<readonly [string, Record<string, string | null>, stri
   ["jobs/main.ts", { CARD_AI_TIMEOUT_MS: "soon" }, "CARD_AI_TIMEOUT_MS", /CARD_AI_TIMEOUT_MS: .*"soon"/],
   [
     "src/main.ts",
+    { DATABASE_TIMEOUT_SECONDS: "0" },
+    "DATABASE_TIMEOUT_SECONDS",
+    /DATABASE_TIMEOUT_SECONDS: expected a number of seconds above 0/
+  ],
+  [
+    "src/main.ts",
     { DATABASE_URL: null },
     "DATABASE_URL",
     /^api cannot start: DATABASE_URL is not set; `npm start` prepares an embedded database, or set it \(see \.env\.example\)$/

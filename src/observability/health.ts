@@ -5,6 +5,7 @@
 import { readdirSync } from "node:fs"
 
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -15,6 +16,7 @@ import * as Schema from "effect/Schema"
 import { AnyErrorEnvelope, ServiceUnavailable } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { MonitoringRepo } from "../repos/MonitoringRepo.js"
+import { DatabaseTimeout } from "../repos/sqlHelpers.js"
 import { MIGRATIONS_DIR } from "../sql/Sql.js"
 import { MetricsExporter, PROMETHEUS_CONTENT_TYPE } from "./prometheus.js"
 
@@ -54,8 +56,10 @@ export class Readiness extends Context.Service<Readiness, {
       const check: Effect.Effect<ReadyReport, ServiceUnavailable> = Effect.gen(function*() {
         const started = performance.now()
         // A timeout is "not reachable" too: what a supervisor needs is that the database is not there.
+        // The repository's deadline, shortened, answers at once when it passes (the statement is
+        // given up in the background), where Effect.timeout would wait for its cancellation.
         const applied = yield* repo.appliedMigrations.pipe(
-          Effect.timeout(config.readinessTimeoutMs),
+          Effect.provideService(DatabaseTimeout, Duration.millis(config.readinessTimeoutMs)),
           Effect.catchCause(() => Effect.fail(notReady("the database is not reachable or its migrations table cannot be read")))
         )
         const databaseMs = Math.round(performance.now() - started)

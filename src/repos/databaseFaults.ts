@@ -2,6 +2,7 @@
 // message: a fault of the database or of a connection to it is a moment's outage (503 with
 // Retry-After; the daemon tries again later), a serialization failure or deadlock is retried, a
 // value PostgreSQL refused is the client's (400), and anything else is a bug (500).
+import * as Duration from "effect/Duration"
 import * as SqlError from "effect/sql/SqlError"
 
 export type DatabaseFault =
@@ -38,7 +39,27 @@ const CONFLICT_CODES = new Set([
   "40P01" // deadlock_detected
 ])
 
-/** A reason that can only mean the connection: it failed, closed, or could not be opened. */
+/** The operation of the SqlError that ends database work past its deadline (deadlineExceeded). */
+export const DEADLINE_OPERATION = "deadline"
+
+/**
+ * The client-side deadline on database work ran out (DATABASE_TIMEOUT_SECONDS, sqlHelpers'
+ * withDeadline): the server or the path to it does not answer (a silent network cut, a hung
+ * server). A ConnectionError, so an outage by its reason, whatever statement was running.
+ */
+export const deadlineExceeded = (timeout: Duration.Duration): SqlError.SqlError =>
+  new SqlError.SqlError({
+    reason: new SqlError.ConnectionError({
+      cause: new Error(`no answer from the database within ${Duration.format(timeout)}`),
+      message: `database work passed its deadline of ${Duration.format(timeout)}`,
+      operation: DEADLINE_OPERATION
+    })
+  })
+
+/**
+ * A reason that can only mean the connection: it failed, closed, could not be opened, or did not
+ * answer within the deadline.
+ */
 const UNAVAILABLE_REASONS = new Set<SqlError.SqlErrorReason["_tag"]>([
   "ConnectionError",
   "AuthenticationError",

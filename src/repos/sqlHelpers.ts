@@ -1,11 +1,14 @@
 // The repository edge and small helpers shared by repositories: SQL and row-decoding failures are
 // mapped here, once (a fault of the database is the 503 of DECISIONS §1, a unique violation the
-// typed error it means, anything else a defect), transactions (retried on a serialization failure
-// or deadlock); LIKE patterns and page windows.
+// typed error it means, anything else a defect), the client-side deadline on database work,
+// transactions (retried on a serialization failure or deadlock); LIKE patterns and page windows.
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
@@ -14,9 +17,10 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 
+import { DEFAULT_DATABASE_TIMEOUT_SECONDS } from "../Config.js"
 import { DatabaseUnavailable } from "../domain/errors.js"
 import { encodeCursor, type SyncWindow } from "../domain/sync.js"
-import { databaseFaultOf } from "./databaseFaults.js"
+import { databaseFaultOf, deadlineExceeded } from "./databaseFaults.js"
 
 /**
  * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
@@ -68,9 +72,70 @@ export const databaseUnavailable = () =>
   })
 
 /**
- * The repository edge: a fault of the database or its connections (databaseFaultOf) becomes the
- * typed 503; any other SQL error, a row that does not match its schema or a missing row that must
- * exist becomes a defect. A defect that is a serialization failure or deadlock is retried by
+ * How long one unit of database work may take, measured on real time (a test clock cannot stall
+ * or hasten it): provided with the database layer (pgClientLayer), from DATABASE_TIMEOUT_SECONDS.
+ */
+export const DatabaseTimeout = Context.Reference<Duration.Duration>("Sql/DatabaseTimeout", {
+  defaultValue: () => Duration.seconds(DEFAULT_DATABASE_TIMEOUT_SECONDS)
+})
+
+/** Set inside a unit that runs under a deadline: what it calls runs under that one, not its own. */
+const UnderDeadline = Context.Reference<boolean>("Sql/UnderDeadline", { defaultValue: () => false })
+
+/** The fiber's exit, or undefined when `ms` of real time pass first. */
+const exitWithin = <A, E>(fiber: Fiber.Fiber<A, E>, ms: number) =>
+  Effect.callback<Exit.Exit<A, E> | undefined>((resume) => {
+    const timer = setTimeout(() => {
+      removeObserver()
+      resume(Effect.succeed(undefined))
+    }, ms)
+    timer.unref()
+    const removeObserver = fiber.addObserver((exit) => {
+      clearTimeout(timer)
+      resume(Effect.succeed(exit))
+    })
+    return Effect.sync(() => {
+      clearTimeout(timer)
+      removeObserver()
+    })
+  })
+
+/**
+ * A unit of database work bounded by DatabaseTimeout (a silent network cut or a hung server would
+ * otherwise hold it for the kernel's retransmission timeout, minutes): past it, the unit fails with
+ * the deadline's SqlError (an outage: deadlineExceeded) at once, while the unit itself is
+ * interrupted in the background. There the driver keeps the connection out of the pool until its
+ * statement has ended: it cancels the statement and waits for the server's answer, and a
+ * connection whose statement the server did not confirm cancelled (57014), or that stays silent
+ * for 5 s more, is closed, never lent again. A unit inside a unit runs under the outer deadline.
+ * An interruption of the caller interrupts the unit and waits for it, as without a deadline.
+ */
+export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.flatMap(
+    UnderDeadline,
+    (under) =>
+      under ? self : Effect.flatMap(DatabaseTimeout, (timeout) =>
+        Effect.uninterruptibleMask((restore) =>
+          Effect.flatMap(
+            Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
+            (fiber) =>
+              restore(exitWithin(fiber, Duration.toMillis(timeout))).pipe(
+                Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+                Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> => {
+                  if (exit !== undefined) return exit
+                  fiber.interruptUnsafe()
+                  return Effect.fail(deadlineExceeded(timeout))
+                })
+              )
+          )
+        ))
+  )
+
+/**
+ * The repository edge: the work runs under the deadline (withDeadline); a fault of the database
+ * or its connections (databaseFaultOf), the deadline's included, becomes the typed 503; any other
+ * SQL error, a row that does not match its schema or a missing row that must exist becomes a
+ * defect. A defect that is a serialization failure or deadlock is retried by
  * Transaction and then answered 503, a value PostgreSQL refused 400 (apiErrorOf), the rest 500.
  */
 type EdgeFailure = SqlError.SqlError | Schema.SchemaError | Cause.NoSuchElementError
@@ -78,7 +143,7 @@ type EdgeFailure = SqlError.SqlError | Schema.SchemaError | Cause.NoSuchElementE
 export const sqlEdge = <A, E, R>(
   self: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, EdgeFailure> | DatabaseUnavailable, R> =>
-  Effect.catch(self, (error): Effect.Effect<never, Exclude<E, EdgeFailure> | DatabaseUnavailable> =>
+  Effect.catch(withDeadline(self), (error): Effect.Effect<never, Exclude<E, EdgeFailure> | DatabaseUnavailable> =>
     isSqlError(error)
       ? databaseFaultOf(error) === "unavailable" ? Effect.fail(databaseUnavailable()) : Effect.die(error)
       // A row that does not match its schema, or no row where the statement always returns one.
@@ -162,7 +227,8 @@ const endedByOutage = (cause: Cause.Cause<unknown>): boolean =>
   cause.reasons.some((reason) => reason._tag === "Die" && isSqlError(reason.defect) && databaseFaultOf(reason.defect) === "unavailable")
 
 /**
- * The one way services run a unit of work atomically: BEGIN/COMMIT failures pass the same edge, a
+ * The one way services run a unit of work atomically, under one deadline from BEGIN to COMMIT (the
+ * statements inside run under it, not each under its own): BEGIN/COMMIT failures pass the same edge, a
  * ROLLBACK that fails on a lost connection is the same outage (endedByOutage), and a
  * serialization failure or deadlock runs the whole unit again (retryConflicts).
  */

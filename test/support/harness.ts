@@ -23,15 +23,17 @@ import { HttpAppLive } from "../../src/http/Server.js"
 import { makeApiServer } from "../../src/http/Transport.js"
 import { ServicesLive } from "../../src/Layers.js"
 import { Clients } from "../../src/services/Clients.js"
-import { type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
+import { type DatabaseOptions, type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
 import { withDatabase } from "../../src/sql/urls.js"
 
 /**
  * A fresh database copied from the migrated template, dropped when the layer is released. `via`
- * may route the service's connections elsewhere (a proxy that plays an outage).
+ * may route the service's connections elsewhere (a proxy that plays an outage); `options` set the
+ * service's database client (its deadline).
  */
 export const testDatabaseLayer = (
-  via: (url: string) => Effect.Effect<string, never, Scope.Scope> = Effect.succeed
+  via: (url: string) => Effect.Effect<string, never, Scope.Scope> = Effect.succeed,
+  options: DatabaseOptions = {}
 ): Layer.Layer<DatabaseServices> =>
   Layer.unwrap(
     Effect.gen(function*() {
@@ -44,7 +46,7 @@ export const testDatabaseLayer = (
         Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
         () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
       )
-      return pgClientLayer(Redacted.make(yield* via(withDatabase(adminUrl, name))), "test")
+      return pgClientLayer(Redacted.make(yield* via(withDatabase(adminUrl, name))), "test", options)
     })
   ).pipe(Layer.orDie)
 

@@ -4,6 +4,7 @@ import * as net from "node:net"
 
 import * as Effect from "effect/Effect"
 
+import type { DatabaseOptions } from "../../src/sql/Sql.js"
 import { testDatabaseLayer } from "./harness.js"
 
 export interface TcpProxy {
@@ -13,36 +14,94 @@ export interface TcpProxy {
    * connections end with a TCP RST (as a broken network path does) rather than a close.
    */
   readonly down: (options?: { readonly reset?: boolean }) => Promise<void>
-  /** Accepts connections again on the same port. */
+  /**
+   * A silent network cut (a failed-over address, a firewall that dropped its state, a hung server):
+   * open connections stay open but nothing passes either way, and new ones are accepted but never
+   * reach the server; no FIN, no RST. What is sent meanwhile, a close included, waits (as TCP's
+   * retransmissions would) and arrives once `up()` heals the path.
+   */
+  readonly blackhole: () => Promise<void>
+  /** Accepts connections again on the same port; after a blackhole, lets everything through again. */
   readonly up: () => Promise<void>
   readonly close: () => Promise<void>
   /** How many connections opened with a PostgreSQL CancelRequest (a client cancelling a statement). */
   readonly cancelRequests: () => number
+  /**
+   * The connections that were through to the server when the last blackhole began, sent something
+   * (a statement) into it, and are still open: while it lasts, or after `up()` (closed: the client
+   * gave them up).
+   */
+  readonly heldOpen: () => number
 }
 
 /** The first 8 bytes of a PostgreSQL CancelRequest: its length (16) and code (80877102). */
 const isCancelRequest = (chunk: Buffer): boolean => chunk.length >= 8 && chunk.readInt32BE(0) === 16 && chunk.readInt32BE(4) === 80877102
 
+/** A client connection and, once it is forwarded, its connection to the server. */
+interface Pair {
+  readonly client: net.Socket
+  upstream?: net.Socket
+  /**
+   * The client's bytes read when the path went silent; undefined for a connection that was not
+   * through to the server then (opened during the silence: it carried no statement into it).
+   */
+  readAtSilence?: number | undefined
+}
+
 export const startTcpProxy = async (targetHost: string, targetPort: number): Promise<TcpProxy> => {
   const sockets = new Set<net.Socket>()
+  const pairs = new Set<Pair>()
   let cancels = 0
+  /** A blackhole: nothing passes, and a close of one side reaches the other only at `up()`. */
+  let silent = false
+  const closeLater = new Set<net.Socket>()
+  /** The connections that sent something into the last blackhole. */
+  let held: ReadonlyArray<Pair> = []
   const track = (s: net.Socket) => {
     sockets.add(s)
     s.on("close", () => sockets.delete(s))
     s.on("error", () => s.destroy())
   }
+  const closeWith = (other: net.Socket) => () => {
+    if (silent) closeLater.add(other)
+    else other.destroy()
+  }
+  const flow = (pair: Pair, upstream: net.Socket) => {
+    pair.client.pipe(upstream)
+    upstream.pipe(pair.client)
+  }
+  const forward = (pair: Pair) => {
+    const { client } = pair
+    const upstream = net.connect(targetPort, targetHost)
+    pair.upstream = upstream
+    track(upstream)
+    client.once("data", (chunk: Buffer) => {
+      if (isCancelRequest(chunk)) cancels++
+    })
+    flow(pair, upstream)
+    client.on("close", closeWith(upstream))
+    upstream.on("close", closeWith(client))
+  }
+  /** Stops both directions: each socket keeps what arrives (up to its buffer, then TCP holds back). */
+  const hold = (pair: Pair) => {
+    const { client, upstream } = pair
+    pair.readAtSilence = upstream === undefined ? undefined : client.bytesRead
+    if (upstream !== undefined) {
+      client.unpipe(upstream)
+      upstream.unpipe(client)
+      upstream.pause()
+    }
+    client.pause()
+  }
+  const sentIntoSilence = (pair: Pair) => pair.readAtSilence !== undefined && pair.client.bytesRead > pair.readAtSilence
   const make = () =>
     net.createServer((client) => {
-      const upstream = net.connect(targetPort, targetHost)
       track(client)
-      track(upstream)
-      client.once("data", (chunk: Buffer) => {
-        if (isCancelRequest(chunk)) cancels++
-      })
-      client.pipe(upstream)
-      upstream.pipe(client)
-      client.on("close", () => upstream.destroy())
-      upstream.on("close", () => client.destroy())
+      const pair: Pair = { client }
+      pairs.add(pair)
+      client.on("close", () => pairs.delete(pair))
+      if (silent) hold(pair)
+      else forward(pair)
     })
   let server = make()
   const listen = (port: number) =>
@@ -64,6 +123,8 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     }
   }
   const down = async (options?: { readonly reset?: boolean }) => {
+    silent = false
+    closeLater.clear()
     if (!listening) return
     listening = false
     await new Promise<void>((resolve) => {
@@ -71,20 +132,44 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
       for (const s of sockets) cut(s, options?.reset === true)
     })
   }
+  const blackhole = async () => {
+    if (!listening || silent) return
+    silent = true
+    held = []
+    for (const pair of pairs) hold(pair)
+  }
   const up = async () => {
+    if (silent) {
+      silent = false
+      held = [...pairs].filter(sentIntoSilence)
+      for (const pair of pairs) {
+        if (pair.upstream === undefined) forward(pair)
+        else flow(pair, pair.upstream)
+      }
+      for (const s of closeLater) s.destroy()
+      closeLater.clear()
+    }
     if (listening) return
     server = make()
     await listen(port)
     listening = true
   }
-  return { port, down, up, close: () => down(), cancelRequests: () => cancels }
+  return {
+    port,
+    down,
+    blackhole,
+    up,
+    close: () => down(),
+    cancelRequests: () => cancels,
+    heldOpen: () => (silent ? [...pairs].filter(sentIntoSilence) : held).filter((pair) => !pair.client.destroyed).length
+  }
 }
 
 /**
  * A private test database that the service reaches through a proxy (for outage tests): the layer,
- * and the proxy once the layer is built.
+ * and the proxy once the layer is built. `options` set the service's database client.
  */
-export const databaseThroughProxy = () => {
+export const databaseThroughProxy = (options: DatabaseOptions = {}) => {
   let current: TcpProxy | undefined
   const layer = testDatabaseLayer((url) =>
     Effect.acquireRelease(
@@ -96,8 +181,7 @@ export const databaseThroughProxy = () => {
         return parsed.toString()
       }),
       () => Effect.promise(() => current?.close() ?? Promise.resolve())
-    )
-  )
+    ), options)
   const proxy = (): TcpProxy => {
     if (current === undefined) throw new Error("the proxied database layer is not built")
     return current
