@@ -13,7 +13,17 @@ import { existsSync, readdirSync, readFileSync } from "node:fs"
 
 import { projectRoot } from "../src/root.js"
 import { type LoadSpec, runLoad, type Target } from "./load.js"
-import { benchDatabase, comparedServers, type Kind, KINDS, newClients, type Server, startServer, stopServer } from "./servers.js"
+import {
+  benchDatabase,
+  comparedServers,
+  type Kind,
+  KINDS,
+  newClients,
+  removeBenchCompanies,
+  type Server,
+  startServer,
+  stopServer
+} from "./servers.js"
 import { log } from "./support.js"
 
 if (!existsSync("/proc/self/task")) {
@@ -27,6 +37,7 @@ const CONNECTIONS = 32
 const COMPARED = comparedServers()
 
 const { db, url } = await benchDatabase()
+await removeBenchCompanies(db)
 const { rows: [{ id: matchmakerId }] } = await db.query(
   "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
 )

@@ -25,7 +25,17 @@ import { newNonce } from "../src/client/Client.js"
 import { projectRoot } from "../src/root.js"
 import { type LoadResult, type LoadSpec, runLoad, type Target } from "./load.js"
 import { GENERATE, GUEST_INSERT } from "./seed.js"
-import { benchDatabase, comparedServers, type Kind, KINDS, newClients, type Server, startServer, stopServer } from "./servers.js"
+import {
+  benchDatabase,
+  comparedServers,
+  type Kind,
+  KINDS,
+  newClients,
+  removeBenchCompanies,
+  type Server,
+  startServer,
+  stopServer
+} from "./servers.js"
 import { log } from "./support.js"
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15)
@@ -37,6 +47,7 @@ const root = projectRoot()
 const COMPARED = comparedServers()
 
 const { db, url } = await benchDatabase()
+await removeBenchCompanies(db)
 
 // Data: the guests (kept across runs), one matchmaker, clients that are not rate limited.
 const { rows: [{ n }] } = await db.query("SELECT count(*)::int AS n FROM guests")

@@ -42,6 +42,15 @@ export const benchDatabase = async (): Promise<{ readonly url: string; readonly 
   return { url, db }
 }
 
+/**
+ * Removes what earlier runs' POST /companies left (the companies named 压测公司…, which nothing
+ * else references, and their `company.created` events), so that the tables do not grow run after run.
+ */
+export const removeBenchCompanies = async (db: pg.Client): Promise<void> => {
+  await db.query("DELETE FROM events WHERE type = 'company.created' AND data->>'name' LIKE '压测公司%'")
+  await db.query("DELETE FROM companies WHERE name LIKE '压测公司%'")
+}
+
 export interface Server {
   readonly kind: Kind
   readonly child: ChildProcess

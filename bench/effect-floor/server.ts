@@ -5,8 +5,10 @@
 // that the benchmark can tell Effect's own cost from the service's. The work beside the framework
 // is the other floors' (bench/floor/work.ts): the signing checks, the client row from an in-memory
 // map (secret opened once with AES-GCM), the HMAC, the nonce and rate-lease statement, the
-// permission, the endpoint's SQL, the envelope (the same bytes as the service), the request id and
-// rate-limit headers and one JSON log line (Effect's JSON logger, written as the service writes).
+// permission, the endpoint's SQL (a new company and its `company.created` event in one
+// `sql.withTransaction`, the event carrying the company as answered), the envelope (the same bytes
+// as the service), the request id and rate-limit headers and one JSON log line (Effect's JSON
+// logger, written as the service writes).
 // It imports the project's pure helpers only, none of its layers.
 import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
@@ -33,7 +35,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 
 import { splitUrl } from "../../src/domain/signing.js"
 import { formatTimestamp } from "../../src/domain/time.js"
-import { COMPANY_COLUMNS } from "../../src/repos/statements.js"
+import { COMPANY_COLUMNS, EVENTS_INSERT_SQL } from "../../src/repos/statements.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -43,6 +45,7 @@ import {
   CLIENT_SQL,
   clientOf,
   type ClientRow,
+  companyCreatedEvent,
   type FloorClient,
   isRefusal,
   MATCHMAKER_SQL,
@@ -113,6 +116,9 @@ const Company = Schema.Struct({
   created_at: Timestamp,
   updated_at: Timestamp
 })
+
+/** A company as its JSON text, as answered: the `company.created` event's data. */
+const CompanyJson = Schema.fromJsonString(Company)
 
 const optionalText = Schema.optionalKey(Text)
 const CompanyCreate = Schema.Struct({
@@ -233,9 +239,14 @@ const OpenLive = HttpApiBuilder.group(
         }))
       .handle("createCompany", ({ payload }) =>
         Effect.gen(function*() {
-          const [row] = yield* Effect.orDie(
-            sql<typeof Company.Type>`INSERT INTO companies ${sql.insert(payload)} RETURNING ${sql.literal(COMPANY_COLUMNS)}`
-          )
+          const row = yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+            const [company] = yield* sql<typeof Company.Type>`INSERT INTO companies ${sql.insert(payload)} RETURNING ${
+              sql.literal(COMPANY_COLUMNS)
+            }`
+            const data = yield* Schema.encodeEffect(CompanyJson)(company!)
+            yield* sql.unsafe(EVENTS_INSERT_SQL, companyCreatedEvent(data))
+            return company!
+          })))
           return { code: 200, message: "ok", data: row } as const
         }))
   })

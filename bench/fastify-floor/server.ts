@@ -6,14 +6,16 @@
 // the service beside a mainstream Node framework. The work beside the framework is the other floors'
 // (bench/floor/work.ts): the signing checks, the client row from an in-memory map (secret opened
 // once with AES-GCM), the HMAC, the nonce and rate-lease statement, the permission, the endpoint's
-// SQL, the envelope (the same bytes as the service), the request id and rate-limit headers and one
-// JSON log line per request (pino's, written as the service writes its lines).
+// SQL (a new company and its event in one transaction, bench/floor/pgWork.ts), the envelope (the
+// same bytes as the service), the request id and rate-limit headers and one JSON log line per
+// request (pino's, written as the service writes its lines).
 import { randomUUID } from "node:crypto"
 
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "fastify"
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
+import { createCompany } from "../floor/pgWork.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -24,7 +26,6 @@ import {
   clientLookup,
   type ClientRow,
   COMPANY_FIELDS,
-  companyInsertSql,
   fail,
   type FloorClient,
   isRefusal,
@@ -208,9 +209,7 @@ await app.register(async (api) => {
     config: { permission: "open:company:manage" },
     schema: { body: companyCreate, response: { 200: company } }
   }, async (request) => {
-    const keys = Object.keys(request.body)
-    const { rows } = await pool.query(companyInsertSql(keys), keys.map((k) => request.body[k]))
-    return { code: 200, message: "ok", data: withTimes(rows[0], ROW_TIMES) }
+    return { code: 200, message: "ok", data: await createCompany(pool, request.body) }
   })
 }, { prefix: "/api/open/v1" })
 

@@ -1,7 +1,8 @@
 // The floor of the request-path benchmark: the simplest server doing the service's work per request
 // with raw node:http and pg — the signing checks, the client row from an in-memory map (secrets
 // opened once with AES-GCM), the HMAC, the nonce and rate-lease statement, the permission, the
-// endpoint's own SQL (the repositories' column lists), the envelope with the same bytes, the
+// endpoint's own SQL (the repositories' column lists; a new company and its event in one
+// transaction, bench/floor/pgWork.ts), the envelope with the same bytes, the
 // request id and rate-limit headers and one JSON request log line (bench/floor/work.ts, shared with
 // the Effect and Fastify floors). No framework, no schema, no fibers. `FLOOR_EXACT_COUNT=1` counts
 // GET /guests totals with count(*) as the service did before its counters (the benchmark's "before").
@@ -11,6 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
+import { createCompany } from "./pgWork.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -21,7 +23,6 @@ import {
   clientLookup,
   type ClientRow,
   companyInput,
-  companyInsertSql,
   fail,
   GUEST_COUNT_EVERY_ROW_SQL,
   GUEST_COUNTERS_SQL,
@@ -74,9 +75,7 @@ const routes: Array<[string, RegExp, Route]> = [
     run: async (_m, body) => {
       const input = companyInput(JSON.parse(body.toString("utf8")))
       if (input === undefined) return [400, fail(400, "invalid_parameter", "invalid parameters")]
-      const keys = Object.keys(input)
-      const { rows } = await pool.query(companyInsertSql(keys), keys.map((k) => input[k]))
-      return [200, ok(withTimes(rows[0], ROW_TIMES))]
+      return [200, ok(await createCompany(pool, input))]
     }
   }],
   ["GET", /^\/api\/open\/v1\/guests$/, {

@@ -4,17 +4,19 @@
 // their own way and call these for the rest, so that they differ only in the framework and the
 // driver. The signing checks (DECISIONS §2) and the admission (§10) in the order of the service's
 // Authenticator; the client row's secret opened once with AES-GCM; the endpoints' SQL text (the
-// repositories' column lists); the envelope and the rate-limit headers; one JSON log line per
+// repositories' column lists, and a new company's `company.created` event: the outbox's own
+// statement, in the insert's transaction, as the service records it, DECISIONS §12); the envelope and the rate-limit headers; one JSON log line per
 // request gathered per turn and written asynchronously, as the service writes its lines. No
 // framework, no driver, no Effect here.
-import { createDecipheriv, createHash, createHmac, timingSafeEqual } from "node:crypto"
+import { createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import fs from "node:fs"
 
 // Pure modules only: the lease rule, the canonical string, time formatting, SQL text.
+import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
 import { leaseSize, LocalTokens } from "../../src/domain/rateLease.js"
 import { canonicalString, NONCE_PATTERN } from "../../src/domain/signing.js"
 import { formatTimestamp } from "../../src/domain/time.js"
-import { ADMIT_SQL, COMPANY_COLUMNS, GUEST_LIST_COLUMNS, MATCHMAKER_COLUMNS } from "../../src/repos/statements.js"
+import { ADMIT_SQL, COMPANY_COLUMNS, EVENTS_INSERT_SQL, GUEST_LIST_COLUMNS, MATCHMAKER_COLUMNS } from "../../src/repos/statements.js"
 
 export const TZ = process.env.TZ_PLATFORM ?? "Asia/Shanghai"
 const WINDOW_S = 300
@@ -26,12 +28,23 @@ const DEFAULT_BURST = 100
 // ---- SQL ----------------------------------------------------------------------------------------
 
 export const CLIENT_SQL = "SELECT app_key, status, permissions, secret_enc, rate_rps, rate_burst FROM clients WHERE app_key = $1"
-export { ADMIT_SQL }
+export { ADMIT_SQL, EVENTS_INSERT_SQL }
 export const MATCHMAKER_SQL = `SELECT ${MATCHMAKER_COLUMNS} FROM matchmakers WHERE id = $1`
 /** A company from the fields sent (their names are the payload's keys, checked by the caller). */
 export const companyInsertSql = (keys: ReadonlyArray<string>): string =>
   `INSERT INTO companies (${keys.map((k) => `"${k}"`).join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) ` +
   `RETURNING ${COMPANY_COLUMNS}`
+/**
+ * EVENTS_INSERT_SQL's parameters for a new company's `company.created` event (OutboxRepo's: a new
+ * `evt_` id, the company's read permission), `record` the company's JSON as the answer shows it.
+ * Run it in the insert's transaction.
+ */
+export const companyCreatedEvent = (record: string): [string, string, [string], [string]] => [
+  "company.created",
+  EVENT_READ_PERMISSION.company,
+  ["evt_" + randomBytes(12).toString("hex")],
+  [record]
+]
 export const GUEST_PAGE_SQL = `SELECT ${GUEST_LIST_COLUMNS} FROM guests WHERE true ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`
 export const GUEST_COUNTERS_SQL = "SELECT coalesce(sum(n), 0)::int AS n FROM row_counts WHERE tbl = $1 AND dim = $2 AND val = $3"
 export const GUEST_COUNT_EVERY_ROW_SQL = "SELECT count(*)::int AS n FROM guests WHERE true"

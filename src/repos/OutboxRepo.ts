@@ -14,6 +14,7 @@ import { Permission } from "../../schema/Common.js"
 import { EventType } from "../../schema/Events.js"
 import { Instant } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
+import { EVENTS_INSERT_SQL } from "./statements.js"
 
 /** The event types of DECISIONS §9 are part of the contract (the events feed lists them). */
 export { EventType }
@@ -49,6 +50,7 @@ export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
     // record's row locked by the change (the repositories lock it before the event's read), those
     // are committed, and the record's last event in the feed is the one that committed last.
     // Raising never shows an event early: it is listed once every xid up to its tx_id has ended.
+    // The statement is EVENTS_INSERT_SQL (src/repos/statements.ts), shared with the benchmark floors.
     const insertMany = SqlSchema.void({
       Request: Schema.Struct({
         type: EventType,
@@ -56,16 +58,7 @@ export class OutboxRepo extends Context.Service<OutboxRepo>()("Events/Outbox", {
         items: Schema.Array(Schema.Struct({ event_id: Schema.String, data: EventData }))
       }),
       execute: ({ items, permission, type }) =>
-        sql`INSERT INTO events (event_id, type, permission, data, tx_id)
-          SELECT v.event_id, ${type}, ${permission}, v.data::jsonb, GREATEST(pg_current_xact_id(), (
-            SELECT e.tx_id FROM events e
-            WHERE e.tx_id > pg_current_xact_id()
-              AND split_part(e.type, '.', 1) = split_part(${type}, '.', 1)
-              AND e.data->'id' = v.data::jsonb->'id'
-            ORDER BY e.tx_id DESC LIMIT 1))
-          FROM unnest(${items.map((i) => i.event_id)}::text[], ${items.map((i) => i.data)}::text[]) WITH ORDINALITY
-            AS v(event_id, data, n)
-          ORDER BY v.n`
+        sql.unsafe(EVENTS_INSERT_SQL, [type, permission, items.map((i) => i.event_id), items.map((i) => i.data)])
     })
 
     const after = SqlSchema.findAll({

@@ -1,5 +1,5 @@
-// SQL text shared by a repository and the request-path benchmark's floor (which issues exactly
-// x): plain strings only.
+// SQL text shared by a repository and the request-path benchmark's floors (which issue exactly
+// this text): plain strings only.
 
 /** The columns of a guest list row (GuestsRepo). */
 export const GUEST_LIST_COLUMNS = `id::int AS id, name, gender, age, phone, workplace, height, weight, education, occupation,
@@ -42,3 +42,19 @@ b AS (
   RETURNING b.granted, b.tokens)
 SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, EXISTS (SELECT 1 FROM n) AS fresh,
   (SELECT granted FROM b) AS granted, (SELECT tokens FROM b) AS tokens`
+
+/**
+ * Inserts events of one type in one statement (OutboxRepo.insertMany), in the order given, each
+ * `tx_id` its transaction's xid raised to the latest `tx_id` among the same record's events of
+ * younger transactions (OutboxRepo says why). Call it inside the transaction of the change.
+ * Parameters: $1 type, $2 permission, $3 event_ids (text[]), $4 data (text[], JSON objects).
+ */
+export const EVENTS_INSERT_SQL = `INSERT INTO events (event_id, type, permission, data, tx_id)
+SELECT v.event_id, $1::text, $2::text, v.data::jsonb, GREATEST(pg_current_xact_id(), (
+  SELECT e.tx_id FROM events e
+  WHERE e.tx_id > pg_current_xact_id()
+    AND split_part(e.type, '.', 1) = split_part($1::text, '.', 1)
+    AND e.data->'id' = v.data::jsonb->'id'
+  ORDER BY e.tx_id DESC LIMIT 1))
+FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS v(event_id, data, n)
+ORDER BY v.n`
