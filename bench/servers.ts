@@ -57,14 +57,26 @@ export interface Server {
   readonly port: number
 }
 
-/** Starts a compiled server on `port` with `env` (and `extra`), once it answers. */
-export const startServer = (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}) =>
-  new Promise<Server>((resolve, reject) => {
+/** The servers started and not yet exited: a benchmark that ends early (a failed check) stops them too. */
+const running = new Set<ChildProcess>()
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGTERM")
+})
+
+/** Whether something already answers HTTP on `port` (a server left by another run would be measured instead). */
+const answers = (port: number) => fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
+
+/** Starts a compiled server on `port` with `env` (and `extra`), once it answers; refuses a port already in use. */
+export const startServer = async (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}) => {
+  if (await answers(port)) throw new Error(`port ${port} already answers HTTP: stop what runs there before benchmarking`)
+  return new Promise<Server>((resolve, reject) => {
     const child = spawn(process.execPath, [...NODE_FLAGS, KINDS[kind].script], {
       cwd: projectRoot(),
       env: { ...env, PORT: String(port), ...extra },
       stdio: ["ignore", "ignore", "ignore"]
     })
+    running.add(child)
+    child.once("exit", () => running.delete(child))
     const deadline = Date.now() + 60_000
     const poll = () =>
       fetch(`http://127.0.0.1:${port}${KINDS[kind].ready}`).then(
@@ -73,6 +85,7 @@ export const startServer = (kind: Kind, port: number, env: NodeJS.ProcessEnv, ex
       )
     poll()
   })
+}
 
 export const stopServer = (p: Server) =>
   new Promise<void>((resolve) => {
