@@ -93,7 +93,13 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
     })
 
     /** The client of this app_key (none: unknown), from the cache when it can be trusted. */
-    const get = (appKey: string) =>
+    const get = (appKey: string) => {
+      // Every signed request asks: a held row is answered without a generator or a fiber step.
+      const held = started ? entries.get(appKey) : undefined
+      return held !== undefined ? Effect.succeed(held) : load(appKey)
+    }
+
+    const load = (appKey: string) =>
       Effect.gen(function*() {
         if (!started) {
           started = true

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto"
 
 import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 
 import { decodeUtf8 } from "../domain/text.js"
 
@@ -56,13 +57,28 @@ export const makeRequestBody = (bytes: Uint8Array, contentType: string): Request
 
 const EMPTY = new Uint8Array(0)
 
-/** The body of the request being served; empty outside a request (and for GET and HEAD). */
-export const RequestBody = Context.Reference<RequestBodyShape>("Http/RequestBody", {
-  defaultValue: () => makeRequestBody(EMPTY, "")
+/** What the edge hands inward for the request being served. */
+export interface RequestScopeShape {
+  /** The request id (X-Request-Id, the client's when it is usable). */
+  readonly id: string
+  /** The body as sent (empty for GET and HEAD). */
+  readonly body: RequestBodyShape
+}
+
+/**
+ * The request being served: one value, so that the edge adds one entry to the fiber's context per
+ * request (each entry is an overlay; past eight of them the next one copies the whole context).
+ * Outside a request: no id and an empty body.
+ */
+export const RequestScope = Context.Reference<RequestScopeShape>("Http/RequestScope", {
+  defaultValue: () => ({ id: "", body: makeRequestBody(EMPTY, "") })
 })
 
+/** The body of the request being served; empty outside a request (and for GET and HEAD). */
+export const RequestBody = Effect.map(RequestScope, (scope) => scope.body)
+
 /** The request id (X-Request-Id, the client's when it is usable); empty outside a request. */
-export const RequestId = Context.Reference<string>("Http/RequestId", { defaultValue: () => "" })
+export const RequestId = Effect.map(RequestScope, (scope) => scope.id)
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 

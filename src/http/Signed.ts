@@ -4,12 +4,12 @@
 // DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
 // answer. Each one only reads what the edge or an outer middleware provided, and answers with a
 // typed error or a response: no state is passed back out.
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import type * as Types from "effect/Types"
 
 import { Authenticated, Caller, CheckedInput, Idempotent, Permitted } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
@@ -64,10 +64,9 @@ export const AuthenticatedLive = Layer.effect(
           return yield* Effect.fail(new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter }))
         }
         // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
-        const values = caller.masking
-          ? Context.make(Caller, caller).pipe(Context.add(ResponseMask, masker.forCaller(caller)))
-          : Context.make(Caller, caller)
-        return yield* Effect.provideContext(httpEffect, values)
+        // Overlays (provideService), not a merged context: a merge copies the whole context.
+        const withCaller = Effect.provideService(httpEffect, Caller, caller)
+        return yield* caller.masking ? Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)) : withCaller
       })
   })
 ).pipe(Layer.provide(Masker.layer))
@@ -80,28 +79,36 @@ export const PermittedLive = Layer.succeed(Permitted)((httpEffect, { endpoint, g
       ? httpEffect
       : Effect.die(new Error(`route ${endpoint.method} ${endpoint.path} has no declared permission`))
   }
-  return Effect.gen(function*() {
-    const caller = yield* Caller
-    if (!caller.permissions.has(permission)) {
-      return yield* Effect.fail(
-        new Forbidden({ error: "permission_denied", message: `this client lacks the permission ${permission}`, required: permission })
-      )
-    }
-    return yield* httpEffect
-  })
+  const denied = Effect.fail(
+    new Forbidden({ error: "permission_denied", message: `this client lacks the permission ${permission}`, required: permission })
+  )
+  return Effect.flatMap(Caller, (caller): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | Forbidden> => caller.permissions.has(permission) ? httpEffect : denied)
 })
 
 /**
  * Text rules of DECISIONS §1 on what the decoders will see (path and query bytes, then the body),
  * and the body's media type. A JSON body must be valid UTF-8 and a JSON object.
  */
+/** The text rules of the path and query (DECISIONS §1); undefined when they hold. */
+const urlFailure = (url: string): InvalidInput | undefined => {
+  const { path, rawQuery } = splitUrl(url)
+  const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
+  return urlIssues.length > 0 ? InvalidInput.of(urlIssues, "a path or query parameter is not valid text") : undefined
+}
+
 export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpoint, group }) => {
   const info = routeInfo(group, endpoint)
+  if (info.body === "none") {
+    // No body to check (the router answers a body sent to a GET like any other).
+    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | InvalidInput> => {
+      const failure = urlFailure(request.url)
+      return failure === undefined ? httpEffect : Effect.fail(failure)
+    })
+  }
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const { path, rawQuery } = splitUrl(request.url)
-    const urlIssues = [...pathIssues(path), ...queryIssues(rawQuery)]
-    if (urlIssues.length > 0) return yield* Effect.fail(InvalidInput.of(urlIssues, "a path or query parameter is not valid text"))
+    const failure = urlFailure(request.url)
+    if (failure !== undefined) return yield* Effect.fail(failure)
 
     if (info.emptyBodyAsObject && request.headers["content-type"] === undefined && (yield* RequestBody).bytes.length === 0) {
       // All fields optional: no body at all reads as `{}` (DECISIONS §1); the signature and the
@@ -178,9 +185,11 @@ export const IdempotentLive = Layer.effect(
         ? { status: response.status, body: response.body.body, contentType: response.body.contentType }
         : undefined
 
-    return (httpEffect, { endpoint, group }) =>
-      Effect.gen(function*() {
-        const { computedAnswer } = routeInfo(group, endpoint)
+    return (httpEffect, { endpoint, group }) => {
+      // Only a POST can carry a key that counts (DECISIONS §11); other methods pass untouched.
+      if (endpoint.method !== "POST") return httpEffect
+      const { computedAnswer } = routeInfo(group, endpoint)
+      return Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const key = request.headers["idempotency-key"]
         if (request.method !== "POST" || key === undefined) return yield* httpEffect
@@ -226,6 +235,7 @@ export const IdempotentLive = Layer.effect(
             return replayed(attempt)
         }
       })
+    }
   })
 )
 

@@ -41,11 +41,14 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
     const sql = yield* SqlClient.SqlClient
 
     // One statement, so two instances racing on the same nonce cannot both accept it.
-    const admit = SqlSchema.findOne({
-      Request: AdmitRequest,
-      Result: AdmitRow,
-      execute: (r) => sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst])
-    })
+    // Every signed request runs it: the request is typed by the caller and goes out as parameters
+    // as it is (no encoding to do), the one row is decoded and checked.
+    const decodeAdmitRow = Schema.decodeUnknownEffect(AdmitRow)
+    const admit = (r: AdmitRequest) =>
+      Effect.flatMap(
+        sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst]),
+        (rows) => rows.length === 1 ? decodeAdmitRow(rows[0]) : Effect.die(new Error(`the admit statement returned ${rows.length} rows`))
+      )
 
     // After a crash emptied the unlogged nonce record: requests signed before now may have been seen.
     const restartEpoch = SqlSchema.void({

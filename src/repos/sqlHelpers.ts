@@ -11,7 +11,6 @@ import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
@@ -111,11 +110,11 @@ const exitWithin = <A, E>(fiber: Fiber.Fiber<A, E>, ms: number) =>
  * An interruption of the caller interrupts the unit and waits for it, as without a deadline.
  */
 export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  Effect.flatMap(
-    UnderDeadline,
-    (under) =>
-      under ? self : Effect.flatMap(DatabaseTimeout, (timeout) =>
-        Effect.uninterruptibleMask((restore) =>
+  // Every statement passes here: the two settings are read off the fiber in one step.
+  Effect.withFiber((current) => {
+    if (current.getRef(UnderDeadline)) return self
+    const timeout = current.getRef(DatabaseTimeout)
+    return Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(
             Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
             (fiber) =>
@@ -128,8 +127,8 @@ export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effe
                 })
               )
           )
-        ))
-  )
+    )
+  })
 
 /**
  * The repository edge: the work runs under the deadline (withDeadline); a fault of the database
@@ -166,12 +165,6 @@ export const onUniqueViolation =
       (error) => Effect.fail(errors[violatedConstraint(error)!]!())
     )
 
-/** A transaction that lost a serialization conflict or deadlock, surfaced to be run again. */
-class Conflicted {
-  readonly _tag = "Conflicted"
-  constructor(readonly cause: Cause.Cause<unknown>) {}
-}
-
 /** Whether every failure and defect of a cause (and there is one, and no interruption) is such an error. */
 const causeIsOnly = (cause: Cause.Cause<unknown>, is: (error: unknown) => boolean): boolean =>
   cause.reasons.length > 0 &&
@@ -196,23 +189,25 @@ export const isDatabaseFaultCause = (cause: Cause.Cause<unknown>): boolean =>
 
 /** Runs of a transaction after a serialization failure or deadlock: 3 more, 5 ms apart and up, jittered. */
 export const CONFLICT_RETRIES = 3
-const conflictSchedule = Schedule.exponential("5 millis").pipe(Schedule.jittered, Schedule.upTo({ times: CONFLICT_RETRIES }))
+const FIRST_CONFLICT_DELAY_MS = 5
+
+/** A wait of `ms` give or take 20% (as Schedule.jittered), so that two losers do not meet again. */
+const jittered = (ms: number): Duration.Duration => Duration.millis(ms * (0.8 + 0.4 * Math.random()))
 
 /**
  * A transaction run again while it ends in a serialization failure or deadlock (PostgreSQL rolled
- * it back, so running it again is safe); the last conflict is left as it was (answered 503).
+ * it back, so running it again is safe), after 5, 10 and 20 ms (jittered); the last conflict is
+ * left as it was (answered 503). A transaction that succeeds pays one handler, no schedule: every
+ * write runs through here.
  */
-export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  self.pipe(
-    Effect.catchCause((cause): Effect.Effect<never, E | Conflicted> =>
-      isConflictOnly(cause) ? Effect.fail(new Conflicted(cause)) : Effect.failCause(cause)
-    ),
-    Effect.retry({ schedule: conflictSchedule, while: (error: E | Conflicted) => error instanceof Conflicted }),
-    Effect.catchIf(
-      (error: E | Conflicted): error is Conflicted => error instanceof Conflicted,
-      (conflicted) => Effect.failCause(conflicted.cause as Cause.Cause<E>)
-    )
-  )
+export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
+  const attempt = (retriesLeft: number, delayMs: number): Effect.Effect<A, E, R> =>
+    Effect.catchCause(self, (cause) =>
+      retriesLeft > 0 && isConflictOnly(cause)
+        ? Effect.andThen(Effect.sleep(jittered(delayMs)), attempt(retriesLeft - 1, delayMs * 2))
+        : Effect.failCause(cause))
+  return attempt(CONFLICT_RETRIES, FIRST_CONFLICT_DELAY_MS)
+}
 
 /**
  * Whether a transaction's end failed because its connection is gone. The ROLLBACK (or ROLLBACK TO
