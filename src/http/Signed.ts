@@ -82,7 +82,11 @@ export const PermittedLive = Layer.succeed(Permitted)((httpEffect, { endpoint, g
   const denied = Effect.fail(
     new Forbidden({ error: "permission_denied", message: `this client lacks the permission ${permission}`, required: permission })
   )
-  return Effect.flatMap(Caller, (caller): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | Forbidden> => caller.permissions.has(permission) ? httpEffect : denied)
+  return Effect.flatMap(
+    Caller,
+    (caller): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | Forbidden> =>
+      caller.permissions.has(permission) ? httpEffect : denied
+  )
 })
 
 /**
@@ -100,10 +104,13 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
   const info = routeInfo(group, endpoint)
   if (info.body === "none") {
     // No body to check (the router answers a body sent to a GET like any other).
-    return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | InvalidInput> => {
-      const failure = urlFailure(request.url)
-      return failure === undefined ? httpEffect : Effect.fail(failure)
-    })
+    return Effect.flatMap(
+      HttpServerRequest.HttpServerRequest,
+      (request): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | InvalidInput> => {
+        const failure = urlFailure(request.url)
+        return failure === undefined ? httpEffect : Effect.fail(failure)
+      }
+    )
   }
   return Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest

@@ -13,17 +13,16 @@ import { ADMIT_SQL } from "./statements.js"
 
 // The admit statement is ADMIT_SQL (src/repos/statements.ts), shared with the benchmark floor.
 
-const AdmitRequest = Schema.Struct({
-  appKey: Schema.String,
-  nonce: Schema.String,
-  nowMs: Schema.Number,
-  notBeforeMs: Schema.Number,
-  signedS: Schema.Number,
-  want: Schema.Number,
-  rps: Schema.Number,
-  burst: Schema.Number
-})
-export type AdmitRequest = typeof AdmitRequest.Type
+export interface AdmitRequest {
+  readonly appKey: string
+  readonly nonce: string
+  readonly nowMs: number
+  readonly notBeforeMs: number
+  readonly signedS: number
+  readonly want: number
+  readonly rps: number
+  readonly burst: number
+}
 
 const AdmitRow = Schema.Struct({
   /** Since when the nonce record is complete; null right after a crash emptied it. */

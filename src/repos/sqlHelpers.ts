@@ -115,18 +115,18 @@ export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effe
     if (current.getRef(UnderDeadline)) return self
     const timeout = current.getRef(DatabaseTimeout)
     return Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(
-            Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
-            (fiber) =>
-              restore(exitWithin(fiber, Duration.toMillis(timeout))).pipe(
-                Effect.onInterrupt(() => Fiber.interrupt(fiber)),
-                Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> => {
-                  if (exit !== undefined) return exit
-                  fiber.interruptUnsafe()
-                  return Effect.fail(deadlineExceeded(timeout))
-                })
-              )
+      Effect.flatMap(
+        Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
+        (fiber) =>
+          restore(exitWithin(fiber, Duration.toMillis(timeout))).pipe(
+            Effect.onInterrupt(() => Fiber.interrupt(fiber)),
+            Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> => {
+              if (exit !== undefined) return exit
+              fiber.interruptUnsafe()
+              return Effect.fail(deadlineExceeded(timeout))
+            })
           )
+      )
     )
   })
 
