@@ -1,18 +1,19 @@
 // `npm run bench` (request cost): the CPU time the compiled service spends per request beside its
-// floors (bench/request-path.ts describes them), on GET /matchmakers/{id} and POST /companies. Each
-// server, alone in turn, serves a fixed number of identical signed requests (32 connections, the
-// same load generator) after a warm-up; its CPU time over them (every thread's time on a CPU, from
+// floors (bench/request-path.ts describes them), on GET /matchmakers/{id} and POST /companies. The
+// servers run side by side; each round one of them serves a fixed number of identical signed
+// requests (32 connections, the same load generator), the rounds alternating between the servers
+// after a warm-up of each; a server's CPU time over its round (every thread's time on a CPU, from
 // /proc/<pid>/task/*/schedstat, less what it spends idle over as long) is divided by the count.
-// Unlike throughput, this hardly depends on what else the machine runs at the time. Prints µs per
-// request for each server and the service's cost against each floor's, and the throughput ratio it
-// implies (floor cost / service cost; the target is ≥ 0.85 against the Effect floor).
-// BENCH_COST_REQUESTS (4000 per round), BENCH_COST_ROUNDS (3; the median is kept), BENCH_SKIP as in
-// request-path.ts. Linux only (it reads /proc).
+// Unlike throughput, this hardly depends on the load generator's speed. Prints µs per request for
+// each server (the median of its rounds) and the service's cost against each floor's, and the
+// throughput ratio it implies (floor cost / service cost; the target is ≥ 0.85 against the Effect
+// floor). BENCH_COST_REQUESTS (4000 per round), BENCH_COST_ROUNDS (5; rounds per server),
+// BENCH_SKIP as in request-path.ts. Linux only (it reads /proc).
 import { execSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 
 import { projectRoot } from "../src/root.js"
-import { type LoadSpec, runLoad, type Target } from "./load.js"
+import { type LoadSpec, runLoad } from "./load.js"
 import {
   benchDatabase,
   comparedServers,
@@ -32,7 +33,7 @@ if (!existsSync("/proc/self/task")) {
 }
 
 const REQUESTS = Number(process.env.BENCH_COST_REQUESTS ?? 4000)
-const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 5)
 const CONNECTIONS = 32
 const COMPARED = comparedServers()
 
@@ -72,40 +73,50 @@ const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
-/** Microseconds of CPU per request of `server` on one case: the median of the rounds. */
-const costOf = async (server: Server, spec: (typeof CASES)[number]["spec"]): Promise<number> => {
-  const pid = server.child.pid!
-  const target: Target = { ...client!, port: server.port }
-  const load = (requests: number) => runLoad({ ...spec, targets: [target], connections: CONNECTIONS, seconds: 600, requests })
-  await load(REQUESTS) // warm-up: the JIT, the pools, the caches
-  // What the process spends doing nothing (timers, probes of its own), per nanosecond.
+/** What a process spends doing nothing (timers, probes of its own), per nanosecond, over a second. */
+const idleRateOf = async (pid: number): Promise<number> => {
   const idleFrom = cpuNs(pid)
   const idleStart = process.hrtime.bigint()
   await new Promise((resolve) => setTimeout(resolve, 1000))
-  const idleRate = (cpuNs(pid) - idleFrom) / Number(process.hrtime.bigint() - idleStart)
-  const costs: Array<number> = []
-  for (let round = 0; round < ROUNDS; round++) {
-    const before = cpuNs(pid)
-    const began = process.hrtime.bigint()
-    const result = await load(REQUESTS)
-    const busy = cpuNs(pid) - before - idleRate * Number(process.hrtime.bigint() - began)
-    const other = Object.entries(result.statuses).filter(([status]) => status !== "200")
-    if (other.length > 0) throw new Error(`the ${KINDS[server.kind].label} answered ${JSON.stringify(result.statuses)}`)
-    costs.push(busy / result.requests / 1000)
-  }
-  return median(costs)
+  return (cpuNs(pid) - idleFrom) / Number(process.hrtime.bigint() - idleStart)
 }
 
 const PORTS: Record<Kind, number> = { service: 18_191, raw: 18_192, effect: 18_197, fastify: 18_198 }
 const cost: Record<string, Partial<Record<Kind, number>>> = {}
-for (const kind of COMPARED) {
-  const server = await startServer(kind, PORTS[kind], env)
-  try {
-    for (const c of CASES) (cost[c.name] ??= {})[kind] = await costOf(server, c.spec)
-  } finally {
-    await stopServer(server)
+// All servers run at once (an idle one costs the others nothing), and the rounds alternate between
+// them, each round starting with the next server in turn: what the machine does meanwhile (its
+// noise moves a round's cost by ±15% here) falls on every server alike, not on whichever one
+// happened to be measured during it.
+const servers: Array<Server> = []
+try {
+  for (const kind of COMPARED) servers.push(await startServer(kind, PORTS[kind], env))
+  for (const c of CASES) {
+    const load = (server: Server) =>
+      runLoad({ ...c.spec, targets: [{ ...client!, port: server.port }], connections: CONNECTIONS, seconds: 600, requests: REQUESTS })
+    const idle = new Map<Server, number>()
+    for (const server of servers) {
+      await load(server) // warm-up: the JIT, the pools, the caches
+      idle.set(server, await idleRateOf(server.child.pid!))
+    }
+    const costs = new Map<Server, Array<number>>(servers.map((server) => [server, []]))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (let i = 0; i < servers.length; i++) {
+        const server = servers[(round + i) % servers.length]!
+        const pid = server.child.pid!
+        const before = cpuNs(pid)
+        const began = process.hrtime.bigint()
+        const result = await load(server)
+        const busy = cpuNs(pid) - before - idle.get(server)! * Number(process.hrtime.bigint() - began)
+        const other = Object.entries(result.statuses).filter(([status]) => status !== "200")
+        if (other.length > 0) throw new Error(`the ${KINDS[server.kind].label} answered ${JSON.stringify(result.statuses)}`)
+        costs.get(server)!.push(busy / result.requests / 1000)
+      }
+    }
+    for (const server of servers) (cost[c.name] ??= {})[server.kind] = median(costs.get(server)!)
+    log(`bench: ${c.name} measured`)
   }
-  log(`bench: the ${KINDS[kind].label} measured`)
+} finally {
+  for (const server of servers) await stopServer(server)
 }
 
 const us = (x: number | undefined) => (x === undefined ? "-" : Number(x.toFixed(1)))

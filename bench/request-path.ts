@@ -6,7 +6,7 @@
 // - the Fastify floor (bench/fastify-floor: Fastify 5 + pg),
 // all compiled, all run with the service's Node flags (src/nodeFlags.ts), each alone in turn under
 // load on the same database and measured by the same signing load generator (bench/load.ts), over
-// 200,000 guests. Every server's answers are first checked byte for byte against the service's.
+// 200,000 guests; the four-server cells in BENCH_ROUNDS (3) rounds each, the servers taking turns. Every server's answers are first checked byte for byte against the service's.
 // Prints throughput and p99 of the service and the raw floor and their ratios for GET
 // /matchmakers/{id}, POST /companies and GET /guests (with the raw floor also counting every row,
 // as the service did before its counters), then the four servers side by side on the first two
@@ -193,9 +193,35 @@ const serviceBesideFloor = (name: string, s: LoadResult, f: LoadResult) =>
 
 /** Every server's result per case, for the side-by-side tables. */
 const results: Array<{ readonly case: string; readonly of: Partial<Record<Kind, LoadResult>> }> = []
+/**
+ * Rounds of each cell: the servers take turns (each round starts with the next one), so that what
+ * the machine does meanwhile falls on all of them alike, not on whichever ran during it.
+ */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+/** One server's rounds of a cell as one result: their mean throughput, the median of their p99s. */
+const combined = (rounds: ReadonlyArray<LoadResult>): LoadResult => {
+  const middle = <A>(xs: ReadonlyArray<A>, by: (a: A) => number) => [...xs].sort((a, b) => by(a) - by(b))[Math.floor(xs.length / 2)]!
+  const statuses: Record<string, number> = {}
+  for (const r of rounds) for (const [status, n] of Object.entries(r.statuses)) statuses[status] = (statuses[status] ?? 0) + n
+  return {
+    rps: rounds.reduce((sum, r) => sum + r.rps, 0) / rounds.length,
+    p50: middle(rounds, (r) => r.p50).p50,
+    p99: middle(rounds, (r) => r.p99).p99,
+    requests: rounds.reduce((sum, r) => sum + r.requests, 0),
+    statuses
+  }
+}
 const compareAll = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">) => {
+  const rounds = new Map<Kind, Array<LoadResult>>(COMPARED.map((kind) => [kind, []]))
+  for (const kind of COMPARED) await runLoad({ ...spec, targets: [at(server(kind), one!)], seconds: Math.min(3, SECONDS) }) // warm-up
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < COMPARED.length; i++) {
+      const kind = COMPARED[(round + i) % COMPARED.length]!
+      rounds.get(kind)!.push(await runLoad({ ...spec, targets: [at(server(kind), one!)], seconds: SECONDS / ROUNDS }))
+    }
+  }
   const of: Partial<Record<Kind, LoadResult>> = {}
-  for (const kind of COMPARED) of[kind] = await measure(server(kind), spec)
+  for (const kind of COMPARED) of[kind] = combined(rounds.get(kind)!)
   serviceBesideFloor(name, of.service!, of.raw!)
   results.push({ case: name, of })
   log(`bench: ${name} done`)
