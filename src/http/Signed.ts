@@ -89,10 +89,6 @@ export const PermittedLive = Layer.succeed(Permitted)((httpEffect, { endpoint, g
   )
 })
 
-/**
- * Text rules of DECISIONS §1 on what the decoders will see (path and query bytes, then the body),
- * and the body's media type. A JSON body must be valid UTF-8 and a JSON object.
- */
 /** The text rules of the path and query (DECISIONS §1); undefined when they hold. */
 const urlFailure = (url: string): InvalidInput | undefined => {
   const { path, rawQuery } = splitUrl(url)
@@ -100,6 +96,10 @@ const urlFailure = (url: string): InvalidInput | undefined => {
   return urlIssues.length > 0 ? InvalidInput.of(urlIssues, "a path or query parameter is not valid text") : undefined
 }
 
+/**
+ * Text rules of DECISIONS §1 on what the decoders will see (path and query bytes, then the body),
+ * and the body's media type. A JSON body must be valid UTF-8 and a JSON object.
+ */
 export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpoint, group }) => {
   const info = routeInfo(group, endpoint)
   if (info.body === "none") {
@@ -199,7 +199,7 @@ export const IdempotentLive = Layer.effect(
       return Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const key = request.headers["idempotency-key"]
-        if (request.method !== "POST" || key === undefined) return yield* httpEffect
+        if (key === undefined) return yield* httpEffect
         if (!isValidIdempotencyKey(key)) {
           return yield* Effect.fail(
             InvalidInput.of([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])

@@ -3,7 +3,8 @@
 // references, the platform's, and this service's references are read from the fiber's context.
 // Yet Effect copies that context whole in places on every request (HttpApiBuilder provides each
 // group's captured context, `sql.withTransaction` provides the fiber's context plus its own
-// entries): with every repository and service in it, some seventy entries, against a dozen here.
+// entries): with every repository and service in it, some seventy entries; narrowed, about thirty,
+// most of them Effect's own.
 // So the server and the handler groups are built in a context narrowed to what runs at request
 // time. A service left out by mistake fails loudly (a missing service is a defect, and every
 // endpoint is exercised by the tests); a reference left out would silently take its default, so
