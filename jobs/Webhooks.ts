@@ -48,6 +48,9 @@ const logOutcome = (f: Finished, written: boolean) =>
       })
     )
 
+/** The pause before another turn when a due delivery was left unclaimed by the last one. */
+const UNCLAIMED_DUE_PAUSE_MS = 50
+
 export const WebhooksJob = Layer.effectDiscard(
   Effect.gen(function*() {
     const config = yield* AppConfig
@@ -116,7 +119,10 @@ export const WebhooksJob = Layer.effectDiscard(
         // Nothing running: sleep until the next retry comes due. Busy: a finished attempt wakes it.
         const idle = (yield* Ref.get(held)) === 0
         const dueInMs = idle ? yield* webhooks.nextDueInMs : Option.none()
-        const waitMs = Math.max(0, Math.min(config.webhookPollSeconds * 1000, Option.getOrElse(dueInMs, () => Infinity)))
+        // A delivery due now that this turn did not claim (it came due since, or its client's
+        // slots are taken by another daemon) is tried after a short pause, not in a tight loop.
+        const floorMs = claimed === 0 ? UNCLAIMED_DUE_PAUSE_MS : 0
+        const waitMs = Math.max(floorMs, Math.min(config.webhookPollSeconds * 1000, Option.getOrElse(dueInMs, () => Infinity)))
         yield* Effect.race(Queue.take(wake), Effect.sleep(waitMs))
       }
     }).pipe(

@@ -147,10 +147,13 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo
       Request: Schema.Void,
       Result: Schema.Struct({ ms: Schema.NullOr(Schema.Number) }),
       execute: () =>
+        // Every pending delivery not leased now, due already or not: a retry that came due after
+        // the turn's claim (a busy machine) is due now (ms ≤ 0), not left for the poll. A leased
+        // one is its holder's: the holder's record of it wakes the loop.
         sql`SELECT (extract(epoch FROM min(n.next_attempt_at) - now()) * 1000)::float8 AS ms
           FROM clients c CROSS JOIN LATERAL (
             SELECT next_attempt_at FROM webhook_deliveries d
-            WHERE d.client_id = c.id AND d.status = 'pending' AND d.next_attempt_at > now()
+            WHERE d.client_id = c.id AND d.status = 'pending' AND (d.locked_by IS NULL OR d.lease_until <= now())
             ORDER BY d.next_attempt_at LIMIT 1) n`
     })
 
