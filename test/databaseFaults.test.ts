@@ -305,6 +305,23 @@ layer(testServerLayer(), { timeout: 120_000 })("database faults", (it) => {
       expect(sleeping[0]!.n).toBe(0)
     })))
 
+  it.effect("an interruption of the caller interrupts its unit of database work under a deadline and waits for it: the statement is cancelled before the interruption ends", () =>
+    TestClock.withLive(Effect.gen(function*() {
+      const { sql, admin, name } = yield* setup
+      const sleeping = admin<
+        { n: number }
+      >`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = ${name} AND query LIKE 'SELECT pg_sleep(31)%' AND state = 'active'`
+      const caller = yield* Effect.forkChild(
+        Effect.provideService(sqlEdge(sql`SELECT pg_sleep(31)`), DatabaseTimeout, Duration.seconds(60))
+      )
+      yield* eventually(sleeping, (rows) => rows[0]!.n === 1).pipe(Effect.orDie)
+      const started = performance.now()
+      yield* Fiber.interrupt(caller)
+      expect(performance.now() - started).toBeLessThan(5_000)
+      // Not eventually: the interruption has waited for the cancellation.
+      expect((yield* Effect.orDie(sleeping))[0]!.n).toBe(0)
+    })))
+
   it.effect("a daemon task that meets a database fault is given back uncounted and done later, once", () =>
     TestClock.withLive(Effect.gen(function*() {
       let pending = true

@@ -7,7 +7,6 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -81,24 +80,6 @@ export const DatabaseTimeout = Context.Reference<Duration.Duration>("Sql/Databas
 /** Set inside a unit that runs under a deadline: what it calls runs under that one, not its own. */
 const UnderDeadline = Context.Reference<boolean>("Sql/UnderDeadline", { defaultValue: () => false })
 
-/** The fiber's exit, or undefined when `ms` of real time pass first. */
-const exitWithin = <A, E>(fiber: Fiber.Fiber<A, E>, ms: number) =>
-  Effect.callback<Exit.Exit<A, E> | undefined>((resume) => {
-    const timer = setTimeout(() => {
-      removeObserver()
-      resume(Effect.succeed(undefined))
-    }, ms)
-    timer.unref()
-    const removeObserver = fiber.addObserver((exit) => {
-      clearTimeout(timer)
-      resume(Effect.succeed(exit))
-    })
-    return Effect.sync(() => {
-      clearTimeout(timer)
-      removeObserver()
-    })
-  })
-
 /**
  * A unit of database work bounded by DatabaseTimeout (a silent network cut or a hung server would
  * otherwise hold it for the kernel's retransmission timeout, minutes): past it, the unit fails with
@@ -108,26 +89,39 @@ const exitWithin = <A, E>(fiber: Fiber.Fiber<A, E>, ms: number) =>
  * connection whose statement the server did not confirm cancelled (57014), or that stays silent
  * for 5 s more, is closed, never lent again. A unit inside a unit runs under the outer deadline.
  * An interruption of the caller interrupts the unit and waits for it, as without a deadline.
+ *
+ * Every statement passes here, so it is built from as few steps as it can be: the unit runs in a
+ * fiber of its own (only so that the caller can be answered while it is being cancelled), started
+ * at once with the caller's context plus UnderDeadline, and the caller waits for the first of its
+ * exit and the timer in one callback, whose canceller is the caller's interruption.
  */
 export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  // Every statement passes here: the two settings are read off the fiber in one step.
-  Effect.withFiber((current) => {
-    if (current.getRef(UnderDeadline)) return self
-    const timeout = current.getRef(DatabaseTimeout)
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(
-        Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
-        (fiber) =>
-          restore(exitWithin(fiber, Duration.toMillis(timeout))).pipe(
-            Effect.onInterrupt(() => Fiber.interrupt(fiber)),
-            Effect.flatMap((exit): Effect.Effect<A, E | SqlError.SqlError> => {
-              if (exit !== undefined) return exit
-              fiber.interruptUnsafe()
-              return Effect.fail(deadlineExceeded(timeout))
-            })
-          )
-      )
-    )
+  Effect.withFiber((caller) => {
+    if (caller.getRef(UnderDeadline)) return self
+    const timeout = caller.getRef(DatabaseTimeout)
+    const unitContext = Context.add(caller.context as Context.Context<R>, UnderDeadline, true)
+    return Effect.callback<A, E | SqlError.SqlError>((resume) => {
+      const unit = Effect.runForkWith(unitContext)(self)
+      let timer: ReturnType<typeof setTimeout> | undefined = undefined
+      let ended = false
+      const removeObserver = unit.addObserver((exit) => {
+        ended = true
+        if (timer !== undefined) clearTimeout(timer)
+        resume(exit)
+      })
+      if (ended) return // done without waiting (a failure before any I/O)
+      timer = setTimeout(() => {
+        removeObserver()
+        unit.interruptUnsafe()
+        resume(Effect.fail(deadlineExceeded(timeout)))
+      }, Duration.toMillis(timeout))
+      timer.unref()
+      return Effect.suspend(() => {
+        clearTimeout(timer)
+        removeObserver()
+        return Fiber.interrupt(unit)
+      })
+    })
   })
 
 /**
