@@ -71,6 +71,12 @@ export interface AppConfigShape {
   readonly idempotencyPruneIntervalSeconds: number
   /** On SIGTERM the API finishes the requests in flight for at most this long, seconds. */
   readonly shutdownGraceSeconds: number
+  /**
+   * How long the API keeps an idle keep-alive connection open, seconds (advertised as
+   * `Keep-Alive: timeout=`): above a proxy's or load balancer's idle timeout, so that the server is
+   * never the one to close a connection that the other end is about to reuse.
+   */
+  readonly keepAliveSeconds: number
   /** The daemon's own port for /healthz, /readyz and /metrics; none: not served. */
   readonly jobsPort: Option.Option<number>
   /** How often a daemon writes its heartbeat row, seconds. */
@@ -248,6 +254,7 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   idempotencyPruneIntervalSeconds: integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
   shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
     .pipe(Config.withDefault(25)),
+  keepAliveSeconds: positiveSeconds("HTTP_KEEP_ALIVE_SECONDS").pipe(Config.withDefault(65)),
   // Unset or empty: the daemon serves no port (it needs none to work).
   jobsPort: optionalPort("JOBS_PORT"),
   heartbeatIntervalSeconds: positiveSeconds("DAEMON_HEARTBEAT_SECONDS").pipe(Config.withDefault(5)),

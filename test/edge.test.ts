@@ -241,3 +241,39 @@ it("the endpoints that take an empty body are those whose JSON body has only opt
   expect(taking).not.toContain(`POST ${BASE}/guests`)
   for (const key of taking) expect(ROUTES.get(key)?.body, key).toBe("json")
 })
+
+/**
+ * A probe on a keep-alive connection: the answer's Keep-Alive header, and how long after the
+ * answer the server closed the idle connection (ms; the connection is left open until then).
+ */
+const idleClose = Effect.gen(function*() {
+  const { baseUrl } = yield* TestServer
+  const { port } = new URL(baseUrl)
+  return yield* Effect.promise(() =>
+    new Promise<{ readonly keepAlive: string | undefined; readonly closedAfterMs: number }>((resolve) => {
+      const socket = net.connect(Number(port), "127.0.0.1")
+      let text = ""
+      let answeredAt = 0
+      socket.on("data", (d: Buffer) => {
+        text += d.toString("utf8")
+        if (answeredAt === 0 && text.includes("\r\n\r\n")) answeredAt = performance.now()
+      })
+      socket.on("close", () => {
+        const keepAlive = /^keep-alive: *(.*)$/im.exec(text)?.[1]?.trim()
+        resolve({ keepAlive, closedAfterMs: performance.now() - answeredAt })
+      })
+      socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    })
+  )
+})
+
+layer(testServerLayer({ keepAliveSeconds: 1 }))("idle keep-alive connections", (it) => {
+  it.effect("an idle keep-alive connection is kept for HTTP_KEEP_ALIVE_SECONDS, advertised as Keep-Alive: timeout=N, then closed by the server", () =>
+    Effect.gen(function*() {
+      const { keepAlive, closedAfterMs } = yield* idleClose
+      expect(keepAlive).toBe("timeout=1")
+      // Node closes it at the timeout plus its own buffer (1 s); its default would be 5 s and more.
+      expect(closedAfterMs).toBeGreaterThanOrEqual(900)
+      expect(closedAfterMs).toBeLessThan(4_500)
+    }))
+})

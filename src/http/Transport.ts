@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 
@@ -20,6 +20,7 @@ import {
   reasonOfError,
   RequestTimeout
 } from "../../schema/Errors.js"
+import { AppConfig } from "../Config.js"
 import { clip } from "../domain/text.js"
 import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { routeNotFound } from "./errors.js"
@@ -131,10 +132,16 @@ const responding = (socket: Duplex): boolean => {
 
 /**
  * A Node HTTP server whose own answers are envelopes; each one is logged and counted with the
- * services of the calling context (the request log and metrics).
+ * services of the calling context (the request log and metrics). An idle keep-alive connection is
+ * kept for HTTP_KEEP_ALIVE_SECONDS (Node's own default, 5 s, is below every load balancer's idle
+ * timeout: a proxy reusing a connection the server has just closed answers its client 502, and a
+ * client's POST on it fails without knowing whether it ran).
  */
-export const makeApiServer: Effect.Effect<Server> = Effect.map(Effect.context<never>(), (context: Context.Context<never>) => {
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES })
+export const makeApiServer: Effect.Effect<Server, never, AppConfig> = Effect.map(Effect.context<AppConfig>(), (context) => {
+  const server = createServer({
+    maxHeaderSize: MAX_HEADER_BYTES,
+    keepAliveTimeout: Context.get(context, AppConfig).keepAliveSeconds * 1000
+  })
   const report = (refused: Refused, startedAt: number) => {
     const status = ErrorStatus[refused.error._tag]
     const url = clip(refused.url, 512)

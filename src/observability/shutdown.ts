@@ -80,9 +80,9 @@ const makeDrain = (server: Server) => {
  * not run here: `DrainOnShutdown` runs it, built above the app so that it runs before the app's
  * request handler is removed.
  */
-export const drainableServerLayer = (
+export const drainableServerLayer = <R = never>(
   listen: { readonly port: number; readonly host: string },
-  make: Effect.Effect<Server> = Effect.sync(() => createServer())
+  make: Effect.Effect<Server, never, R> = Effect.sync(() => createServer())
 ) =>
   Layer.unwrap(Effect.map(make, (server) => {
     const drain = makeDrain(server)

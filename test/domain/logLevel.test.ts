@@ -79,6 +79,14 @@ describe("start-up check of settings", () => {
     expect(read(appConfig, [secret, ["PORT", "8081"]]).pipe(Result.map((c) => c.port))).toEqual(Result.succeed(8081))
   })
 
+  it("HTTP_KEEP_ALIVE_SECONDS defaults to 65 (above the 60 s idle timeout of common load balancers) and must be above 0", () => {
+    const keepAlive = (env: ReadonlyArray<readonly [string, string]>) =>
+      read(appConfig, [secret, ...env]).pipe(Result.map((c) => c.keepAliveSeconds))
+    expect(keepAlive([])).toEqual(Result.succeed(65))
+    expect(keepAlive([["HTTP_KEEP_ALIVE_SECONDS", "75"]])).toEqual(Result.succeed(75))
+    expect(Result.isFailure(keepAlive([["HTTP_KEEP_ALIVE_SECONDS", "0"]]))).toBe(true)
+  })
+
   it("an unset or empty SECRET_KEY is missing (the bootstrap supplies one), not invalid", () => {
     for (const env of [[], [["SECRET_KEY", ""] as const]]) {
       const result = read(appConfig, env)
