@@ -304,6 +304,25 @@ layer(testServerLayer())("guests", (it) => {
       expect((yield* client.guests.get({ params: { id: b.id } })).hobbies).toBeNull()
     }))
 
+  it.effect("a batch update item whose id is not a valid id fails alone and its result names no id", () =>
+    Effect.gen(function*() {
+      const { baseUrl, credentials, client, company } = yield* setup
+      const g = yield* client.guests.create({ payload: { name: "批改丙", gender: "male", company_id: company.id } })
+      const r = yield* rawRequest(baseUrl, {
+        method: "PUT",
+        path: `${PATH}/batch`,
+        body: JSON.stringify({ guests: [{ id: 1.5, age: 30 }, { id: 2 ** 53, age: 30 }, { id: -3 }, { id: g.id, age: 31 }] }),
+        credentials
+      })
+      expect(r.status).toBe(200)
+      expect(r.json.data).toMatchObject({ success_count: 1, failed_count: 3 })
+      for (const failed of r.json.data.results.slice(0, 3)) {
+        expect(failed).toMatchObject({ status: "failure", error: "invalid_parameter", issues: [{ path: "id" }] })
+        expect(failed).not.toHaveProperty("id")
+      }
+      expect(r.json.data.results[3]).toEqual({ index: 3, status: "success", id: g.id })
+    }))
+
   it.effect("list filters by keyword (two-character names, phone digits), gender, workplace, status and company", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup

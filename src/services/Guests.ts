@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
+import { Id } from "../../schema/Common.js"
 import {
   type BatchOutcome,
   type BatchResult,
@@ -37,6 +38,8 @@ const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown)
     (error) => issuesOfSchemaError(error, "item")
   )
 }
+
+const isId = Schema.is(Id)
 
 const invalidItem = (index: number, issues: ReadonlyArray<Issue>, id?: number): BatchResult => ({
   index,
@@ -200,7 +203,8 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       const results: Array<BatchResult> = []
       const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
       items.forEach((item, index) => {
-        const itemId = typeof item === "object" && item !== null && "id" in item && typeof item.id === "number" ? item.id : undefined
+        // A failed item names its guest only when it sent a valid id (not 1.5, not past the id range).
+        const itemId = typeof item === "object" && item !== null && "id" in item && isId(item.id) ? item.id : undefined
         const unsupported = typeof item === "object" && item !== null
           ? UPDATE_ONLY_FIELDS.filter((f) => Object.hasOwn(item, f))
           : []
