@@ -47,6 +47,18 @@ export const syncScope = (list: string, query: object, pathIds: object = {}): st
 }
 
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/u
+
+/**
+ * An instant as a cursor holds it, and one that exists: Date.parse would take February 30 or
+ * 24:00 (rolling them over) and year 0, which PostgreSQL refuses, so the text must survive the round
+ * trip through a Date, from year 1.
+ */
+const isInstant = (at: string): boolean => {
+  if (!AT.test(at) || at.startsWith("0000")) return false
+  const millis = `${at.slice(0, 23)}Z`
+  const date = new Date(millis)
+  return !Number.isNaN(date.getTime()) && date.toISOString() === millis
+}
 const VERSION = "1"
 
 /** The opaque cursor of a position, for a scope. */
@@ -65,7 +77,7 @@ export const decodeCursor = (cursor: string, scope: string): Result.Result<SyncP
   const parts = Buffer.from(cursor, "base64url").toString("utf8").split("|")
   if (parts.length !== 4) return Result.fail("malformed")
   const [version, madeFor, at, id] = parts as [string, string, string, string]
-  if (version !== VERSION || !AT.test(at) || Number.isNaN(Date.parse(at)) || !/^[1-9]\d{0,9}$/u.test(id)) return Result.fail("malformed")
+  if (version !== VERSION || !isInstant(at) || !/^[1-9]\d{0,9}$/u.test(id)) return Result.fail("malformed")
   const n = Number(id)
   if (n > 2_147_483_647) return Result.fail("malformed")
   return madeFor === scope ? Result.succeed({ at, id: n }) : Result.fail("other filters")
