@@ -19,6 +19,7 @@ export type ResponseMask = typeof ResponseMask
 
 export { optionalOut, trusted } from "../src/domain/schemaFields.js"
 import { trusted } from "../src/domain/schemaFields.js"
+import { existsAsUtc } from "../src/domain/time.js"
 
 /**
  * `{code: 200, message: "ok", data}` around a success value; handlers return the bare value. The
@@ -161,10 +162,7 @@ export const PlatformTime = Schema.String.check(
   Schema.isPattern(/^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}$/u, {
     message: "must be YYYY-MM-DD HH:MM:SS (platform time zone)"
   }).abort(),
-  Schema.makeFilter((s: string) => {
-    const t = Date.parse(`${s.slice(0, 10)}T${s.slice(11)}Z`)
-    return (!Number.isNaN(t) && new Date(t).toISOString().slice(0, 19) === `${s.slice(0, 10)}T${s.slice(11)}`) || "must be a real time"
-  })
+  Schema.makeFilter((s: string) => existsAsUtc(`${s.slice(0, 10)}T${s.slice(11)}`) || "must be a real time")
 ).annotate({ description: "YYYY-MM-DD HH:MM:SS (or with T), platform time zone" })
 
 /**

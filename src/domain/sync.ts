@@ -7,6 +7,8 @@ import { createHash } from "node:crypto"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
+import { existsAsUtc } from "./time.js"
+
 /** A position in (updated_at, id) order: the instant as UTC text with microseconds, and the id. */
 export const SyncPosition = Schema.Struct({ at: Schema.String, id: Schema.Int })
 export type SyncPosition = typeof SyncPosition.Type
@@ -49,16 +51,11 @@ export const syncScope = (list: string, query: object, pathIds: object = {}): st
 const AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/u
 
 /**
- * An instant as a cursor holds it, and one that exists: Date.parse would take February 30 or
- * 24:00 (rolling them over) and year 0, which PostgreSQL refuses, so the text must survive the round
- * trip through a Date, from year 1.
+ * An instant as a cursor holds it, and one that exists (not February 30 or 24:00, which Date.parse
+ * would roll over), from year 1 (PostgreSQL has no year 0).
  */
-const isInstant = (at: string): boolean => {
-  if (!AT.test(at) || at.startsWith("0000")) return false
-  const millis = `${at.slice(0, 23)}Z`
-  const date = new Date(millis)
-  return !Number.isNaN(date.getTime()) && date.toISOString() === millis
-}
+const isInstant = (at: string): boolean => AT.test(at) && !at.startsWith("0000") && existsAsUtc(at.slice(0, 23))
+
 const VERSION = "1"
 
 /** The opaque cursor of a position, for a scope. */

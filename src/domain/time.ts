@@ -89,3 +89,12 @@ export const parseTimestamp = (text: string, timeZone: string): Date => {
   const wallAsUtc = Date.UTC(Number(p.year), Number(p.month) - 1, Number(p.day), Number(p.hour), Number(p.minute), Number(p.second))
   return new Date(asUtc - (wallAsUtc - asUtc))
 }
+
+/**
+ * Whether `YYYY-MM-DDTHH:MM:SS` (with `.mmm` or not), read as UTC, names a time that exists:
+ * Date.parse takes February 30 or 24:00 and rolls them over, so the text must survive the round trip.
+ */
+export const existsAsUtc = (text: string): boolean => {
+  const t = Date.parse(`${text}Z`)
+  return !Number.isNaN(t) && new Date(t).toISOString().slice(0, text.length) === text
+}

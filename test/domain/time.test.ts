@@ -2,7 +2,7 @@
 // writes, in zones with and without daylight saving, across their transitions.
 import { describe, expect, it } from "@effect/vitest"
 
-import { formatDate, formatIso, formatTimestamp, parseTimestamp, slowTimestamp } from "../../src/domain/time.js"
+import { existsAsUtc, formatDate, formatIso, formatTimestamp, parseTimestamp, slowTimestamp } from "../../src/domain/time.js"
 
 const ZONES = [
   "Asia/Shanghai",
@@ -71,5 +71,23 @@ describe("platform time rendering", () => {
       const d = new Date(Date.UTC(2026, 6, 1, 12, 34, 56))
       expect(parseTimestamp(formatTimestamp(d, zone), zone).getTime()).toBe(d.getTime())
     }
+  })
+})
+
+describe("a time that exists", () => {
+  it.each([
+    ["2024-02-29T12:00:00", true],
+    ["2026-11-26T06:45:34.546", true],
+    ["0001-01-01T00:00:00", true],
+    ["9999-12-31T23:59:59", true],
+    ["2026-02-29T00:00:00", false],
+    ["2026-02-30T00:00:00", false],
+    ["2026-01-01T24:00:00", false],
+    ["2026-12-31T23:59:60", false],
+    ["2026-13-01T00:00:00", false],
+    ["2026-04-31T00:00:00.000", false],
+    ["not a time", false]
+  ])("%s read as UTC exists: %s", (text, exists) => {
+    expect(existsAsUtc(text)).toBe(exists)
   })
 })
