@@ -4,7 +4,9 @@ import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
+import { parseLogValue, renderLogValue } from "../src/domain/operationLog.js"
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import {
   AccountDisabledEnvelope,
@@ -142,13 +144,24 @@ export const LogAction = Schema.Literals([
 ])
 export type LogAction = typeof LogAction.Type
 
+/** A log value as the service holds it: a status or an id as text, or an update's changed fields. */
+export const LogValue = Schema.Union([Schema.String, Schema.Record(Schema.String, Schema.Unknown)])
+
+/**
+ * A log value on the wire: text, an update's changed fields being their JSON text. The service
+ * keeps them as fields until the answer is written, so a masking client's mask reaches them.
+ */
+const LogValueText = Schema.String.pipe(
+  Schema.decodeTo(LogValue, SchemaTransformation.transform({ decode: parseLogValue, encode: renderLogValue }))
+)
+
 const logFields = {
   id: Schema.Int,
   action: LogAction,
   target_type: Schema.NullOr(Schema.String),
   target_id: Schema.NullOr(Schema.Int),
-  from_value: Schema.NullOr(Schema.String),
-  to_value: Schema.NullOr(Schema.String),
+  from_value: Schema.NullOr(LogValueText),
+  to_value: Schema.NullOr(LogValueText),
   operator_id: Schema.Int,
   operator_name: Schema.String,
   remark: Schema.NullOr(Schema.String),

@@ -1,30 +1,41 @@
 // Migrations: two processes starting on a new database at once must not collide; a migration file
-// runs as its statements, cut where a `;` ends one.
+// runs as its statements, cut where a `;` ends one; rows written under an older schema read as
+// they did once a migration converts them.
 import { randomBytes } from "node:crypto"
 
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
+import { insertRows } from "../src/repos/sqlHelpers.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { splitSqlStatements } from "../src/sql/splitSql.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { createCredentials, fakeCardParser, liveAppLayer, serverLayer, TestServer } from "./support/harness.js"
+import { rawRequest } from "./support/raw.js"
 
-it.live("two concurrent migration runs on an empty database apply each migration once", () =>
+/** An empty database for one test, dropped at the end of its scope; its URL. */
+const emptyDatabase = (prefix: string) =>
   Effect.gen(function*() {
     const adminUrl = inject("databaseAdminUrl")
-    const name = `mm_migrate_${randomBytes(4).toString("hex")}`
+    const name = `${prefix}_${randomBytes(4).toString("hex")}`
     const admin = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin")), SqlClient.SqlClient)
     yield* Effect.acquireRelease(
       admin.unsafe(`CREATE DATABASE "${name}" ENCODING 'UTF8' TEMPLATE template0`),
       () => Effect.ignore(admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
     )
-    const url = withDatabase(adminUrl, name)
+    return withDatabase(adminUrl, name)
+  })
+
+it.live("two concurrent migration runs on an empty database apply each migration once", () =>
+  Effect.gen(function*() {
+    const url = yield* emptyDatabase("mm_migrate")
     const runs = yield* Effect.promise(() => Promise.all([migrateDatabase(url), migrateDatabase(url), migrateDatabase(url)]))
     // One run applied everything; the others found the database current.
     const applied = runs.flat()
@@ -51,3 +62,73 @@ CREATE FUNCTION f() RETURNS text LANGUAGE plpgsql AS $body$ BEGIN RETURN 'a;b'; 
     "/* block; /* nested; */ still a comment; */ SELECT E'it\\'s; fine', $$;$$"
   ])
 })
+
+it.live(
+  "0018 converts the operation log values written as text: a client without masking reads the same text, a masking client an update's phone masked",
+  () =>
+    Effect.gen(function*() {
+      const url = yield* emptyDatabase("mm_logs")
+      yield* Effect.promise(() => migrateDatabase(url, 17))
+      // Entries as the service wrote them before 0018: an update's values were JSON text.
+      const update = {
+        from: JSON.stringify({ phone: "13800138000", remark: "旧\n行 \"引号\" \\ 斜杠" }),
+        to: JSON.stringify({ phone: "13911112222", remark: null })
+      }
+      const groupUpdate = { from: JSON.stringify({ name: "旧群", remark: "备注" }), to: JSON.stringify({ name: "新群", remark: null }) }
+      const old = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url), "test")), SqlClient.SqlClient)
+      const [account] = yield* old<{ id: number }>`INSERT INTO work_wechats (wechat_number, phone)
+        VALUES ('legacy_acct', '13911112222') RETURNING id::int AS id`
+      const [group] = yield* old<{ id: number }>`INSERT INTO work_groups (name) VALUES ('新群') RETURNING id::int AS id`
+      const entry = (action: string, from: string | null, to: string | null, target: number | null = null) => ({
+        action,
+        from_value: from,
+        to_value: to,
+        target_type: target === null ? null : "matchmaker",
+        target_id: target,
+        operator_id: 0,
+        operator_name: "Open API"
+      })
+      const accountEntries = [
+        entry("update", update.from, update.to),
+        entry("disable", "active", "disabled"),
+        entry("transfer_in", "7", "9", 3),
+        entry("associate", null, null, 4)
+      ]
+      yield* old`INSERT INTO work_wechat_logs ${old.insert(insertRows(accountEntries.map((e) => ({ ...e, work_wechat_id: account!.id }))))}`
+      yield* old`INSERT INTO work_group_logs ${
+        old.insert({ ...entry("update", groupUpdate.from, groupUpdate.to), work_group_id: group!.id })
+      }`
+      expect(yield* Effect.promise(() => migrateDatabase(url))).toContain("0018_operation_log_values")
+
+      const database = Layer.orDie(pgClientLayer(Redacted.make(url), "test"))
+      yield* Effect.gen(function*() {
+        const { baseUrl } = yield* TestServer
+        const plain = yield* createCredentials()
+        const masking = yield* createCredentials(undefined, { masking: true })
+        const logsOf = (credentials: typeof plain, path: string) =>
+          Effect.map(
+            rawRequest(baseUrl, { path, credentials }),
+            (r) =>
+              (r.json.data.list as Array<{ action: string; from_value: string | null; to_value: string | null }>)
+                .map((l) => [l.action, l.from_value, l.to_value])
+          )
+        const accountLogs = `/api/open/v1/work-wechats/${account!.id}/logs`
+        const groupLogs = `/api/open/v1/work-groups/${group!.id}/logs`
+        // Newest first; every value the very text it was.
+        expect(yield* logsOf(plain, accountLogs)).toEqual(accountEntries.map((e) => [e.action, e.from_value, e.to_value]).reverse())
+        expect(yield* logsOf(plain, groupLogs)).toEqual([["update", groupUpdate.from, groupUpdate.to]])
+        const masked = yield* logsOf(masking, accountLogs)
+        expect(masked[3]).toEqual([
+          "update",
+          JSON.stringify({ phone: "138****8000", remark: "旧\n行 \"引号\" \\ 斜杠" }),
+          JSON.stringify({ phone: "139****2222", remark: null })
+        ])
+        expect(masked.slice(0, 3)).toEqual(accountEntries.slice(1).map((e) => [e.action, e.from_value, e.to_value]).reverse())
+      }).pipe(
+        Effect.provide(
+          serverLayer.pipe(Layer.provideMerge(liveAppLayer({}, fakeCardParser, database)), Layer.provideMerge(FetchHttpClient.layer))
+        )
+      )
+    }),
+  { timeout: 60_000 }
+)

@@ -94,8 +94,8 @@ layer(testServerLayer())("work WeChat accounts", (it) => {
       yield* client.workWechats.setStatus({ params: { id }, query: { status: "active" } })
       const logs = (yield* client.workWechats.logs({ params: { id }, query: {} })).list
       expect(logs.map((l) => l.action)).toEqual(["enable", "disable", "update", "create"])
-      expect(JSON.parse(logs[2]!.from_value!)).toEqual({ remark: "旧", wechat_nickname: null })
-      expect(JSON.parse(logs[2]!.to_value!)).toEqual({ remark: "新", wechat_nickname: "小王" })
+      expect(logs[2]!.from_value).toEqual({ remark: "旧", wechat_nickname: null })
+      expect(logs[2]!.to_value).toEqual({ remark: "新", wechat_nickname: "小王" })
       expect(logs[2]).toMatchObject({
         operator_id: 0,
         operator_name: "Open API",

@@ -25,7 +25,7 @@ import {
 import { DuplicateGroupNo } from "../domain/errors.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
-import { makeOperationLogs } from "./operationLogs.js"
+import { makeOperationLogs, StoredLogValues } from "./operationLogs.js"
 import { CountRow, Timestamp } from "./rows.js"
 import {
   containsPattern,
@@ -73,7 +73,7 @@ const LockedGroup = WorkGroup.mapFields(Struct.pick(["id", "status", "name", "gr
 
 const MatchmakerMemberPageRow = Schema.Struct({ ...MatchmakerMember.fields, joined_at: Timestamp, ...PageKeys })
 const AccountMemberPageRow = Schema.Struct({ ...WorkWechatMember.fields, joined_at: Timestamp, ...PageKeys })
-const LogPageRow = Schema.Struct({ ...WorkGroupLog.fields, created_at: Timestamp, ...PageKeys })
+const LogPageRow = Schema.Struct({ ...WorkGroupLog.fields, ...StoredLogValues, created_at: Timestamp, ...PageKeys })
 
 const IdRow = Schema.Struct({ id: Schema.Int })
 const Ids = Schema.Array(Schema.Int)

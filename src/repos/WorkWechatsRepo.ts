@@ -24,7 +24,7 @@ import {
 import { DuplicateDeviceId, DuplicatePhone, DuplicateWechatNumber } from "../domain/errors.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
-import { makeOperationLogs } from "./operationLogs.js"
+import { makeOperationLogs, StoredLogValues } from "./operationLogs.js"
 import { CountRow, Timestamp } from "./rows.js"
 import {
   containsPattern,
@@ -78,6 +78,7 @@ const AssociationPageRow = Schema.Struct({
 })
 const LogPageRow = Schema.Struct({
   ...WorkWechatLog.fields,
+  ...StoredLogValues,
   created_at: Timestamp,
   total_count: Schema.optional(Schema.Int),
   ...SyncKeyFields

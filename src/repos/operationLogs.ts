@@ -7,7 +7,7 @@ import type * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js"
-import { LogAction } from "../../schema/WorkWechats.js"
+import { LogAction, LogValue } from "../../schema/WorkWechats.js"
 import type { LogEntry } from "../domain/operationLog.js"
 import { SyncWindow } from "../domain/sync.js"
 import { CountRow } from "./rows.js"
@@ -22,15 +22,29 @@ const OWNER_TABLE = { work_wechat_logs: "work_wechats", work_group_logs: "work_g
 
 const nullableText = Schema.optional(Schema.NullOr(Schema.String))
 
+/**
+ * The value columns of a log row as stored (json since migration 0018: a status or an id as a
+ * JSON string, an update's changed fields as an object); each owner's page row takes them in
+ * place of the contract's wire text.
+ */
+export const StoredLogValues = { from_value: Schema.NullOr(LogValue), to_value: Schema.NullOr(LogValue) }
+
 /** One entry to write, as the domain describes it (absent details are stored as NULL). */
 const Entry = Schema.Struct({
   action: LogAction,
   target_type: nullableText,
   target_id: Schema.optional(Schema.NullOr(Schema.Int)),
-  from_value: nullableText,
-  to_value: nullableText,
+  from_value: Schema.optional(StoredLogValues.from_value),
+  to_value: Schema.optional(StoredLogValues.to_value),
   remark: nullableText
 })
+
+/**
+ * A value for a json column: its JSON text, which PostgreSQL's `json` keeps as written (the
+ * object's keys in the order the change named them; `jsonb` would reorder them).
+ */
+const jsonText = (value: typeof LogValue.Type | null | undefined): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value)
 
 const PageRequest = Schema.Struct({
   ownerId: Schema.Int,
@@ -65,8 +79,8 @@ export const makeOperationLogs = <A extends SyncPageRow, I, R>(
           action: e.action,
           target_type: e.target_type ?? null,
           target_id: e.target_id ?? null,
-          from_value: e.from_value ?? null,
-          to_value: e.to_value ?? null,
+          from_value: jsonText(e.from_value),
+          to_value: jsonText(e.to_value),
           operator_id: OPERATOR.id,
           operator_name: OPERATOR.name,
           remark: e.remark ?? null

@@ -46,22 +46,28 @@ const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem> = Effect.gen(functio
 const MIGRATION_LOCK_KEY = 727_001_1
 
 /**
- * Applies pending migrations. The migrator creates its table outside its own lock, so two
- * processes starting on a new database are serialised by a session advisory lock held on a
- * reserved connection for the whole run.
+ * Applies pending migrations, up to and including number `through` (all of them by default: a
+ * test may stop earlier to write rows as an older schema held them). The migrator creates its
+ * table outside its own lock, so two processes starting on a new database are serialised by a
+ * session advisory lock held on a reserved connection for the whole run.
  */
-export const migrate = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  return yield* Effect.scoped(
-    Effect.gen(function*() {
-      const conn = yield* sql.reserve
-      yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
-      const applied = yield* Effect.ensuring(
-        Migrator.make({})({ loader: sqlFileLoader }),
-        Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
-      )
-      // The migrations this run applied, as "0001_name" (empty when the database was current).
-      return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
-    })
-  )
-}).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Sql.migrate"))
+export const migrateThrough = (through: number) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const loader = Effect.map(sqlFileLoader, (migrations) => migrations.filter(([id]) => id <= through))
+    return yield* Effect.scoped(
+      Effect.gen(function*() {
+        const conn = yield* sql.reserve
+        yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
+        const applied = yield* Effect.ensuring(
+          Migrator.make({})({ loader }),
+          Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
+        )
+        // The migrations this run applied, as "0001_name" (empty when the database was current).
+        return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+      })
+    )
+  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Sql.migrate"))
+
+/** Applies every pending migration. */
+export const migrate = migrateThrough(Number.POSITIVE_INFINITY)

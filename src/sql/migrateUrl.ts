@@ -2,8 +2,10 @@
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 
-import { migrate, pgClientLayer } from "./Sql.js"
+import { migrateThrough } from "./migrate.js"
+import { pgClientLayer } from "./Sql.js"
 
-export async function migrateDatabase(url: string): Promise<ReadonlyArray<string>> {
-  return await Effect.runPromise(migrate.pipe(Effect.provide(pgClientLayer(Redacted.make(url), "migrate")), Effect.orDie))
+/** Applies the pending migrations (up to number `through`, when given); the ones it applied. */
+export async function migrateDatabase(url: string, through = Number.POSITIVE_INFINITY): Promise<ReadonlyArray<string>> {
+  return await Effect.runPromise(migrateThrough(through).pipe(Effect.provide(pgClientLayer(Redacted.make(url), "migrate")), Effect.orDie))
 }
