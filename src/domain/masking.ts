@@ -75,6 +75,20 @@ const STARRING_BY_NAME: ReadonlyMap<string, Starring> = (() => {
 /** Every field name the masker stars, with how (the union of MASKED_FIELDS over resources). */
 export const maskedFieldNames = (): ReadonlyMap<string, Starring> => STARRING_BY_NAME
 
+/**
+ * The request parameters whose values traces and logs never carry, for any client (DECISIONS §13):
+ * every masked field's name (a filter or a body field of that name), and `keyword` where a list's
+ * keyword matches a masked field. Derived from the tables, so a new masked field is covered.
+ */
+export const REDACTED_PARAMETERS: ReadonlyArray<string> = [
+  ...STARRING_BY_NAME.keys(),
+  ...(Object.entries(KEYWORD_FIELDS).some(([resource, fields]) =>
+      fields.some((field: string) => isMasked(resource as SearchedResource, field))
+    )
+    ? ["keyword"]
+    : [])
+]
+
 export const maskPhone = (value: string): string =>
   [...value].length < 7 ? "***" : `${[...value].slice(0, 3).join("")}****${[...value].slice(-4).join("")}`
 

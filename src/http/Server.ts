@@ -13,6 +13,7 @@ import * as Scope from "effect/Scope"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { isProbe, ProbeRoutesLive } from "../observability/health.js"
+import { RedactedQueryLive } from "../observability/tracing.js"
 import { ROOT_PATH, ROUTER_CONFIG } from "./allow.js"
 import { DOCS_PATH, DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
@@ -84,6 +85,7 @@ export const HttpAppLive = Layer.unwrap(
     )
   )
 ).pipe(
-  // A span per request when traces are exported, except for the probes a supervisor polls.
-  Layer.provide(Layer.succeed(HttpMiddleware.TracerDisabledWhen)(isProbe))
+  // A span per request when traces are exported, except for the probes a supervisor polls; no
+  // value of a masked field in its URL.
+  Layer.provide([Layer.succeed(HttpMiddleware.TracerDisabledWhen)(isProbe), RedactedQueryLive])
 )

@@ -5,6 +5,7 @@ import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
+import * as UrlParams from "effect/http/UrlParams"
 import * as Layer from "effect/Layer"
 import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
@@ -13,6 +14,7 @@ import * as References from "effect/References"
 import * as Result from "effect/Result"
 
 import { setting } from "../Config.js"
+import { REDACTED_PARAMETERS } from "../domain/masking.js"
 
 export interface TracingConfig {
   /** The collector's base URL (traces go to `<endpoint>/v1/traces`); none: no tracing. */
@@ -48,6 +50,16 @@ export const tracesUrl = (endpoint: string): string => `${endpoint.endsWith("/")
 
 /** The server's request span is named `http.server <METHOD>`, as OpenTelemetry's HTTP instrumentation names it. */
 const SpanNamesLive = Layer.succeed(HttpMiddleware.SpanNameGenerator)((request) => `http.server ${request.method}`)
+
+/**
+ * The query parameters a request's span (`url.full`, `url.query`) and a 5xx's error show as
+ * `REDACTED`: effect's defaults (signed-URL signatures) and every parameter that may carry a masked
+ * value (DECISIONS §13), whoever the client. The request log shows no query at all.
+ */
+export const RedactedQueryLive = Layer.succeed(UrlParams.CurrentRedactedNames)([
+  ...UrlParams.CurrentRedactedNames.defaultValue(),
+  ...REDACTED_PARAMETERS
+])
 
 /** The OTLP tracer for `endpoint`; spans are flushed when the layer is released (shutdown). */
 export const otlpTracingLayer = (options: {

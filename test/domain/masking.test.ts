@@ -11,6 +11,7 @@ import {
   maskedFieldNames,
   maskedFilters,
   maskPhone,
+  REDACTED_PARAMETERS,
   type SearchedResource
 } from "../../src/domain/masking.js"
 
@@ -141,5 +142,13 @@ describe("maskedFilters", () => {
   it("matchmaker: work_wechat_id (an account id) is not the masked wechat_id", () => {
     expect(maskedFilters("matchmaker", true, { work_wechat_id: 3 })).toEqual([])
     expect(maskedFilters("matchmaker", true, { wechat_id: "w", phone: "1" })).toEqual(["wechat_id", "phone"])
+  })
+})
+
+describe("REDACTED_PARAMETERS", () => {
+  it("names every field the masker stars, and keyword (it searches masked fields), and nothing else", () => {
+    expect([...REDACTED_PARAMETERS].sort()).toEqual([...maskedFieldNames().keys(), "keyword"].sort())
+    // The premise of `keyword`: some list's keyword matches a masked field.
+    expect(Object.entries(KEYWORD_FIELDS).some(([r, fields]) => fields.some((f: string) => isMasked(r as SearchedResource, f)))).toBe(true)
   })
 })
