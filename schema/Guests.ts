@@ -71,10 +71,15 @@ export const RequirementTags = Schema.Struct({
 export type RequirementTags = typeof RequirementTags.Type
 
 const PhotoUrl = Text(500, 1)
+/**
+ * A real date from year 1 (PostgreSQL has no year 0: it would refuse the value with a message
+ * quoting it, and a birth date is masked, DECISIONS §13).
+ */
 const DateText = Schema.String.check(
   Schema.isPattern(/^\d{4}-\d{2}-\d{2}$/u, { message: "must be a date YYYY-MM-DD" }).abort(),
   Schema.makeFilter((s: string) =>
-    !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) || "must be a real date"
+    s >= "0001-01-01" && !Number.isNaN(Date.parse(`${s}T00:00:00Z`)) && new Date(`${s}T00:00:00Z`).toISOString().startsWith(s) ||
+    "must be a real date"
   )
 )
 const DateTimeText = Schema.String.check(

@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError } from "../../schema/Errors.js"
 import { InvalidInput, NotFound } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
-import { databaseFaultOf } from "../repos/databaseFaults.js"
+import { databaseFaultOf, refusedValueOf } from "../repos/databaseFaults.js"
 import { databaseUnavailable } from "../repos/sqlHelpers.js"
 import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { RequestId } from "./RequestState.js"
@@ -70,8 +70,11 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
   }
   if (fault === "invalid_value") {
     // The contract should have refused this value; it is still the client's input, not a 500.
+    // Logged by what the database named, not its message, which quotes the value.
     return Effect.as(
-      logged("warning", "database refused a value the contract let through"),
+      Effect.logWarning("database refused a value the contract let through").pipe(
+        Effect.annotateLogs({ request_id: requestId, ...refusedValueOf(culprit) })
+      ),
       InvalidInput.of([{ path: "body", message: "a value is out of range or not storable" }], "invalid parameters")
     )
   }

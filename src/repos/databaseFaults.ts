@@ -111,3 +111,23 @@ export const databaseFaultOf = (error: unknown): DatabaseFault | undefined => {
   if (code.startsWith("22") || code === "54000") return "invalid_value"
   return "defect"
 }
+
+/** The fields of a server error that name what it is about, never a value (DECISIONS §13). */
+const NAMING_FIELDS = ["code", "routine", "schema", "table", "column", "dataType", "constraint"] as const
+
+/**
+ * What a log line may say of a value PostgreSQL refused: its SQLSTATE and the schema objects the
+ * server named. Not its message or detail: those quote the value ("invalid input syntax for type
+ * date: \"…\""), which may be a masked field's.
+ */
+export const refusedValueOf = (error: unknown): Readonly<Record<string, string>> => {
+  const cause: unknown = sqlErrorIn(error)?.reason.cause
+  if (typeof cause !== "object" || cause === null) return {}
+  const fields = cause as Readonly<Record<string, unknown>>
+  const out: Record<string, string> = {}
+  for (const name of NAMING_FIELDS) {
+    const value = fields[name]
+    if (typeof value === "string") out[name === "code" ? "sqlstate" : name] = value
+  }
+  return out
+}

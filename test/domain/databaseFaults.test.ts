@@ -5,7 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as SqlError from "effect/sql/SqlError"
 
-import { type DatabaseFault, databaseFaultOf } from "../../src/repos/databaseFaults.js"
+import { type DatabaseFault, databaseFaultOf, refusedValueOf } from "../../src/repos/databaseFaults.js"
 
 type Tag = SqlError.SqlErrorReason["_tag"]
 
@@ -127,5 +127,30 @@ describe("databaseFaultOf", () => {
     expect(databaseFaultOf(Object.assign(new Error("x"), { code: "ECONNREFUSED" }))).toBeUndefined()
     expect(databaseFaultOf(new Cause.NoSuchElementError())).toBeUndefined()
     expect(databaseFaultOf(undefined)).toBeUndefined()
+  })
+})
+
+describe("refusedValueOf", () => {
+  it("names the SQLSTATE and the schema objects of a refused value, never the message, detail or context that quote it", () => {
+    const value = "0000-01-01"
+    const cause = Object.assign(new Error(`date/time field value out of range: "${value}"`), {
+      code: "22008",
+      routine: "DateTimeParseError",
+      table: "guests",
+      column: "birth_date",
+      detail: `Failing row contains (${value}).`,
+      where: `unnamed portal parameter $3 = '${value}'`,
+      hint: `Perhaps you need a different "datestyle" setting for ${value}.`
+    })
+    const error = new SqlError.SqlError({
+      reason: new SqlError.UnknownError({ cause, message: "PgConnection: error", operation: "query" })
+    })
+    expect(refusedValueOf(new Error("outer", { cause: error }))).toEqual({
+      sqlstate: "22008",
+      routine: "DateTimeParseError",
+      table: "guests",
+      column: "birth_date"
+    })
+    expect(refusedValueOf(new Error(value))).toEqual({})
   })
 })
