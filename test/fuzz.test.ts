@@ -333,7 +333,7 @@ const sendAll = (
           credentials
         }).pipe(
           Effect.catchDefect((e) =>
-            Effect.succeed({ status: 0, headers: new Headers(), json: { code: 0, message: String(e), data: null } })
+            Effect.succeed({ status: 0, headers: new Headers(), text: "", json: { code: 0, message: String(e), data: null } })
           )
         )
         if (res.status === 200) ok++

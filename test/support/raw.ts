@@ -9,6 +9,8 @@ import { newNonce } from "../../src/client/Client.js"
 export interface RawResponse {
   readonly status: number
   readonly headers: Headers
+  /** The body as received (every byte, for tests that search it). */
+  readonly text: string
   // Test assertions read arbitrary envelope fields; the envelope itself is checked by value.
   readonly json: { code: number; message: string; data: any } // eslint-disable-line @typescript-eslint/no-explicit-any
 }
@@ -57,6 +59,6 @@ export const rawRequest = (baseUrl: string, o: RawOptions) =>
     return yield* Effect.promise(async (): Promise<RawResponse> => {
       const res = await fetch(url, { method, headers, ...(o.body !== undefined ? { body } : {}) })
       const text = await res.text()
-      return { status: res.status, headers: res.headers, json: JSON.parse(text) }
+      return { status: res.status, headers: res.headers, text, json: JSON.parse(text) }
     })
   })
