@@ -36,8 +36,8 @@ export const GIVEN_BY_CALLER = { "match.status_changed": ["previous_status"] } a
   readonly [T in KeptType]?: ReadonlyArray<(typeof KEPT_KEYS)[T][number]>
 }
 
-export const keptKeysOf = (type: CatalogueEventType): ReadonlyArray<string> =>
-  Object.hasOwn(KEPT_KEYS, type) ? KEPT_KEYS[type as KeptType] : []
+/** The keys `type` keeps beside the record (none for a type that kept none, or outside the catalogue). */
+export const keptKeysOf = (type: string): ReadonlyArray<string> => Object.hasOwn(KEPT_KEYS, type) ? KEPT_KEYS[type as KeptType] : []
 
 type Data = Readonly<Record<string, unknown>>
 
