@@ -138,6 +138,19 @@ interface Payload {
   readonly data: Record<string, unknown>
 }
 
+/** Every event of the feed this client may read, from the oldest kept. */
+const readFeed = (client: Effect.Success<ReturnType<typeof signedClient>>["client"]) =>
+  Effect.gen(function*() {
+    const feed: Array<Payload> = []
+    let after: string | undefined
+    for (;;) {
+      const page = yield* client.events.list({ query: { page_size: 1000, ...(after === undefined ? {} : { after }) } })
+      feed.push(...page.list)
+      if (page.list.length === 0) return feed
+      after = page.next_after ?? undefined
+    }
+  })
+
 layer(liveLayer, { excludeTestServices: true, timeout: 120_000 })("every event type's payload keys", (it) => {
   it.effect("a full run emits every type with every key of the snapshot (a removed key fails, naming its type); new keys must be recorded", () =>
     Effect.gen(function*() {
@@ -207,7 +220,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 120_000 })("every event t
           match_score: 88,
           share_link: "https://example.test/s/1",
           share_channel: "wechat",
-          extra: { k: 1 }
+          extra: { k: 1, phone: "13800138000" }
         }
       })
       yield* client.followUps.fail({ params: { task_id: t2 }, payload: { error_code: "E1", error_msg: "no answer" } })
@@ -233,14 +246,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 120_000 })("every event t
       yield* admin("webhooks", "test", credentials.appKey)
 
       // The feed's payloads, and the deliveries (one per feed event, and the two tests).
-      const feed: Array<Payload> = []
-      let after: string | undefined
-      for (;;) {
-        const page = yield* client.events.list({ query: { page_size: 1000, ...(after === undefined ? {} : { after }) } })
-        feed.push(...page.list)
-        if (page.list.length === 0) break
-        after = page.next_after ?? undefined
-      }
+      const feed = yield* readFeed(client)
       const received = yield* eventually(
         "a delivery of every event and of both tests",
         Effect.sync(() => receiver.received),
@@ -258,8 +264,17 @@ layer(liveLayer, { excludeTestServices: true, timeout: 120_000 })("every event t
       }
       const fromFeed = keysOf(feed)
       const fromDeliveries = keysOf(delivered)
-      // A webhook carries what the feed lists, key for key.
-      for (const type of EVENT_TYPES) expect(fromDeliveries[type], type).toEqual(fromFeed[type])
+      // A webhook carries what the feed lists, key for key; a masking client reads the same keys
+      // (masking hides values by field name, at any depth, never a key).
+      const masked = yield* readFeed((yield* signedClient(undefined, { masking: true })).client)
+      const fromMasked = keysOf(masked)
+      for (const type of EVENT_TYPES) {
+        expect(fromDeliveries[type], type).toEqual(fromFeed[type])
+        expect(fromMasked[type], `${type}, masked`).toEqual(fromFeed[type])
+      }
+      const completed = masked.find((p) => p.type === "follow_up.task_completed")!.data
+      expect(completed).toMatchObject({ task_id: t1, completed_by: credentials.appKey, extra: { phone: "138****8000" } })
+      expect(completed.result).toMatchObject({ extra: { phone: "138****8000" } })
       // Both webhook.test senders give the same keys.
       const tests = delivered.filter((p) => p.type === WEBHOOK_TEST_EVENT)
       expect(tests).toHaveLength(2)
