@@ -53,13 +53,13 @@ const mark = (client: Api) => Effect.map(readAll(client), (r) => r.next ?? undef
 
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("events feed", (it) => {
   const setup = Effect.gen(function*() {
-    const { client } = yield* signedClient()
+    const { client, credentials } = yield* signedClient()
     const company = yield* client.companies.create({ payload: { name: "事件婚介" } })
     const matchmaker = yield* client.matchmakers.create({ payload: { name: "事件红娘", company_id: company.id } })
-    return { client, company, matchmaker }
+    return { client, credentials, company, matchmaker }
   })
 
-  it.effect("POST /guests and POST /guests/batch emit guest.created for each guest created, none for a failed item", () =>
+  it.effect("POST /guests and POST /guests/batch emit guest.created for each guest created (the record, guest_id beside it), none for a failed item", () =>
     Effect.gen(function*() {
       const { client, company, matchmaker } = yield* setup
       const start = yield* mark(client)
@@ -84,8 +84,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
         ["guest.created", ids[0]],
         ["guest.created", ids[1]]
       ])
-      // The record as GET /guests/{id} shows it; the matchmaker's as GET /matchmakers/{id}, with what moved.
-      expect(events[0]!.data).toEqual(yield* client.guests.get({ params: { id: one.id } }))
+      // The record as GET /guests/{id} shows it and guest_id, the key it carried before (a payload
+      // only grows); the matchmaker's as GET /matchmakers/{id}, with what moved.
+      expect(events[0]!.data).toEqual({ ...(yield* client.guests.get({ params: { id: one.id } })), guest_id: one.id })
+      expect(events.filter((e) => e.type === "guest.created").map((e) => e.data.guest_id)).toEqual([one.id, ...ids])
       expect(events[1]!.data).toEqual({
         ...(yield* client.matchmakers.get({ params: { id: matchmaker.id } })),
         changed_fields: ["guest_count"]
@@ -95,7 +97,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       expect(events[0]!.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
     }))
 
-  it.effect("PUT /guests/{id} and PUT /guests/batch emit guest.updated with the changed fields; a refused update emits nothing", () =>
+  it.effect("PUT /guests/{id} and PUT /guests/batch emit guest.updated with guest_id and the changed fields; a refused update emits nothing", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup
       const a = yield* client.guests.create({ payload: { name: "孙三", gender: "male", company_id: company.id } })
@@ -107,14 +109,14 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
         payload: { guests: [{ id: a.id, status: "available" }, { id: 999_999, age: 31 }, { id: b.id, height: 165 }] }
       })
       const { events } = yield* readAll(client, start)
-      expect(events.map((e) => [e.type, e.data.id, e.data.changed_fields])).toEqual([
-        ["guest.updated", a.id, ["age", "occupation"]],
-        ["guest.updated", a.id, ["status"]],
-        ["guest.updated", b.id, ["height"]]
+      expect(events.map((e) => [e.type, e.data.id, e.data.guest_id, e.data.changed_fields])).toEqual([
+        ["guest.updated", a.id, a.id, ["age", "occupation"]],
+        ["guest.updated", a.id, a.id, ["status"]],
+        ["guest.updated", b.id, b.id, ["height"]]
       ])
       // Each carries the record as it was committed: the first before the batch, the last as it is now.
       expect(events[0]!.data).toMatchObject({ age: 30, occupation: "工程师", status: "incomplete" })
-      const { changed_fields: _, ...last } = events[2]!.data
+      const { changed_fields: _, guest_id: __, ...last } = events[2]!.data
       expect(last).toEqual(yield* client.guests.get({ params: { id: b.id } }))
     }))
 
@@ -146,7 +148,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       })
     }))
 
-  it.effect("POST /matches emits match.created and PUT /matches/{id}/status emits match.status_changed, in their transactions", () =>
+  it.effect("POST /matches emits match.created and PUT /matches/{id}/status emits match.status_changed (with match_id and previous_status), in their transactions", () =>
     Effect.gen(function*() {
       const { client, company, matchmaker } = yield* setup
       const a = yield* client.guests.create({
@@ -164,18 +166,25 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
         ["matchmaker.updated", matchmaker.id],
         ["match.status_changed", match.id]
       ])
-      expect(events[0]!.data).toMatchObject({ guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: matchmaker.id, status: "pending" })
+      expect(events[0]!.data).toMatchObject({
+        match_id: match.id,
+        guest_a_id: a.id,
+        guest_b_id: b.id,
+        guest_a_matchmaker_id: matchmaker.id,
+        status: "pending"
+      })
       expect(events[1]!.data).toMatchObject({ match_count: 1, changed_fields: ["match_count", "success_rate"] })
-      // The record as the list shows it.
+      // The record as the list shows it, and beside it match_id and the status it left (read in
+      // the transaction of the change: the record cannot give it back).
       const listed = (yield* client.matches.list({ query: { guest_id: a.id } })).list
-      expect(events[2]!.data).toEqual(listed.find((m) => m.id === match.id))
+      expect(events[2]!.data).toEqual({ ...listed.find((m) => m.id === match.id), match_id: match.id, previous_status: "pending" })
       const guestOnly = (yield* signedClient(["open:guest:read"])).client
       expect((yield* readAll(guestOnly, start, 1000, ["match.created", "match.status_changed"])).events).toEqual([])
     }))
 
-  it.effect("a follow-up task's generation, dispatch and completion emit task_created, task_dispatched, task_completed with the task record", () =>
+  it.effect("a follow-up task's generation, dispatch and completion emit task_created, task_dispatched, task_completed with the task record (and the completion's old keys)", () =>
     Effect.gen(function*() {
-      const { client, company, matchmaker } = yield* setup
+      const { client, company, credentials, matchmaker } = yield* setup
       const guest = yield* client.guests.create({
         payload: { name: "跟进嘉宾", gender: "female", company_id: company.id, matchmaker_id: matchmaker.id }
       })
@@ -196,11 +205,25 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
         ["follow_up.task_dispatched", task.id, "dispatched"],
         ["follow_up.task_completed", task.id, "completed"]
       ])
-      expect(events[1]!.data).toEqual((yield* client.followUps.get({ params: { task_id: task.id } })).task)
+      // The task record, and beside it the keys task_completed carried before: task_id, the result's
+      // fields at the top level, completed_by (the app_key that held it) and completed_at (ISO).
+      const record = (yield* client.followUps.get({ params: { task_id: task.id } })).task
+      expect(events[1]!.data).toEqual({
+        ...record,
+        task_id: task.id,
+        matched_guest_id: other.id,
+        match_score: 88,
+        share_link: null,
+        share_channel: null,
+        extra: null,
+        completed_by: credentials.appKey,
+        completed_at: record.finished_at
+      })
       expect(events[1]!.data).toMatchObject({ result: { matched_guest_id: other.id, match_score: 88 } })
+      expect(events[1]!.data.completed_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
     }))
 
-  it.effect("the daemon's expiry of a membership emits membership.expired", () =>
+  it.effect("the daemon's expiry of a membership emits membership.expired: the record and membership_id", () =>
     Effect.gen(function*() {
       const { client } = yield* setup
       const user = (yield* Effect.orDie(runAdmin(["users", "create", "--name", "会员用户"]))) as unknown as { id: number }
@@ -211,7 +234,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       yield* Effect.orDie(moveByTimeOnce)
       const { events } = yield* readAll(client, start, 1000, ["membership.expired"])
       const listed = (yield* client.memberships.list({ query: { user_id: user.id } })).list
-      expect(events.map((e) => e.data)).toEqual(listed)
+      expect(events.map((e) => e.data)).toEqual(listed.map((m) => ({ ...m, membership_id: m.id })))
       expect(listed).toMatchObject([{ id: membership.id, status: "expired" }])
     }))
 

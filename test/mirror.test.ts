@@ -11,6 +11,7 @@ import * as Fiber from "effect/Fiber"
 import { generateFollowUpsOnce } from "../jobs/FollowUpGenerate.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
 import { AppConfig } from "../src/Config.js"
+import { keptKeysOf } from "../src/domain/eventPayloads.js"
 import { formatDate, formatTimestamp } from "../src/domain/time.js"
 import { Activities } from "../src/services/Activities.js"
 import { Companies } from "../src/services/Companies.js"
@@ -415,7 +416,9 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("mir
           for (const event of page.list) {
             events++
             seenTypes.add(event.type)
-            const { changed_fields: _, ...data } = event.data
+            // The record alone: without changed_fields and the keys its type keeps beside it (docs/events.md).
+            const kept = keptKeysOf(event.type)
+            const data = Object.fromEntries(Object.entries(event.data).filter(([k]) => k !== "changed_fields" && !kept.includes(k)))
             const id = data.id as number
             if (event.type === "guest.card_created") continue
             if (event.type === "activity.registered") table("registration").set(data.registration_id as number, data)

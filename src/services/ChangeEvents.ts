@@ -1,8 +1,9 @@
 // The event catalogue's recorder (DECISIONS §12): every change visible through a read endpoint
 // records one event whose `data` is the record as that endpoint shows it, read by the same
 // repository statement inside the transaction of the change (so the event exists exactly when the
-// change committed, and shows what it committed). Masking is per client, when the event is listed
-// or delivered (the feed's response mask, the webhook payload), never here.
+// change committed, and shows what it committed), with the keys its type carried before (a
+// payload only grows: domain/eventPayloads.ts) beside it. Masking is per client, when the event is
+// listed or delivered (the feed's response mask, the webhook payload), never here.
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -10,6 +11,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { AppConfig } from "../Config.js"
+import { keptFields, type KeptType } from "../domain/eventPayloads.js"
 import { type CatalogueEventType, EVENT_READ_PERMISSION, type EventResource, resourceOfEventType } from "../domain/eventTypes.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
@@ -35,6 +37,12 @@ export interface Deletion {
 }
 
 type Data = Record<string, unknown>
+
+/**
+ * The types recorded from the record alone: `match.status_changed` also carries the status the
+ * match left, which only its caller knows (see `matchStatusChanged`).
+ */
+export type RecordedType = Exclude<CatalogueEventType, "match.status_changed">
 
 export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Changes", {
   make: Effect.gen(function*() {
@@ -74,30 +82,46 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
         })
       )
 
-    /**
-     * Records one `type` event per change, each carrying the record read now (in the caller's
-     * transaction) and its extra fields. Call it inside the transaction of the change.
-     */
-    const record = (type: CatalogueEventType, changes: ReadonlyArray<Change>) =>
+    const recordAny = (type: CatalogueEventType, changes: ReadonlyArray<Change>) =>
       Effect.gen(function*() {
         const resource = resourceOfEventType(type)
         const items: Array<Data> = []
-        for (const change of changes) items.push({ ...(yield* read(resource, change.id)), ...change.extra })
+        for (const change of changes) {
+          const shown = yield* read(resource, change.id)
+          items.push({ ...shown, ...keptFields(type, shown), ...change.extra })
+        }
         yield* outbox.recordMany(type, EVENT_READ_PERMISSION[resource], items)
       })
 
+    /**
+     * Records one `type` event per change, each carrying the record read now (in the caller's
+     * transaction), the keys its type kept beside the record, and its extra fields. Call it inside
+     * the transaction of the change.
+     */
+    const record = (type: RecordedType, changes: ReadonlyArray<Change>) => recordAny(type, changes)
+
     /** `record` for a list of ids with no extra fields. */
-    const records = (type: CatalogueEventType, ids: ReadonlyArray<number>) => record(type, ids.map((id) => ({ id })))
+    const records = (type: RecordedType, ids: ReadonlyArray<number>) => record(type, ids.map((id) => ({ id })))
 
     /** A `*.updated` event per id, each with the same `changed_fields`. */
-    const updated = (type: CatalogueEventType, ids: Iterable<number>, changedFields: ReadonlyArray<string>) =>
+    const updated = (type: RecordedType, ids: Iterable<number>, changedFields: ReadonlyArray<string>) =>
       record(type, [...ids].map((id) => ({ id, extra: { changed_fields: changedFields } })))
 
-    /** Events whose payload the caller already holds (a registration, the record of `*.deleted`). */
-    const payloads = (type: CatalogueEventType, items: ReadonlyArray<Data | Deletion>) =>
+    /**
+     * `match.status_changed`: the match as it is now and `previous_status`, the status it left,
+     * which the caller read (locked) in the transaction of the change: the record cannot give it back.
+     */
+    const matchStatusChanged = (id: number, previousStatus: string) =>
+      recordAny("match.status_changed", [{ id, extra: { previous_status: previousStatus } }])
+
+    /**
+     * Events whose payload the caller already holds (a registration, the record of `*.deleted`);
+     * not for a type with kept keys, which `record` adds.
+     */
+    const payloads = (type: Exclude<RecordedType, KeptType>, items: ReadonlyArray<Data | Deletion>) =>
       outbox.recordMany(type, EVENT_READ_PERMISSION[resourceOfEventType(type)], items as ReadonlyArray<Data>)
 
-    return { record, records, updated, payloads } as const
+    return { record, records, updated, matchStatusChanged, payloads } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(ChangeEvents, ChangeEvents.make)

@@ -65,7 +65,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
         }
         if (move === "unchanged") return { id, status: current.status, updated_at: current.updated_at }
         const m = yield* repo.setStatus(id, status)
-        yield* events.records("match.status_changed", [id])
+        yield* events.matchStatusChanged(id, current.status)
         if (status === "completed") {
           yield* repo.bumpCounters(countedMatchmakers(m), "success_count")
           yield* events.updated("matchmaker.updated", countedMatchmakers(m), ["success_rate"])

@@ -221,11 +221,13 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         }
         const nowMs = yield* Clock.currentTimeMillis
         const id = newEventId()
+        const sentAt = formatIso(new Date(nowMs), config.timeZone)
+        // The same keys as POST /webhook/test's (a type's payload has one set of keys).
         const payload = {
           id,
           type: "webhook.test",
-          created_at: formatIso(new Date(nowMs), config.timeZone),
-          data: { app_key: appKey, message: "a test event sent by the platform's operator" }
+          created_at: sentAt,
+          data: { app_key: appKey, message: "a test event sent by the platform's operator", sent_at: sentAt }
         }
         const sent = yield* sender.send({
           url: client.webhook_url,
