@@ -132,8 +132,8 @@ export class SealedValuesRepo extends Context.Service<SealedValuesRepo>()("Seale
       Request: Schema.Struct({
         app_keys: Schema.Array(Schema.String),
         keys: Schema.Array(Schema.String),
-        olds: Schema.Array(Schema.NullOr(Schema.String)),
-        md5s: Schema.Array(Schema.NullOr(Schema.String)),
+        olds: Schema.Array(Schema.String),
+        md5s: Schema.Array(Schema.String),
         sealed: Schema.Array(Schema.String)
       }),
       Result: Schema.Struct({ plain: Schema.Boolean }),
@@ -142,9 +142,9 @@ export class SealedValuesRepo extends Context.Service<SealedValuesRepo>()("Seale
           FROM unnest(${r.app_keys}::text[], ${r.keys}::text[], ${r.olds}::text[], ${r.md5s}::text[], ${r.sealed}::text[])
             AS u(app_key, key, old, body_md5, sealed)
           WHERE i.app_key = u.app_key AND i.key = u.key
-            AND CASE WHEN u.old IS NOT NULL THEN i.response_sealed = u.old
+            AND CASE WHEN u.old <> '' THEN i.response_sealed = u.old
               ELSE i.response_sealed IS NULL AND md5(i.response_body) = u.body_md5 END
-          RETURNING u.old IS NULL AS plain`
+          RETURNING u.old = '' AS plain`
     })
 
     return {
@@ -172,8 +172,9 @@ export class SealedValuesRepo extends Context.Service<SealedValuesRepo>()("Seale
           replaceAnswers({
             app_keys: replacements.map((r) => r.app_key),
             keys: replacements.map((r) => r.key),
-            olds: replacements.map((r) => r.old),
-            md5s: replacements.map((r) => r.body_md5),
+            // '' for none: the driver cannot type an array of nulls alone (no sealed value or MD5 is '').
+            olds: replacements.map((r) => r.old ?? ""),
+            md5s: replacements.map((r) => r.body_md5 ?? ""),
             sealed: replacements.map((r) => r.sealed)
           }),
           (rows) => rows.map((r) => r.plain)
