@@ -5,7 +5,8 @@ import { type ChildProcess, spawn } from "node:child_process"
 import pg from "pg"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"
-import { makeSecretBox } from "../src/auth/SecretBox.js"
+import { makeSecretBox, placeOf } from "../src/auth/SecretBox.js"
+import { singleKey } from "../src/auth/secretKeys.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"
 import { projectRoot } from "../src/root.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
@@ -95,7 +96,7 @@ export const stopServer = (p: Server) =>
 
 /** `count` clients with every permission that are not rate limited (their secrets sealed with SECRET_KEY). */
 export const newClients = async (db: pg.Client, count: number): Promise<Array<Omit<Target, "port">>> => {
-  const box = makeSecretBox(process.env.SECRET_KEY!)
+  const box = makeSecretBox([singleKey(process.env.SECRET_KEY!)])
   const made: Array<Omit<Target, "port">> = []
   for (let i = 0; i < count; i++) {
     const appKey = `ak_bench_${Date.now().toString(36)}_${i}`
@@ -103,7 +104,7 @@ export const newClients = async (db: pg.Client, count: number): Promise<Array<Om
     await db.query(
       `INSERT INTO clients (app_key, name, permissions, masking, secret_enc, rate_rps, rate_burst)
        VALUES ($1, 'bench', $2::text[], false, $3, 1000000, 1000000)`,
-      [appKey, ALL_PERMISSIONS, box.seal(appSecret)]
+      [appKey, ALL_PERMISSIONS, box.seal(appSecret, placeOf("clients.secret_enc", appKey))]
     )
     made.push({ appKey, appSecret })
   }

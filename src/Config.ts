@@ -11,13 +11,15 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
+import { isKeyHex, parseSecretKeys, type SecretKey, secretKeyring } from "./auth/secretKeys.js"
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 
 export interface AppConfigShape {
   readonly port: number
   readonly host: string
   readonly timeZone: string
-  readonly secretKey: Redacted.Redacted<string>
+  /** The master keys of secrets at rest, the one that seals first (SECRET_KEYS, SECRET_KEY). */
+  readonly secretKeys: Redacted.Redacted<ReadonlyArray<SecretKey>>
   /** Allowed |now - X-Timestamp|, seconds. */
   readonly signatureWindowSeconds: number
   /** How long a nonce is remembered per app_key, seconds. */
@@ -183,13 +185,34 @@ export const allReported = <const Fields extends Record<string, Config.Config<un
   )
 
 // Empty counts as unset, as in `npm start`'s preparation, which keeps a key for the embedded database.
-const secretKey: Config.Config<Redacted.Redacted<string>> = required(
+// Neither message ever quotes a key.
+const singleSecretKey: Config.Config<string | undefined> = setting(
   "SECRET_KEY",
-  setting(
-    "SECRET_KEY",
-    (raw) => /^[0-9a-fA-F]{64}$/.test(raw) ? Result.succeed(Redacted.make(raw)) : Result.fail("expected 64 hexadecimal characters")
-  ),
-  "`npm start` keeps one for its embedded database, or set it (64 hex characters, see .env.example)"
+  (raw) => isKeyHex(raw) ? Result.succeed(raw) : Result.fail("expected 64 hexadecimal characters")
+).pipe(Config.map((key): string | undefined => key), Config.withDefault(undefined))
+
+const listedSecretKeys: Config.Config<ReadonlyArray<SecretKey> | undefined> = setting("SECRET_KEYS", (raw) => {
+  const parsed = parseSecretKeys(raw)
+  return parsed._tag === "Keys" ? Result.succeed(parsed.keys) : Result.fail(parsed.message)
+}).pipe(Config.map((keys): ReadonlyArray<SecretKey> | undefined => keys), Config.withDefault(undefined))
+
+/**
+ * The master keys (DECISIONS §13): SECRET_KEYS (`kid:64hex`, the first seals) and SECRET_KEY (the
+ * single key of earlier installations: sealing when alone, opening beside SECRET_KEYS).
+ */
+const secretKeys: Config.Config<Redacted.Redacted<ReadonlyArray<SecretKey>>> = Config.all([listedSecretKeys, singleSecretKey]).pipe(
+  Config.mapEffect(([list, single]) => {
+    const ring = secretKeyring(list, single)
+    if (ring === undefined) {
+      return Effect.fail(
+        missingSetting(
+          "SECRET_KEY",
+          "`npm start` keeps one for its embedded database, or set it (64 hex characters) or SECRET_KEYS (see .env.example)"
+        )
+      )
+    }
+    return ring._tag === "Keys" ? Effect.succeed(Redacted.make(ring.keys)) : Effect.fail(invalidSetting(ring.setting, ring.message))
+  })
 )
 
 /**
@@ -218,7 +241,7 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   port: port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
   timeZone: Config.String("TZ").pipe(Config.withDefault("Asia/Shanghai")),
-  secretKey,
+  secretKeys,
   signatureWindowSeconds: integer("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
   nonceRetentionSeconds: integer("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),
   secretOverlapSeconds: integer("SECRET_OVERLAP_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),

@@ -43,6 +43,7 @@ import { ImageBlacklist } from "./services/ImageBlacklist.js"
 import { Matches } from "./services/Matches.js"
 import { Matchmakers } from "./services/Matchmakers.js"
 import { Memberships } from "./services/Memberships.js"
+import { SealedSecrets } from "./services/SealedSecrets.js"
 import { Users } from "./services/Users.js"
 import { Webhooks } from "./services/Webhooks.js"
 import { WorkGroups } from "./services/WorkGroups.js"
@@ -93,7 +94,8 @@ export const ServicesLive = Layer.mergeAll(
   Users.layer,
   Webhooks.layer,
   Events.layer,
-  Idempotency.layer
+  Idempotency.layer,
+  SealedSecrets.layer
 ).pipe(
   Layer.provideMerge(ReposLive),
   Layer.provideMerge(SecretBoxLive)

@@ -218,7 +218,7 @@ const loadProjectEnv = (): void => {
 }
 
 /**
- * Fills in DATABASE_URL and SECRET_KEY in process.env. `embedded` describes the embedded server
+ * Fills in DATABASE_URL and SECRET_KEY (unless SECRET_KEYS is set) in process.env. `embedded` describes the embedded server
  * when one is used; `stop` only stops it when this call started it.
  */
 export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Embedded | null }> {
@@ -243,10 +243,11 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
     process.env["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
   }
 
-  const secretKey = process.env["SECRET_KEY"]
-  if (secretKey === undefined || secretKey === "") {
+  // With SECRET_KEYS the operator manages the keys: the kept key is not added (it could not be removed).
+  const unset = (name: string) => process.env[name] === undefined || process.env[name] === ""
+  if (unset("SECRET_KEY") && unset("SECRET_KEYS")) {
     if (embedded === null) {
-      throw new Error("SECRET_KEY (64 hex characters) is required when DATABASE_URL is set")
+      throw new Error("SECRET_KEY (64 hex characters) or SECRET_KEYS is required when DATABASE_URL is set")
     }
     process.env["SECRET_KEY"] = await localSecretKey(path.join(projectRoot(), ".data", "secret_key"), log)
   }

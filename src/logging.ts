@@ -409,8 +409,12 @@ export const configProblems = (
   return [...found].map(([setting, { problem, missing }]) => ({ setting, problem, missing }))
 }
 
+/** Settings whose value is key material: never written to a log, even when it is wrong. */
+const SECRET_SETTINGS: ReadonlySet<string> = new Set(["SECRET_KEY", "SECRET_KEYS"])
+
 /** The value a setting has in the environment, quoted, when its problem does not show it already. */
 const withValue = (setting: string, problem: string): string => {
+  if (SECRET_SETTINGS.has(setting)) return problem
   const raw = process.env[setting]
   return raw === undefined || problem.includes(JSON.stringify(raw)) ? problem : `${problem}; got ${JSON.stringify(raw)}`
 }

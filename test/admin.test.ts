@@ -50,7 +50,7 @@ layer(testServerLayer())("admin command line", (it) => {
       }
       const sql = yield* SqlClient.SqlClient
       const rows = yield* sql<{ secret_enc: string }>`SELECT secret_enc FROM clients WHERE app_key = ${created.app_key}`
-      expect(rows[0]!.secret_enc).toMatch(/^v1:/)
+      expect(rows[0]!.secret_enc).toMatch(/^v2:k[0-9a-f]{8}:/)
       expect(rows[0]!.secret_enc).not.toContain(created.app_secret)
     }))
 

@@ -12,7 +12,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 
 import { ClientCache } from "../src/auth/ClientCache.js"
-import { SecretBox } from "../src/auth/SecretBox.js"
+import { placeOf, SecretBox } from "../src/auth/SecretBox.js"
 import { newNonce } from "../src/client/Client.js"
 import { eventually } from "./support/eventually.js"
 import { createCredentials, fakeCardParser, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
@@ -80,7 +80,9 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       yield* cached(old)
 
       const fresh = { appKey: old.appKey, appSecret: "sk_reset_by_the_operator_0123456789" }
-      yield* sql`UPDATE clients SET secret_enc = ${box.seal(fresh.appSecret)} WHERE app_key = ${old.appKey}`
+      yield* sql`UPDATE clients SET secret_enc = ${
+        box.seal(fresh.appSecret, placeOf("clients.secret_enc", old.appKey))
+      } WHERE app_key = ${old.appKey}`
       yield* took(
         "the reset secret on both instances",
         Effect.map(

@@ -64,6 +64,21 @@ describe("start-up with an invalid or missing setting", () => {
   }, 60_000)
 })
 
+describe("start-up with a bad master key", () => {
+  it("a wrong SECRET_KEYS entry is named, and no key, wrong or right, reaches the log", async () => {
+    const good = "c0ffee".repeat(10) + "c0ff"
+    const { code, stderr } = await run("src/main.ts", { SECRET_KEY: null, SECRET_KEYS: `new:${good}, old:0123456789abcdef` })
+    expect(code).toBe(1)
+    const line = JSON.parse(stderr.trim())
+    expect(line).toMatchObject({
+      message: expect.stringMatching(/^api cannot start: invalid setting SECRET_KEYS: entry 2 of 2: expected KID:KEY/),
+      annotations: { settings: ["SECRET_KEYS"] }
+    })
+    expect(stderr).not.toContain(good)
+    expect(stderr).not.toContain("0123456789abcdef")
+  }, 60_000)
+})
+
 describe("what the processes load", () => {
   const loadedBy = (modules: ReadonlyArray<string>): Promise<Array<string>> =>
     new Promise((resolve, reject) => {

@@ -70,11 +70,17 @@ export interface FloorClient {
 }
 
 let masterKey: Buffer | undefined
-/** AES-256-GCM `v1:` + base64(iv | tag | ciphertext), as the service stores secrets. */
-const openSecret = (sealed: string): string => {
+/**
+ * AES-256-GCM as the service stores secrets: `v2:<kid>:` + base64(iv | tag | ciphertext), bound
+ * to `clients.secret_enc:["<app_key>"]` (src/auth/SecretBox.ts), or the first scheme's `v1:` (no
+ * binding). The floor has one key: SECRET_KEY's.
+ */
+const openSecret = (sealed: string, appKey: string): string => {
   masterKey ??= Buffer.from(process.env.SECRET_KEY!, "hex")
-  const raw = Buffer.from(sealed.slice(3), "base64")
+  const v2 = sealed.startsWith("v2:")
+  const raw = Buffer.from(v2 ? sealed.slice(sealed.indexOf(":", 3) + 1) : sealed.slice(3), "base64")
   const decipher = createDecipheriv("aes-256-gcm", masterKey, raw.subarray(0, 12))
+  if (v2) decipher.setAAD(Buffer.from(`clients.secret_enc:${JSON.stringify([appKey])}`))
   decipher.setAuthTag(raw.subarray(12, 28))
   return Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString("utf8")
 }
@@ -84,7 +90,7 @@ export const clientOf = (row: ClientRow): FloorClient => ({
   appKey: row.app_key,
   status: row.status,
   permissions: new Set(row.permissions),
-  secret: openSecret(row.secret_enc),
+  secret: openSecret(row.secret_enc, row.app_key),
   rps: row.rate_rps ?? DEFAULT_RPS,
   burst: row.rate_burst ?? DEFAULT_BURST
 })

@@ -16,6 +16,7 @@ import type { FollowUps } from "../services/FollowUps.js"
 import type { ImageBlacklist } from "../services/ImageBlacklist.js"
 import type { Matchmakers } from "../services/Matchmakers.js"
 import type { Memberships } from "../services/Memberships.js"
+import type { SealedSecrets } from "../services/SealedSecrets.js"
 import type { Users } from "../services/Users.js"
 import type { Webhooks } from "../services/Webhooks.js"
 
@@ -33,6 +34,7 @@ export type AdminServices =
   | ImageBlacklist
   | Matchmakers
   | Memberships
+  | SealedSecrets
   | Users
   | Webhooks
   | SqlClient.SqlClient

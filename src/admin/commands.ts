@@ -23,6 +23,7 @@ import { activitiesCommand } from "./activities.js"
 import { AdminRuntime, type AdminServices, type AdminSetupError, answering, idArgument, UsageError } from "./cli.js"
 import { clientsCommand } from "./clients.js"
 import { followUpCommand } from "./followUps.js"
+import { keysCommand } from "./keys.js"
 import { membershipPlansCommand, membershipsCommand } from "./memberships.js"
 import { daemonsCommand, statusCommand } from "./status.js"
 import { webhooksCommand } from "./webhooks.js"
@@ -113,6 +114,7 @@ export const adminCommand = Command.make("admin").pipe(
   Command.withSubcommands([
     clientsCommand,
     webhooksCommand,
+    keysCommand,
     companiesCommand,
     matchmakersCommand,
     usersCommand,

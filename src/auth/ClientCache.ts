@@ -12,7 +12,7 @@ import type { CallerInfo } from "../../schema/Auth.js"
 import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { listen, type ListenerHandlers } from "../sql/Listener.js"
 import { DatabaseUrl } from "../sql/Sql.js"
-import { SecretBox } from "./SecretBox.js"
+import { placeOf, SecretBox } from "./SecretBox.js"
 
 export interface CachedClient {
   readonly row: ClientRow
@@ -81,8 +81,10 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
 
     const open = (row: ClientRow): CachedClient => ({
       row,
-      secret: box.open(row.secret_enc),
-      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null ? box.open(row.prev_secret_enc) : undefined,
+      secret: box.open(row.secret_enc, placeOf("clients.secret_enc", row.app_key)),
+      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null
+        ? box.open(row.prev_secret_enc, placeOf("clients.prev_secret_enc", row.app_key))
+        : undefined,
       caller: {
         id: row.id,
         appKey: row.app_key,

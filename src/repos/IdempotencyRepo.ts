@@ -1,7 +1,9 @@
 // Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
 // on the (app_key, key) primary key, made in the transaction of the endpoint's writes and kept
 // with its answer at commit: a repeat's INSERT waits on the uncommitted row (its lock) until the
-// first attempt commits (then the answer is there) or rolls back (then the key is free).
+// first attempt commits (then the answer is there) or rolls back (then the key is free). Answers
+// are stored sealed (the service seals and opens them); `response_body` holds only answers kept in
+// plain bytes before migration 0020, until they expire or `keys rotate` seals them.
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
@@ -12,7 +14,6 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
-import type { KeptRequest } from "../domain/idempotency.js"
 import { Bytes } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
@@ -31,14 +32,25 @@ const ClaimRequest = Schema.Struct({
 const KeptRow = Schema.Struct({
   fingerprint: Schema.String,
   response_status: Schema.Int,
-  response_body: Bytes,
+  response_sealed: Schema.NullOr(Schema.String),
+  response_body: Schema.NullOr(Bytes),
   response_type: Schema.String
 })
 
-const toKept = (row: typeof KeptRow.Type): KeptRequest => ({
+/** A kept answer as stored: its body sealed, or (kept before sealing) in plain bytes. */
+export interface StoredAnswer {
+  readonly fingerprint: string
+  readonly status: number
+  readonly body: { readonly _tag: "Sealed"; readonly sealed: string } | { readonly _tag: "Plain"; readonly bytes: Uint8Array }
+  readonly contentType: string
+}
+
+const toStored = (row: typeof KeptRow.Type): StoredAnswer => ({
   fingerprint: row.fingerprint,
   status: row.response_status,
-  body: row.response_body,
+  body: row.response_sealed !== null
+    ? { _tag: "Sealed", sealed: row.response_sealed }
+    : { _tag: "Plain", bytes: row.response_body ?? new Uint8Array(0) },
   contentType: row.response_type
 })
 
@@ -66,7 +78,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
           VALUES (${r.app_key}, ${r.key}, ${r.fingerprint}, now() + make_interval(secs => ${r.ttl_seconds}))
           ON CONFLICT (app_key, key) DO UPDATE SET
             fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
-            response_status = NULL, response_body = NULL, response_type = NULL, created_at = now()
+            response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
           WHERE idempotency_keys.expires_at <= now()
           RETURNING true AS claimed`
     })
@@ -75,7 +87,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       Request: KeyRef,
       Result: KeptRow,
       execute: (r) =>
-        sql`SELECT fingerprint, response_status, response_body, response_type FROM idempotency_keys
+        sql`SELECT fingerprint, response_status, response_sealed, response_body, response_type FROM idempotency_keys
           WHERE app_key = ${r.app_key} AND key = ${r.key} AND expires_at > now() AND response_status IS NOT NULL`
     })
 
@@ -84,11 +96,11 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
         app_key: Schema.String,
         key: Schema.String,
         status: Schema.Int,
-        body: Schema.Uint8Array,
+        sealed: Schema.String,
         content_type: Schema.String
       }),
       execute: (r) =>
-        sql`UPDATE idempotency_keys SET response_status = ${r.status}, response_body = ${r.body}, response_type = ${r.content_type}
+        sql`UPDATE idempotency_keys SET response_status = ${r.status}, response_sealed = ${r.sealed}, response_type = ${r.content_type}
           WHERE app_key = ${r.app_key} AND key = ${r.key}`
     })
 
@@ -127,8 +139,9 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
 
     return {
       claim,
-      find: (appKey: string, key: string) => sqlEdge(Effect.map(find({ app_key: appKey, key }), Option.map(toKept))),
-      complete: (r: typeof KeyRef.Type & { readonly status: number; readonly body: Uint8Array; readonly content_type: string }) =>
+      find: (appKey: string, key: string) => sqlEdge(Effect.map(find({ app_key: appKey, key }), Option.map(toStored))),
+      /** Keeps the answer, its body sealed by the caller. */
+      complete: (r: typeof KeyRef.Type & { readonly status: number; readonly sealed: string; readonly content_type: string }) =>
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
       release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),

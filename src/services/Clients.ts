@@ -12,7 +12,7 @@ import * as Option from "effect/Option"
 import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
 import type { SubscribableEventType, WebhookSettings, WebhookUpdate, WebhookUpdated } from "../../schema/SelfService.js"
 import { ClientCache } from "../auth/ClientCache.js"
-import { SecretBox } from "../auth/SecretBox.js"
+import { placeOf, SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
 import { InvalidInput } from "../domain/errors.js"
 import { EVENT_TYPES, isEventType } from "../domain/eventTypes.js"
@@ -106,12 +106,13 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       Effect.gen(function*() {
         if (input.name.trim() === "") return yield* new ClientCommandError({ message: "--name must not be empty" })
         const appSecret = newAppSecret()
+        const appKey = newAppKey()
         const row = yield* repo.insert({
-          appKey: newAppKey(),
+          appKey,
           name: input.name,
           permissions: input.permissions,
           masking: input.masking,
-          secretEnc: box.seal(appSecret)
+          secretEnc: box.seal(appSecret, placeOf("clients.secret_enc", appKey))
         })
         return { app_key: row.app_key, app_secret: appSecret }
       })
@@ -153,7 +154,12 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         const now = yield* Clock.currentTimeMillis
         const expires = new Date(now + config.secretOverlapSeconds * 1000)
         const appSecret = newAppSecret()
-        yield* mustUpdate(appKey, { secret_enc: box.seal(appSecret), prev_secret_enc: row.secret_enc, prev_secret_expires_at: expires })
+        yield* mustUpdate(appKey, {
+          secret_enc: box.seal(appSecret, placeOf("clients.secret_enc", appKey)),
+          // Sealed for its column: the current secret is opened and sealed again as the previous one.
+          prev_secret_enc: box.move(row.secret_enc, placeOf("clients.secret_enc", appKey), placeOf("clients.prev_secret_enc", appKey)),
+          prev_secret_expires_at: expires
+        })
         return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
       })
 
@@ -164,8 +170,12 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         const secret = newWebhookSecret()
         const expires = row.webhook_secret_enc === null ? null : new Date(now + config.secretOverlapSeconds * 1000)
         const updated = yield* mustUpdate(row.app_key, {
-          webhook_secret_enc: box.seal(secret),
-          webhook_prev_secret_enc: row.webhook_secret_enc,
+          webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", row.app_key)),
+          webhook_prev_secret_enc: row.webhook_secret_enc === null ? null : box.move(
+            row.webhook_secret_enc,
+            placeOf("clients.webhook_secret_enc", row.app_key),
+            placeOf("clients.webhook_prev_secret_enc", row.app_key)
+          ),
           webhook_prev_expires_at: expires
         })
         return { updated, secret, expires }
@@ -198,12 +208,14 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
                 }`
               })
             }
-            const secret = row.webhook_secret_enc === null ? newWebhookSecret() : box.open(row.webhook_secret_enc)
+            const secret = row.webhook_secret_enc === null
+              ? newWebhookSecret()
+              : box.open(row.webhook_secret_enc, placeOf("clients.webhook_secret_enc", appKey))
             const updated = yield* mustUpdate(appKey, {
               webhook_url: new URL(options.url).toString(),
               webhook_events: [...new Set(events)],
               webhook_enabled: true,
-              webhook_secret_enc: box.seal(secret)
+              webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey))
             })
             return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
           }
@@ -253,7 +265,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
           webhook_url: url === null ? null : new URL(url).toString(),
           webhook_events: events as ReadonlyArray<SubscribableEventType>,
           webhook_enabled: enabled,
-          ...(secret === undefined ? {} : { webhook_secret_enc: box.seal(secret) })
+          ...(secret === undefined ? {} : { webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey)) })
         })
         const answer: WebhookUpdated = {
           ...settingsOf(updated, yield* Clock.currentTimeMillis),

@@ -12,7 +12,7 @@ import * as Random from "effect/Random"
 import type { CallerInfo } from "../../schema/Auth.js"
 import type { DeliveryListParams, RedeliverSince, WebhookDelivery } from "../../schema/SelfService.js"
 import { DELIVERY_PAGE } from "../../schema/SelfService.js"
-import { SecretBox } from "../auth/SecretBox.js"
+import { placeOf, type SealedColumn, SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
 import { InvalidInput, NotFound, WebhookOff } from "../domain/errors.js"
 import { WEBHOOK_TEST_EVENT } from "../domain/eventTypes.js"
@@ -43,20 +43,23 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     const cycle = (records: ReadonlyArray<AttemptRecord>, worker: string, free: number) =>
       repo.cycle(records, worker, free, config.webhookClientConcurrency, config.webhookLeaseSeconds * 1000)
 
-    // Opening a sealed secret costs a decryption; deliveries to one client reuse it.
+    // Opening a sealed secret costs a decryption; deliveries to one client reuse it. Held by place
+    // and value: a value met at another place is opened there (and refused, its binding is another).
     const opened = new Map<string, string>()
-    const open = (sealed: string): string => {
-      let plain = opened.get(sealed)
+    const open = (sealed: string, column: SealedColumn, appKey: string): string => {
+      const held = `${column}\n${appKey}\n${sealed}`
+      let plain = opened.get(held)
       if (plain === undefined) {
         if (opened.size > 1000) opened.clear()
-        plain = box.open(sealed)
-        opened.set(sealed, plain)
+        plain = box.open(sealed, placeOf(column, appKey))
+        opened.set(held, plain)
       }
       return plain
     }
 
     const secretsOf = (
       client: {
+        readonly app_key: string
         readonly webhook_secret_enc: string
         readonly webhook_prev_secret_enc: string | null
         readonly webhook_prev_expires_at: Date | null
@@ -64,8 +67,10 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
       nowMs: number
     ) =>
       signingSecrets(
-        open(client.webhook_secret_enc),
-        client.webhook_prev_secret_enc === null ? null : open(client.webhook_prev_secret_enc),
+        open(client.webhook_secret_enc, "clients.webhook_secret_enc", client.app_key),
+        client.webhook_prev_secret_enc === null
+          ? null
+          : open(client.webhook_prev_secret_enc, "clients.webhook_prev_secret_enc", client.app_key),
         client.webhook_prev_expires_at,
         nowMs
       )

@@ -9,7 +9,8 @@ import * as TestClock from "effect/testing/TestClock"
 
 import { Authenticator } from "../../src/auth/Authenticator.js"
 import { ClientCache, ClientChanges } from "../../src/auth/ClientCache.js"
-import { makeSecretBox, SecretBox } from "../../src/auth/SecretBox.js"
+import { makeSecretBox, placeOf, SecretBox } from "../../src/auth/SecretBox.js"
+import { singleKey } from "../../src/auth/secretKeys.js"
 import { liveSigner, Signer } from "../../src/auth/Signer.js"
 import { appConfigWith } from "../../src/Config.js"
 import { ClientsRepo } from "../../src/repos/ClientsRepo.js"
@@ -18,7 +19,7 @@ import type { ListenerHandlers } from "../../src/sql/Listener.js"
 import { makeFakeClientsRepo } from "../fakes/clientsRepo.js"
 import { makeFakeReplayRepo } from "../fakes/replayRepo.js"
 
-const box = makeSecretBox("ab".repeat(32))
+const box = makeSecretBox([singleKey("ab".repeat(32))])
 const START = Date.UTC(2026, 10, 24, 12, 0, 0)
 const PATH = "/api/open/v1/guests"
 
@@ -46,7 +47,13 @@ const newClient = (secret = `secret-${seq}`) =>
   Effect.gen(function*() {
     const clients = yield* ClientsRepo
     const appKey = `ak_unit_${seq++}`
-    yield* clients.insert({ appKey, name: "unit", permissions: ["open:guest:read"], masking: false, secretEnc: box.seal(secret) })
+    yield* clients.insert({
+      appKey,
+      name: "unit",
+      permissions: ["open:guest:read"],
+      masking: false,
+      secretEnc: box.seal(secret, placeOf("clients.secret_enc", appKey))
+    })
     return { appKey, secret }
   })
 
@@ -131,8 +138,8 @@ layer(AuthLayer)("authentication decisions", (it) => {
       const c = yield* newClient("old-secret")
       const now = yield* Clock.currentTimeMillis
       yield* clients.update(c.appKey, {
-        secret_enc: box.seal("new-secret"),
-        prev_secret_enc: box.seal("old-secret"),
+        secret_enc: box.seal("new-secret", placeOf("clients.secret_enc", c.appKey)),
+        prev_secret_enc: box.seal("old-secret", placeOf("clients.prev_secret_enc", c.appKey)),
         prev_secret_expires_at: new Date(now + 60_000)
       })
       feed.handlers!.onMessage(c.appKey)

@@ -9,7 +9,8 @@ import * as Layer from "effect/Layer"
 import * as Random from "effect/Random"
 import * as TestClock from "effect/testing/TestClock"
 
-import { makeSecretBox, SecretBox } from "../../src/auth/SecretBox.js"
+import { makeSecretBox, placeOf, SecretBox } from "../../src/auth/SecretBox.js"
+import { singleKey } from "../../src/auth/secretKeys.js"
 import { appConfigWith } from "../../src/Config.js"
 import { ClientsRepo } from "../../src/repos/ClientsRepo.js"
 import { type ClaimedDelivery, WebhooksRepo } from "../../src/repos/WebhooksRepo.js"
@@ -17,7 +18,7 @@ import { Webhooks } from "../../src/services/Webhooks.js"
 import { makeTestLayer } from "../fakes/makeTestLayer.js"
 import { FakeWebhookSender, type ScriptedAnswer, WebhookReceiver } from "../fakes/webhookSender.js"
 
-const box = makeSecretBox("ab".repeat(32))
+const box = makeSecretBox([singleKey("ab".repeat(32))])
 const SCHEDULE = [5_000, 300_000, 1_800_000]
 // 2026-11-24 12:00 in Asia/Shanghai.
 const START = Date.UTC(2026, 10, 24, 4, 0, 0)
@@ -55,7 +56,7 @@ const delivery = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
   webhook_url: "https://receiver.example/hooks",
   webhook_events: ["guest.created"],
   webhook_enabled: true,
-  webhook_secret_enc: box.seal(SECRET),
+  webhook_secret_enc: box.seal(SECRET, placeOf("clients.webhook_secret_enc", "ak_receiver")),
   webhook_prev_secret_enc: null,
   webhook_prev_expires_at: null,
   ...over
@@ -207,7 +208,10 @@ describe("webhook attempts over a fake receiver", () => {
 
   test("during a secret rotation both secrets sign until the previous one expires, then only the current one", () =>
     Effect.gen(function*() {
-      const rotating = { webhook_prev_secret_enc: box.seal(PREVIOUS), webhook_prev_expires_at: new Date(START + 60_000) }
+      const rotating = {
+        webhook_prev_secret_enc: box.seal(PREVIOUS, placeOf("clients.webhook_prev_secret_enc", "ak_receiver")),
+        webhook_prev_expires_at: new Date(START + 60_000)
+      }
       yield* attemptWith({ status: 200 }, 0.5, rotating)
       yield* TestClock.adjust("1 minute")
       yield* attemptWith({ status: 200 }, 0.5, rotating)
