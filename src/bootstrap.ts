@@ -221,7 +221,7 @@ const loadProjectEnv = (): void => {
 /** What bootstrapEnv prepared: the embedded server, and whether it admitted loopback for webhooks. */
 export interface Bootstrapped {
   readonly embedded: Embedded | null
-  /** WEBHOOK_ALLOWED_NETWORKS was unset and the embedded quick start set it to loopback. */
+  /** WEBHOOK_ALLOWED_NETWORKS was unset (or empty) and the embedded quick start set it to loopback. */
   readonly loopbackAdmitted: boolean
 }
 
@@ -252,8 +252,9 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<Bootstrapped> 
     }
     process.env["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
   }
-  // Set to empty, the variable is the operator's choice too (no network admitted).
-  const loopbackAdmitted = embedded !== null && process.env["WEBHOOK_ALLOWED_NETWORKS"] === undefined
+  // Empty counts as unset, as for the other settings.
+  const allowed = process.env["WEBHOOK_ALLOWED_NETWORKS"]
+  const loopbackAdmitted = embedded !== null && (allowed === undefined || allowed.trim() === "")
   if (loopbackAdmitted) process.env["WEBHOOK_ALLOWED_NETWORKS"] = LOOPBACK_NETWORKS
 
   const secretKey = process.env["SECRET_KEY"]

@@ -3,17 +3,21 @@
 // that a test points where it likes. Without WEBHOOK_ALLOWED_NETWORKS (the default) a receiver on
 // loopback is refused when set and when attempted (DNS rebinding); with it, reached; an attempt
 // connects to the address it checked; what a client sees of an attempt names no address.
+import { readFileSync } from "node:fs"
+
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
+import * as SqlClient from "effect/sql/SqlClient"
 
 import { WebhookJobsLive } from "../jobs/Webhooks.js"
 import type { AppConfigShape } from "../src/Config.js"
 import { parseAllowedNetworks } from "../src/domain/destinations.js"
 import { findFreePort } from "../src/sql/embedded.js"
+import { splitSqlStatements } from "../src/sql/splitSql.js"
 import { FakeDns } from "./fakes/dns.js"
 import { eventually } from "./support/eventually.js"
 import { liveAppLayer, LOOPBACK_ADMITTED, serverLayer, signedClient } from "./support/harness.js"
@@ -139,6 +143,41 @@ layer(liveLayer([]), { excludeTestServices: true, timeout: 60_000 })("webhook de
       const failed = yield* settled(client)
       expect(failed.status).toBe("failed")
       expect(failed.attempts.map((a) => a.error)).toEqual(["DNS lookup failed", "DNS lookup failed", "DNS lookup failed"])
+    }))
+
+  it.effect("attempt records kept from before (the system's messages, with addresses; 500 characters) are rewritten by migration 0022 to the phrases and 500 bytes", () =>
+    Effect.gen(function*() {
+      const dns = yield* FakeDns
+      const sql = yield* SqlClient.SqlClient
+      const { client } = yield* signedClient()
+      dns.set("legacy.test", ["93.184.215.14"])
+      yield* client.selfService.updateWebhook({ payload: { url: "https://legacy.test/hook", events: ["company.created"] } })
+      dns.set("legacy.test", [])
+      yield* companyCreated(client)
+      const delivery = yield* settled(client)
+      const kept: ReadonlyArray<readonly [string, string]> = [
+        ["ECONNREFUSED: connect ECONNREFUSED 10.0.0.5:8080", "connection refused"],
+        ["no answer within 15000 ms", "timed out"],
+        ["ENOTFOUND: getaddrinfo ENOTFOUND db.internal.corp", "DNS lookup failed"],
+        ["UND_ERR_SOCKET: other side closed", "connection reset"],
+        ["EHOSTUNREACH: connect EHOSTUNREACH 10.0.0.7:443", "host unreachable"],
+        ["CERT_HAS_EXPIRED: certificate has expired", "TLS error"],
+        ["fetch failed", "connection failed"],
+        ["not sent: the client's webhook is off", "not sent: the client's webhook is off"],
+        ["410 Gone: the client's webhook was turned off", "410 Gone: the client's webhook was turned off"]
+      ]
+      for (const [i, [error]] of kept.entries()) {
+        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, error, worker)
+          VALUES (${delivery.id}, ${100 + i}, now(), 1, ${error}, 'legacy')`
+      }
+      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, response, worker)
+        VALUES (${delivery.id}, 200, now(), 1, 500, ${"中".repeat(500)}, 'legacy')`
+      const migration = readFileSync(new URL("../migrations/0022_attempt_records_without_addresses.sql", import.meta.url), "utf8")
+      for (const statement of splitSqlStatements(migration)) yield* sql.unsafe(statement)
+      const attempts = (yield* settled(client)).attempts.filter((a) => a.attempt >= 100)
+      expect(attempts.map((a) => a.error)).toEqual([...kept.map(([, phrase]) => phrase), null])
+      expect(attempts.at(-1)!.response).toBe("中".repeat(166))
+      expect(JSON.stringify(attempts)).not.toMatch(LEAKS)
     }))
 })
 
