@@ -2,8 +2,15 @@
 // daemon's dispatcher running in-process on the real clock, local receivers, and a fake resolver
 // that a test points where it likes. Without WEBHOOK_ALLOWED_NETWORKS (the default) a receiver on
 // loopback is refused when set and when attempted (DNS rebinding); with it, reached; an attempt
-// connects to the address it checked; what a client sees of an attempt names no address.
+// connects to the address it checked, with TLS asking for the name; what a client sees of an attempt
+// names no address (also in records kept from before, rewritten by migration 0022).
+import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { createServer as createTlsServer } from "node:tls"
 
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -205,6 +212,34 @@ layer(liveLayer(LOOPBACK_ADMITTED), { excludeTestServices: true, timeout: 60_000
         }
       }))
 
+    it.effect("https to a name: TLS asks for the name (SNI) while connecting to the checked address, and a certificate nobody trusts reads `TLS error`", () =>
+      Effect.gen(function*() {
+        // The names the client asks for in its hello (SNI); the client then refuses the certificate.
+        const asked: Array<string> = []
+        const server = createTlsServer({
+          ...(yield* selfSignedCertificate("tls.test")),
+          SNICallback: (name, use) => {
+            asked.push(name)
+            use(null, undefined)
+          }
+        }, (socket) => socket.destroy())
+        server.on("tlsClientError", () => {})
+        const port = yield* Effect.acquireRelease(
+          Effect.promise(() =>
+            new Promise<number>((resolve) => server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)))
+          ),
+          () => Effect.sync(() => server.close())
+        )
+        const dns = yield* FakeDns
+        dns.set("tls.test", ["127.0.0.1"])
+        const { client } = yield* signedClient()
+        yield* client.selfService.updateWebhook({ payload: { url: `https://tls.test:${port}/hook`, events: ["company.created"] } })
+        yield* companyCreated(client)
+        const failed = yield* settled(client)
+        expect(failed.attempts.map((a) => a.error)).toEqual(["TLS error", "TLS error", "TLS error"])
+        expect(asked).toEqual(["tls.test", "tls.test", "tls.test"])
+      }))
+
     it.effect("a receiver that refuses the connection: the attempt reads `connection refused`, with no address or port", () =>
       Effect.gen(function*() {
         const port = yield* Effect.promise(findFreePort)
@@ -223,6 +258,24 @@ layer(liveLayer(LOOPBACK_ADMITTED), { excludeTestServices: true, timeout: 60_000
       }))
   }
 )
+
+/** A self-signed certificate for `name` (trusted by nobody), made with openssl. */
+const selfSignedCertificate = (name: string) =>
+  Effect.promise(async () => {
+    const dir = await mkdtemp(join(tmpdir(), "mm-tls-"))
+    try {
+      await new Promise<void>((resolve, reject) =>
+        execFile("openssl", [
+          ..."req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1".split(" "),
+          ...["-subj", `/CN=${name}`, "-addext", `subjectAltName=DNS:${name}`],
+          ...["-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")]
+        ], (error) => (error === null ? resolve() : reject(error)))
+      )
+      return { key: await readFile(join(dir, "key.pem")), cert: await readFile(join(dir, "cert.pem")) }
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 
 const ONLY_127_0_0_2 = Result.getOrThrow(parseAllowedNetworks("127.0.0.2/32"))
 
