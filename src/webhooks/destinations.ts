@@ -73,9 +73,10 @@ export class WebhookDestinations extends Context.Service<WebhookDestinations>()(
         }
       })
 
-    return { resolve, check, allowed }
+    return { resolve, check }
   })
 }) {
+  /** Needs the resolver (`Dns`) and AppConfig. */
   static readonly layer = Layer.effect(WebhookDestinations, WebhookDestinations.make)
 }
 
