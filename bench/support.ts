@@ -15,12 +15,10 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { Permission } from "../schema/Common.js"
 import { bootstrapEnv } from "../src/bootstrap.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
-import { AppConfigLive } from "../src/Config.js"
 import { HttpAppLive } from "../src/http/Server.js"
-import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
+import { AppLive } from "../src/Layers.js"
 import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
-import { SqlLive } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
 
 export const log = (line: string) => process.stderr.write(line + "\n")
@@ -38,7 +36,8 @@ export const benchDatabaseUrl = async (): Promise<string> => {
 
 /** The configuration of an in-process service on the bench database: its URL and the secret key, nothing else. */
 export const benchConfig = (url: string): ConfigProvider.ConfigProvider =>
-  ConfigProvider.fromUnknown({ DATABASE_URL: url, SECRET_KEY: process.env.SECRET_KEY! })
+  // The bench's receivers listen on loopback, admitted as an operator would a trusted network.
+  ConfigProvider.fromUnknown({ DATABASE_URL: url, SECRET_KEY: process.env.SECRET_KEY!, WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8" })
 
 export const percentile = (sorted: ReadonlyArray<number>, p: number): number =>
   sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
@@ -71,7 +70,6 @@ export const portOf = (server: HttpServer.HttpServer["Service"]): number => {
  * its services, the database (migrated) and its configuration, and an HTTP client.
  */
 export const inProcessService = () => {
-  const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
   return HttpAppLive.pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(AppLive),

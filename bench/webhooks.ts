@@ -13,13 +13,11 @@ import * as Layer from "effect/Layer"
 
 import { WebhooksJob } from "../jobs/Webhooks.js"
 import { bootstrapEnv } from "../src/bootstrap.js"
-import { AppConfigLive } from "../src/Config.js"
-import { CardParserFromEnv, ServicesLive } from "../src/Layers.js"
+import { AppLive } from "../src/Layers.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
-import { SqlLive } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { log, percentile, runWithBenchConfig } from "./support.js"
 
@@ -139,7 +137,6 @@ const serviceRun = async (withSlow: boolean, events = EVENTS, perSecond?: number
       ...(slow === undefined ? {} : { slow: { delivered: slow.arrivals.size, maxOpen: slow.maxOpen } })
     }
   })
-  const AppLive = ServicesLive.pipe(Layer.provide(CardParserFromEnv), Layer.provideMerge(SqlLive), Layer.provideMerge(AppConfigLive))
   try {
     return await runWithBenchConfig(url, Effect.provide(program, WebhooksJob.pipe(Layer.provideMerge(AppLive))))
   } finally {

@@ -17,6 +17,7 @@ import * as Exit from "effect/Exit"
 
 import { bootstrapOrExit, type Embedded, projectRoot, STOP_EMBEDDED_COMMAND } from "../src/bootstrap.js"
 import { appConfig, databaseTimeoutConfig } from "../src/Config.js"
+import { LOOPBACK_NETWORKS } from "../src/domain/destinations.js"
 import { errorMessage } from "../src/domain/text.js"
 import { currentLogFormat, logFor, renderLog, setLogProcess, writeLog, writeStderrLine } from "../src/logging.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"
@@ -102,7 +103,12 @@ const parentWatch = setInterval(() => {
 
 // The children check every setting again, but the common ones are reported before the database
 // starts. (The card parser's are left to them: its module takes a second and 100 MB to load.)
-const { embedded } = await bootstrapOrExit("start", [appConfig, databaseTimeoutConfig])
+const { embedded, loopbackAdmitted } = await bootstrapOrExit("start", [appConfig, databaseTimeoutConfig])
+if (loopbackAdmitted) {
+  log(
+    `the embedded quick start lets webhooks reach this machine (loopback: ${LOOPBACK_NETWORKS}), for a local receiver; WEBHOOK_ALLOWED_NETWORKS chooses otherwise`
+  )
+}
 
 // The children log JSON lines (LOG_FORMAT=json is set for them: their stderr is a pipe to this
 // process), which are passed on as they are, or rendered for a person when this process's own

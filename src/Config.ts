@@ -5,6 +5,7 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as IpNetwork from "effect/net/IpNetwork"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
@@ -12,6 +13,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
 import { isKeyHex, parseSecretKeys, type SecretKey, secretKeyring } from "./auth/secretKeys.js"
+import { parseAllowedNetworks } from "./domain/destinations.js"
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 
 export interface AppConfigShape {
@@ -58,6 +60,11 @@ export interface AppConfigShape {
   readonly webhookPollSeconds: number
   /** At most this much of a receiver's answer is read, bytes. */
   readonly webhookResponseLimitBytes: number
+  /**
+   * Networks outside the public internet that webhooks may still reach (DECISIONS §13): none by
+   * default; loopback in the embedded quick start (src/bootstrap.ts).
+   */
+  readonly webhookAllowedNetworks: ReadonlyArray<IpNetwork.IpNetwork>
   /** Events are kept, and served by the events feed, this many days. */
   readonly eventsRetentionDays: number
   readonly eventsPruneIntervalSeconds: number
@@ -269,6 +276,9 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   webhookLeaseSeconds: number("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
   webhookPollSeconds: number("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
   webhookResponseLimitBytes: atLeastOne("WEBHOOK_RESPONSE_LIMIT_BYTES").pipe(Config.withDefault(64 * 1024)),
+  webhookAllowedNetworks: setting("WEBHOOK_ALLOWED_NETWORKS", parseAllowedNetworks).pipe(
+    Config.withDefault<ReadonlyArray<IpNetwork.IpNetwork>>([])
+  ),
   eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
   eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),

@@ -2,6 +2,7 @@
 // only the top of each entry point differs. Each service declares its own dependencies
 // (its `layer` provides them), so this file only lists what the processes use: one line
 // per service. Layers are memoised by reference, so a repository shared by services is built once.
+import * as NodeDns from "@effect/platform-node/NodeDns"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
@@ -49,6 +50,7 @@ import { Webhooks } from "./services/Webhooks.js"
 import { WorkGroups } from "./services/WorkGroups.js"
 import { WorkWechats } from "./services/WorkWechats.js"
 import { SqlLive } from "./sql/Sql.js"
+import { AdmittedNetworksNotice } from "./webhooks/destinations.js"
 
 /** The repositories, also offered to the jobs, the admin command line and tests directly. */
 export const ReposLive = Layer.mergeAll(
@@ -73,7 +75,7 @@ export const ReposLive = Layer.mergeAll(
   Transaction.layer
 )
 
-/** The service registry; needs AppConfig, a PgClient and a CardParser. */
+/** The service registry; needs AppConfig, a PgClient, a CardParser and a resolver (`Dns`: webhook destinations). */
 export const ServicesLive = Layer.mergeAll(
   Signer.layer,
   Masker.layer,
@@ -104,9 +106,10 @@ export const ServicesLive = Layer.mergeAll(
 /** The card parser configured from the environment (AI when ANTHROPIC_API_KEY is set, OCR). */
 export const CardParserFromEnv = Layer.unwrap(Effect.map(cardParserConfig, CardParserLive)).pipe(Layer.orDie)
 
-/** Everything over a migrated database, configured from the environment. */
-export const AppLive = ServicesLive.pipe(
+/** Everything over a migrated database, configured from the environment, with the system's resolver. */
+export const AppLive = Layer.merge(ServicesLive, AdmittedNetworksNotice).pipe(
   Layer.provide(CardParserFromEnv),
+  Layer.provide(NodeDns.layer),
   Layer.provideMerge(SqlLive),
   Layer.provideMerge(AppConfigLive)
 )

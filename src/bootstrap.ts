@@ -15,6 +15,7 @@ import * as Result from "effect/Result"
 import { escapeIdentifier } from "pg"
 
 import { setting } from "./Config.js"
+import { LOOPBACK_NETWORKS } from "./domain/destinations.js"
 import { exitOnInvalidSettings, exitWithStartupError, logFor, logFormatConfig, logLevelConfig, writeLog } from "./logging.js"
 import { projectRoot } from "./root.js"
 import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
@@ -217,11 +218,20 @@ const loadProjectEnv = (): void => {
   envFileLoaded = true
 }
 
+/** What bootstrapEnv prepared: the embedded server, and whether it admitted loopback for webhooks. */
+export interface Bootstrapped {
+  readonly embedded: Embedded | null
+  /** WEBHOOK_ALLOWED_NETWORKS was unset (or empty) and the embedded quick start set it to loopback. */
+  readonly loopbackAdmitted: boolean
+}
+
 /**
- * Fills in DATABASE_URL and SECRET_KEY (unless SECRET_KEYS is set) in process.env. `embedded` describes the embedded server
- * when one is used; `stop` only stops it when this call started it.
+ * Fills in DATABASE_URL and SECRET_KEY (unless SECRET_KEYS is set) in process.env, and, for the
+ * embedded quick start, WEBHOOK_ALLOWED_NETWORKS (loopback, so that a receiver on this machine works)
+ * when the operator did not set it. `embedded` describes the embedded server when one is used; `stop`
+ * only stops it when this call started it.
  */
-export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Embedded | null }> {
+export async function bootstrapEnv(opts?: { log?: Log }): Promise<Bootstrapped> {
   // JSON lines on stderr like every other log line; stdout is reserved for the JSON admin prints.
   const log = opts?.log ?? logFor("bootstrap")
   loadProjectEnv()
@@ -242,6 +252,10 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
     }
     process.env["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
   }
+  // Empty counts as unset, as for the other settings.
+  const allowed = process.env["WEBHOOK_ALLOWED_NETWORKS"]
+  const loopbackAdmitted = embedded !== null && (allowed === undefined || allowed.trim() === "")
+  if (loopbackAdmitted) process.env["WEBHOOK_ALLOWED_NETWORKS"] = LOOPBACK_NETWORKS
 
   // With SECRET_KEYS the operator manages the keys: the kept key is not added (it could not be removed).
   const unset = (name: string) => process.env[name] === undefined || process.env[name] === ""
@@ -252,7 +266,7 @@ export async function bootstrapEnv(opts?: { log?: Log }): Promise<{ embedded: Em
     process.env["SECRET_KEY"] = await localSecretKey(path.join(projectRoot(), ".data", "secret_key"), log)
   }
 
-  return { embedded }
+  return { embedded, loopbackAdmitted }
 }
 
 /**
@@ -278,7 +292,7 @@ export const noteLeftRunning = (source: string, embedded: Embedded | null): void
 export async function bootstrapOrExit(
   source: string,
   settings: ReadonlyArray<Config.Config<unknown>> = []
-): Promise<{ embedded: Embedded | null }> {
+): Promise<Bootstrapped> {
   try {
     loadProjectEnv()
   } catch (error) {

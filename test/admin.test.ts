@@ -13,6 +13,7 @@ import { runAdmin } from "../src/admin/commands.js"
 import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { FakeDns } from "./fakes/dns.js"
 import { TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -90,12 +91,15 @@ layer(testServerLayer())("admin command line", (it) => {
   it.effect("webhook settings are stored with a whsec_ signing secret; --off and --rotate-secret", () =>
     Effect.gen(function*() {
       const { app_key } = (yield* run("clients", "create", "--name", "hook", "--permissions", "all")) as unknown as { app_key: string }
+      // A name must resolve, and only to allowed addresses (loopback is admitted in tests).
+      const dns = yield* FakeDns
+      dns.set("hooks.example.test", ["127.0.0.1"])
       const on = (yield* run(
         "clients",
         "webhook",
         app_key,
         "--url",
-        "https://example.com/hook",
+        "https://hooks.example.test/hook",
         "--events",
         "guest.created,guest.card_created"
       )) as unknown as {
@@ -108,6 +112,28 @@ layer(testServerLayer())("admin command line", (it) => {
       expect(rotated.signing_secret).not.toBe(on.signing_secret)
       expect(yield* run("clients", "webhook", app_key, "--off")).toMatchObject({ webhook: { enabled: false } })
       expect(yield* fails("clients", "webhook", app_key, "--url", "https://x.test", "--events", "guest.deleted")).toMatch(/events/)
+    }))
+
+  it.effect("clients webhook --url refuses a destination outside the public internet and admitted networks (destination_not_allowed, no address); an admitted one is set", () =>
+    Effect.gen(function*() {
+      const { app_key } = (yield* run("clients", "create", "--name", "egress", "--permissions", "all")) as unknown as { app_key: string }
+      const dns = yield* FakeDns
+      dns.set("internal.test", ["10.1.2.3"])
+      const set = (url: string) => fails("clients", "webhook", app_key, "--url", url, "--events", "guest.created")
+      for (
+        const url of [
+          "http://169.254.169.254/latest/meta-data/",
+          "http://[::ffff:10.1.2.3]/",
+          "https://internal.test/x",
+          "https://nowhere.test/x"
+        ]
+      ) {
+        const message = yield* set(url)
+        expect([url, message]).toEqual([url, expect.stringMatching(/^--url: destination_not_allowed: /)])
+        expect(message).not.toMatch(/10\.1\.2\.3|169\.254/)
+      }
+      // This harness admits loopback (WEBHOOK_ALLOWED_NETWORKS), as the embedded quick start does.
+      expect(yield* set("http://127.0.0.1:9/hook")).toBe("succeeded")
     }))
 
   it.effect("companies and matchmakers status and cert-level are set by the operator", () =>

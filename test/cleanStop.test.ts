@@ -198,39 +198,50 @@ describe("npm start stops cleanly", () => {
     120_000
   )
 
-  it.effect("on a terminal, npm start's lines are readable and name their process: start, api and jobs", () =>
-    Effect.gen(function*() {
-      // `script` gives npm start a pseudo-terminal; its children's JSON is rendered by the start script.
-      const child = spawn("script", ["-qfec", "npm start --ignore-scripts", "/dev/null"], {
-        cwd: copy,
-        env: { ...env, NO_COLOR: "1" },
-        stdio: ["pipe", "pipe", "pipe"],
-        detached: true
-      })
-      started.push(child.pid!)
-      let out = ""
-      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
-      yield* eventually(
-        "npm start to be ready",
-        Effect.sync(() => out),
-        (o) => o.includes("API reference:") && o.includes("job daemon ready"),
-        90_000
-      )
-      const lines = out.split(/\r?\n/).filter((line) => /^\d{4}-/.test(line))
-      const processOf = (text: string) => /^\S+ \S+ (\S+)/.exec(lines.find((line) => line.includes(text)) ?? "")?.[1]
-      expect(processOf("started the API (pid")).toBe("start")
-      expect(processOf("Listening on")).toBe("api")
-      expect(processOf("job daemon ready")).toBe("jobs")
-      expect(out).toContain(`API reference: http://127.0.0.1:${env["PORT"]}/docs`)
-      expect(out.split(/\r?\n/).filter((line) => line.startsWith("{"))).toEqual([])
-      const tree = {
-        processes: [child.pid!, ...(yield* Effect.promise(() => descendants(child.pid!)))],
-        postgres: yield* Effect.promise(postmasterPid)
-      }
-      started.push(...tree.processes, tree.postgres)
-      process.kill(-child.pid!, "SIGTERM")
-      yield* allGone({ ...tree, npm: 0, start: 0, api: 0, jobs: 0, log: () => out })
-    }), 120_000)
+  it.effect(
+    "on a terminal, npm start's lines are readable and name their process: start, api and jobs; each says loopback is admitted for webhooks",
+    () =>
+      Effect.gen(function*() {
+        // `script` gives npm start a pseudo-terminal; its children's JSON is rendered by the start script.
+        const child = spawn("script", ["-qfec", "npm start --ignore-scripts", "/dev/null"], {
+          cwd: copy,
+          env: { ...env, NO_COLOR: "1" },
+          stdio: ["pipe", "pipe", "pipe"],
+          detached: true
+        })
+        started.push(child.pid!)
+        let out = ""
+        child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()))
+        yield* eventually(
+          "npm start to be ready",
+          Effect.sync(() => out),
+          (o) => o.includes("API reference:") && o.includes("job daemon ready"),
+          90_000
+        )
+        const lines = out.split(/\r?\n/).filter((line) => /^\d{4}-/.test(line))
+        const processOf = (text: string) => /^\S+ \S+ (\S+)/.exec(lines.find((line) => line.includes(text)) ?? "")?.[1]
+        expect(processOf("started the API (pid")).toBe("start")
+        expect(processOf("Listening on")).toBe("api")
+        expect(processOf("job daemon ready")).toBe("jobs")
+        // The quick start admits loopback as a webhook destination, and the start script, the API and
+        // the daemon say so.
+        expect(processOf("the embedded quick start lets webhooks reach this machine (loopback: 127.0.0.0/8,::1/128)")).toBe("start")
+        const admitted = lines.filter((line) =>
+          line.includes("webhooks may also be sent to 127.0.0.0/8, ::1/128 (WEBHOOK_ALLOWED_NETWORKS), besides the public internet")
+        )
+        expect(admitted.map((line) => /^\S+ \S+ (\S+)/.exec(line)?.[1]).sort()).toEqual(["api", "jobs"])
+        expect(out).toContain(`API reference: http://127.0.0.1:${env["PORT"]}/docs`)
+        expect(out.split(/\r?\n/).filter((line) => line.startsWith("{"))).toEqual([])
+        const tree = {
+          processes: [child.pid!, ...(yield* Effect.promise(() => descendants(child.pid!)))],
+          postgres: yield* Effect.promise(postmasterPid)
+        }
+        started.push(...tree.processes, tree.postgres)
+        process.kill(-child.pid!, "SIGTERM")
+        yield* allGone({ ...tree, npm: 0, start: 0, api: 0, jobs: 0, log: () => out })
+      }),
+    120_000
+  )
 
   it.effect("SIGKILL to the start script: the API and the daemon notice its IPC channel closing and stop", () =>
     Effect.gen(function*() {

@@ -24,15 +24,13 @@ import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { CardParserTest } from "../src/card/CardParser.js"
 import { emptyParsedCard } from "../src/card/types.js"
-import { appConfigWith } from "../src/Config.js"
 import { formatTimestamp } from "../src/domain/time.js"
-import { ServicesLive } from "../src/Layers.js"
 import { logTimestamp, renderLog } from "../src/logging.js"
 import { otlpTracingLayer } from "../src/observability/tracing.js"
 import { Clients, WEBHOOK_EVENT_TYPES } from "../src/services/Clients.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
-import { serverLayer, signedClient, TestDatabaseLive, TestServer, testServerLayer } from "./support/harness.js"
+import { liveAppLayer, serverLayer, signedClient, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 import { makeReceiver, type Received } from "./support/receiver.js"
 
@@ -178,12 +176,9 @@ const uniquePng = (tag: string) => new Uint8Array([...PNG, ...new TextEncoder().
 /** The app, an API server, the webhook dispatcher and the card runner over a private database, on the real clock. */
 const sweepLayer = Layer.mergeAll(serverLayer, WebhookJobsLive, CardTasksJob).pipe(
   Layer.provideMerge(
-    ServicesLive.pipe(
-      Layer.provide(plantedCardParser),
-      Layer.provideMerge(TestDatabaseLive),
-      Layer.provideMerge(
-        appConfigWith({ rateLimitBurst: 1_000_000, webhookRetrySchedule: [300, 300], webhookPollSeconds: 1, cardTaskPollSeconds: 0.2 })
-      )
+    liveAppLayer(
+      { rateLimitBurst: 1_000_000, webhookRetrySchedule: [300, 300], webhookPollSeconds: 1, cardTaskPollSeconds: 0.2 },
+      plantedCardParser
     )
   ),
   Layer.provideMerge(FetchHttpClient.layer),

@@ -16,6 +16,7 @@ import { runAdmin } from "../src/admin/commands.js"
 import type { SecretKey } from "../src/auth/secretKeys.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
+import { FakeDns } from "./fakes/dns.js"
 import { fakeCardParser, liveAppLayer, serverLayer, testDatabaseLayer, TestServer, testServerLayer } from "./support/harness.js"
 import { signedHeaders } from "./support/processes.js"
 
@@ -129,9 +130,8 @@ layer(testServerLayer({ secretKeys: Redacted.make([FIRST]) }, undefined, databas
       }
       // The typed client keys every POST itself.
       const typed = yield* makeOpenApiClient(baseUrl, beta, { retries: 0 })
-      const betaNow: Credentials = { appKey: beta.appKey, appSecret: keep((yield* typed.selfService.rotateCredentials()).app_secret) }
-
-      // Webhooks: the first URL brings a secret (self-service and operator); both rotate it.
+      const betaNow: Credentials = { appKey: beta.appKey, appSecret: keep((yield* typed.selfService.rotateCredentials()).app_secret) } // Webhooks: the first URL brings a secret (self-service and operator); both rotate it.
+      ;(yield* FakeDns).set("hooks.example.test", ["127.0.0.1"])
       const betaClient = yield* makeOpenApiClient(baseUrl, betaNow, { retries: 0 })
       const firstUrl = yield* betaClient.selfService.updateWebhook({
         payload: { url: "https://hooks.example.test/in", events: ["guest.created"] }

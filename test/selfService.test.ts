@@ -14,6 +14,7 @@ import { WebhookJobsLive } from "../jobs/Webhooks.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import type { AppConfigShape } from "../src/Config.js"
 import { formatTimestamp } from "../src/domain/time.js"
+import { FakeDns } from "./fakes/dns.js"
 import { eventually } from "./support/eventually.js"
 import { liveAppLayer, serverLayer, sharedTestDatabase, signedClient, TestServer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -68,6 +69,9 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
   it.effect("GET /webhook of a new client: no URL, no events, off; the first PUT with a URL turns it on and shows the signing secret once", () =>
     Effect.gen(function*() {
       const { client } = yield* bareClient
+      // A name must resolve, and only to allowed addresses (loopback is admitted in tests).
+      const dns = yield* FakeDns
+      dns.set("hooks.example.test", ["127.0.0.1"])
       expect(yield* client.selfService.getWebhook()).toEqual({ url: null, events: [], enabled: false, secret_rotating_until: null })
       const first = yield* client.selfService.updateWebhook({
         payload: { url: "https://hooks.example.test/in", events: ["guest.created", "company.created", "guest.created"] }

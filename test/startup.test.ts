@@ -45,7 +45,14 @@ const cases: ReadonlyArray<readonly [string, Record<string, string | null>, stri
     /^api cannot start: DATABASE_URL is not set; `npm start` prepares an embedded database, or set it \(see \.env\.example\)$/
   ],
   ["jobs/main.ts", { DATABASE_URL: "" }, "DATABASE_URL", /^jobs cannot start: DATABASE_URL is not set; `npm start`/],
-  ["src/main.ts", { SECRET_KEY: null }, "SECRET_KEY", /^api cannot start: SECRET_KEY is not set; `npm start` keeps one/]
+  ["src/main.ts", { SECRET_KEY: null }, "SECRET_KEY", /^api cannot start: SECRET_KEY is not set; `npm start` keeps one/],
+  [
+    "jobs/main.ts",
+    { WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8, 10.0.0.1/8" },
+    "WEBHOOK_ALLOWED_NETWORKS",
+    /WEBHOOK_ALLOWED_NETWORKS: "10\.0\.0\.1\/8" has bits set after its prefix; the network is 10\.0\.0\.0\/8/
+  ],
+  ["src/main.ts", { WEBHOOK_ALLOWED_NETWORKS: "localhost" }, "WEBHOOK_ALLOWED_NETWORKS", /WEBHOOK_ALLOWED_NETWORKS: expected .*"localhost"/]
 ]
 
 describe("start-up with an invalid or missing setting", () => {

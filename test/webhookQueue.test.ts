@@ -10,21 +10,13 @@ import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"
-import { appConfigWith } from "../src/Config.js"
-import { ServicesLive } from "../src/Layers.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { WebhooksRepo } from "../src/repos/WebhooksRepo.js"
 import { Clients } from "../src/services/Clients.js"
-import { fakeCardParser, TestDatabaseLive } from "./support/harness.js"
+import { liveAppLayer } from "./support/harness.js"
 
-const QueueLive = ServicesLive.pipe(
-  Layer.provide(fakeCardParser),
-  Layer.provideMerge(WebhooksRepo.layer),
-  Layer.provideMerge(TestDatabaseLive),
-  Layer.provideMerge(appConfigWith({})),
-  Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn"))
-)
+const QueueLive = liveAppLayer().pipe(Layer.provide(Layer.succeed(References.MinimumLogLevel, "Warn")))
 
 layer(QueueLive, { timeout: 60_000 })("the webhook queue's next due time", (it) => {
   it.effect("a pending delivery already due and not leased is due now; leased by a daemon, it is not the idle loop's", () =>

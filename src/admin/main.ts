@@ -2,6 +2,7 @@
 // a failed command's reason as plain text. Exit codes: 0 done, 2 the command failed
 // (a usage error, or the platform refused it), 1 anything else (no database, an old schema …).
 // The database must be migrated already (the API, the daemon or `npm run migrate` do that).
+import * as NodeDns from "@effect/platform-node/NodeDns"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
@@ -28,6 +29,7 @@ import { SchemaCheckLive } from "./schemaCheck.js"
  */
 const AdminLive = ServicesLive.pipe(
   Layer.provide(CardParserFromEnv),
+  Layer.provide(NodeDns.layer),
   Layer.provideMerge(SchemaCheckLive),
   Layer.provideMerge(PgLive),
   Layer.provideMerge(AppConfigLive),

@@ -41,6 +41,61 @@ export type AttemptResult =
   | { readonly _tag: "Answered"; readonly status: number; readonly retryAfter?: string | undefined }
   | { readonly _tag: "NoAnswer"; readonly error: string }
 
+/**
+ * Why an attempt got no answer, as a client sees it (DECISIONS §13): one of these fixed phrases,
+ * never an address, a port or the system's own message (which names them).
+ */
+export const ATTEMPT_ERRORS = {
+  notAllowed: "destination not allowed",
+  dns: "DNS lookup failed",
+  refused: "connection refused",
+  reset: "connection reset",
+  timeout: "timed out",
+  unreachable: "host unreachable",
+  tls: "TLS error",
+  protocol: "invalid HTTP answer",
+  failed: "connection failed"
+} as const
+export type AttemptError = (typeof ATTEMPT_ERRORS)[keyof typeof ATTEMPT_ERRORS]
+
+const SYSTEM_CODES: ReadonlyArray<readonly [RegExp, AttemptError]> = [
+  [/^ECONNREFUSED$/, ATTEMPT_ERRORS.refused],
+  [/^(ECONNRESET|EPIPE|ECONNABORTED)$/, ATTEMPT_ERRORS.reset],
+  [/^(ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT)$/, ATTEMPT_ERRORS.timeout],
+  [/^(EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN)$/, ATTEMPT_ERRORS.unreachable],
+  [/^(ENOTFOUND|ENODATA|EAI_\w+)$/, ATTEMPT_ERRORS.dns],
+  [/^(ERR_TLS_|ERR_SSL_|ERR_OSSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_CERT|HOSTNAME_MISMATCH)/, ATTEMPT_ERRORS.tls],
+  [/^HPE_/, ATTEMPT_ERRORS.protocol]
+]
+
+/** The phrase for a system error code (`ECONNREFUSED`, `CERT_HAS_EXPIRED`, …); any other: connection failed. */
+export const attemptErrorOf = (code: string | undefined): AttemptError =>
+  SYSTEM_CODES.find(([pattern]) => code !== undefined && pattern.test(code))?.[1] ?? ATTEMPT_ERRORS.failed
+
+/** At most this many bytes of an answer are kept and shown. */
+export const EXCERPT_BYTES = 500
+
+/**
+ * The start of an answer as kept: at most EXCERPT_BYTES bytes of UTF-8, cut between characters;
+ * bytes that are not UTF-8 read as U+FFFD, and U+0000 (which PostgreSQL text cannot hold) too.
+ */
+export const answerExcerpt = (bytes: Uint8Array): string => {
+  // Back to the start of a character cut by the limit (at most 3 continuation bytes).
+  let cut = Math.min(bytes.length, EXCERPT_BYTES)
+  for (let back = 0; back < 3 && cut < bytes.length && cut > 0 && (bytes[cut]! & 0xc0) === 0x80; back++) cut--
+  const text = new TextDecoder().decode(bytes.subarray(0, cut)).replaceAll("\u0000", "\ufffd")
+  // A replacement character takes 3 bytes where it stood for 1: cut again on the encoded size.
+  let size = 0
+  let end = 0
+  for (const char of text) {
+    const width = Buffer.byteLength(char, "utf8")
+    if (size + width > EXCERPT_BYTES) break
+    size += width
+    end += char.length
+  }
+  return text.slice(0, end)
+}
+
 export type Decision =
   | { readonly _tag: "Succeeded" }
   /** 410 Gone: the delivery fails and the client's webhook is turned off. */

@@ -20,6 +20,7 @@ import { formatIso, formatTimestamp } from "../domain/time.js"
 import { changeWebhook, isWebhookUrl } from "../domain/webhooks.js"
 import { type ClientChange, type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
+import { WebhookDestinations } from "../webhooks/destinations.js"
 
 export class ClientCommandError extends Data.TaggedError("ClientCommandError")<{ readonly message: string }> {}
 
@@ -67,6 +68,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     const replay = yield* ReplayRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
+    const destinations = yield* WebhookDestinations
 
     const summary = (row: ClientRow): ClientSummary => ({
       app_key: row.app_key,
@@ -208,6 +210,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
                 }`
               })
             }
+            yield* Effect.mapError(destinations.check(options.url), (e) => new ClientCommandError({ message: `--url: ${e.message}` }))
             const secret = row.webhook_secret_enc === null
               ? newWebhookSecret()
               : box.open(row.webhook_secret_enc, placeOf("clients.webhook_secret_enc", appKey))
@@ -254,6 +257,10 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     /** PUT /webhook: the settings after the change; the first URL also brings the signing secret, once. */
     const updateWebhook = (appKey: string, sent: WebhookUpdate) =>
       own(Effect.gen(function*() {
+        // Checked before anything is read: no connection is held while the name resolves.
+        if (sent.url !== undefined) {
+          yield* Effect.mapError(destinations.check(sent.url), (e) => InvalidInput.of([{ path: "url", message: e.message }], e.message))
+        }
         const row = yield* mustFind(appKey)
         const changed = changeWebhook({ url: row.webhook_url, events: row.webhook_events, enabled: row.webhook_enabled }, sent)
         if (changed._tag === "Refused") {
@@ -302,5 +309,8 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Clients, Clients.make)
-  static readonly layer = Clients.layerWithoutDependencies.pipe(Layer.provide([ClientsRepo.layer, ReplayRepo.layer, ClientCache.layer]))
+  /** Needs the resolver (`Dns`, for webhook URLs), AppConfig, SecretBox and the database. */
+  static readonly layer = Clients.layerWithoutDependencies.pipe(
+    Layer.provide([ClientsRepo.layer, ReplayRepo.layer, ClientCache.layer, WebhookDestinations.layer])
+  )
 }

@@ -1,21 +1,29 @@
-// One outbound webhook request (DECISIONS §9): a POST of the payload with the Standard Webhooks
-// headers to the URL the operator configured. Redirects are not followed (a 3xx is a failed
-// attempt), the whole exchange has a deadline, and at most a capped part of the answer is read.
-// The service is what the webhook use cases call, so a test can put a recording fake in its place.
+// One outbound webhook request (DECISIONS §9, §13): a POST of the payload with the Standard Webhooks
+// headers to the client's URL. Each attempt resolves the host again, checks every address, and
+// connects only to those checked addresses (the connection's lookup answers from them: no second
+// lookup between check and connect; TLS still verifies the host name). Redirects are not followed
+// (a 3xx is a failed attempt), the whole exchange has a deadline, and at most a capped part of the
+// answer is read. What an attempt records names no address: a status, 500 bytes of the answer, or
+// a fixed phrase. The service is what the webhook use cases call, so a test can put a fake in its place.
+import type { LookupAddress, LookupOptions } from "node:dns"
+import type { LookupFunction } from "node:net"
+
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientError from "effect/http/HttpClientError"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Stream from "effect/Stream"
 
 import { Signer, type SignerShape } from "../auth/Signer.js"
-import { type AttemptResult, isWebhookUrl } from "../domain/webhooks.js"
+import { answerExcerpt, ATTEMPT_ERRORS, type AttemptError, attemptErrorOf, type AttemptResult, isWebhookUrl } from "../domain/webhooks.js"
+import { type CheckedDestination, DestinationUnreachable, WebhookDestinations } from "./destinations.js"
 
 export interface WebhookRequest {
   readonly url: string
@@ -32,11 +40,9 @@ export interface WebhookResponse {
   readonly result: AttemptResult
   readonly startedAt: number
   readonly durationMs: number
-  /** The start of the answer's body, for the operator (at most EXCERPT_CHARS). */
+  /** The start of the answer's body (at most EXCERPT_BYTES of UTF-8). */
   readonly response: string | null
 }
-
-const EXCERPT_CHARS = 500
 
 /** Reads at most `limit` bytes of a body and drops the rest (the connection is cut, not reused). */
 const readCapped = (response: HttpClientResponse.HttpClientResponse, limit: number) =>
@@ -45,29 +51,54 @@ const readCapped = (response: HttpClientResponse.HttpClientResponse, limit: numb
     return response.stream.pipe(
       Stream.takeUntil((chunk) => (size += chunk.length) >= limit),
       Stream.runCollect,
-      Effect.map((chunks) => Buffer.concat(chunks).subarray(0, limit).toString("utf8")),
+      Effect.map((chunks) => Buffer.concat(chunks).subarray(0, limit)),
       // An answer without a body (a 204) is an empty excerpt.
       Effect.catchIf(
         (error) => error.reason._tag === "EmptyBodyError",
-        () => Effect.succeed("")
+        () => Effect.succeed(Buffer.alloc(0))
       )
     )
   })
 
-/** Why there was no answer, in a line: the system error code where there is one. */
-const describeError = (error: unknown): string => {
-  // The HTTP client wraps what fetch threw; the line is about that.
-  const thrown = HttpClientError.isHttpClientError(error) && "cause" in error.reason && error.reason.cause !== undefined
-    ? error.reason.cause
-    : error
-  const cause = (thrown as { cause?: { code?: unknown; message?: unknown } } | null)?.cause
-  if (typeof cause?.code === "string") return `${cause.code}${typeof cause.message === "string" ? `: ${cause.message}` : ""}`
-  return thrown instanceof Error ? thrown.message : String(thrown)
+/**
+ * The connection's lookup: the addresses checked for this attempt, never a new resolution. Node
+ * asks for every address (`all`, to try them in turn) or for one, maybe of one family.
+ */
+const pinnedLookup = (destination: CheckedDestination): LookupFunction =>
+(
+  hostname: string,
+  options: LookupOptions,
+  callback: (error: NodeJS.ErrnoException | null, address: string | Array<LookupAddress>, family?: number) => void
+) => {
+  const family = (address: NetAddress.IpAddress) => (NetAddress.isIpv4Address(address) ? 4 : 6)
+  const wanted = options.family === 4 || options.family === 6 ? options.family : undefined
+  const addresses = destination.addresses
+    .filter((a) => wanted === undefined || family(a) === wanted)
+    .map((a) => ({ address: NetAddress.formatIp(a), family: family(a) }))
+  const first = addresses[0]
+  if (hostname !== destination.host || first === undefined) {
+    // Not the host that was checked (or none of the family asked for): nothing to connect to.
+    return callback(Object.assign(new Error("no checked address"), { code: "ENOTFOUND" }), [])
+  }
+  if (options.all === true) return callback(null, addresses)
+  callback(null, first.address, first.family)
+}
+
+/** Why there was no answer, as a fixed phrase: the system error code where there is one. */
+const describeError = (error: unknown): AttemptError => {
+  if (Cause.isTimeoutError(error)) return ATTEMPT_ERRORS.timeout
+  if (error instanceof DestinationUnreachable) {
+    return error.reason === "lookup_failed" ? ATTEMPT_ERRORS.dns : ATTEMPT_ERRORS.notAllowed
+  }
+  // The HTTP client wraps what Node threw; its code says what happened.
+  const thrown = HttpClientError.isHttpClientError(error) && "cause" in error.reason ? error.reason.cause : error
+  const code = (thrown as { code?: unknown } | null)?.code
+  return attemptErrorOf(typeof code === "string" ? code : undefined)
 }
 
 /** Sends one attempt; never fails (a failure is an attempt without an answer). */
 export const sendWebhook =
-  (signer: SignerShape, client: HttpClient.HttpClient) => (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
+  (signer: SignerShape, destinations: WebhookDestinations["Service"]) => (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
     Effect.gen(function*() {
       const startedAt = yield* Clock.currentTimeMillis
       if (!isWebhookUrl(request.url)) {
@@ -86,20 +117,21 @@ export const sendWebhook =
       )
       const t0 = performance.now()
       const outcome = yield* Effect.gen(function*() {
+        const destination = yield* destinations.resolve(request.url)
+        // Agents of this attempt alone (no connection kept for another), closed with it.
+        const agent = yield* NodeHttpClient.makeAgent({ lookup: pinnedLookup(destination), keepAlive: false })
+        const client = yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)
         const res = yield* client.execute(post)
-        const text = yield* readCapped(res, request.responseLimitBytes)
+        const body = yield* readCapped(res, request.responseLimitBytes)
         const result: AttemptResult = { _tag: "Answered", status: res.status, retryAfter: res.headers["retry-after"] ?? undefined }
-        return { result, response: text.slice(0, EXCERPT_CHARS) }
+        return { result, response: answerExcerpt(body) }
       }).pipe(
+        Effect.scoped,
         Effect.timeout(request.timeoutMs),
-        // The receiver gets exactly the headers above: no trace context, no redirects followed.
+        // The receiver gets exactly the headers above: no trace context (node:http follows no redirect).
         Effect.provideService(HttpClient.TracerPropagationEnabled, false),
-        Effect.provideService(FetchHttpClient.RequestInit, { redirect: "manual" }),
         Effect.catch((error) => {
-          const result: AttemptResult = {
-            _tag: "NoAnswer",
-            error: Cause.isTimeoutError(error) ? `no answer within ${request.timeoutMs} ms` : describeError(error)
-          }
+          const result: AttemptResult = { _tag: "NoAnswer", error: describeError(error) }
           return Effect.succeed({ result, response: null })
         })
       )
@@ -110,10 +142,11 @@ export const sendWebhook =
 export class WebhookSender extends Context.Service<WebhookSender>()("Webhooks/Sender", {
   make: Effect.gen(function*() {
     const signer = yield* Signer
-    const client = yield* HttpClient.HttpClient
-    return { send: sendWebhook(signer, client) }
+    const destinations = yield* WebhookDestinations
+    return { send: sendWebhook(signer, destinations) }
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(WebhookSender, WebhookSender.make)
-  static readonly layer = WebhookSender.layerWithoutDependencies.pipe(Layer.provide([Signer.layer, FetchHttpClient.layer]))
+  /** Needs the resolver (`Dns`) and AppConfig. */
+  static readonly layer = WebhookSender.layerWithoutDependencies.pipe(Layer.provide([Signer.layer, WebhookDestinations.layer]))
 }

@@ -1,15 +1,19 @@
 // Webhook rules of DECISIONS §9: the retry schedule and its jitter, Retry-After, 410, the end of
-// the schedule, Standard Webhooks signatures (checked by the reference library), and who may
-// receive an event.
+// the schedule, Standard Webhooks signatures (checked by the reference library), who may
+// receive an event, and what an attempt records (§13).
 import { describe, expect, it } from "@effect/vitest"
 import { Webhook } from "standardwebhooks"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { EVENT_CATALOGUE, EVENT_TYPES, isEventType } from "../../src/domain/eventTypes.js"
 import {
+  answerExcerpt,
+  ATTEMPT_ERRORS,
+  attemptErrorOf,
   changeWebhook,
   decide,
   DEFAULT_RETRY_SCHEDULE,
+  EXCERPT_BYTES,
   parseRetryAfter,
   parseRetrySchedule,
   payloadFor,
@@ -213,4 +217,47 @@ describe("PUT /webhook settings", () => {
     }]
   ]
   for (const [name, current, sent, expected] of table) it(name, () => expect(changeWebhook(current, sent)).toEqual(expected))
+})
+
+describe("what an attempt records for the client (DECISIONS §13): no address, at most 500 bytes", () => {
+  const errors: ReadonlyArray<readonly [string | undefined, string]> = [
+    ["ECONNREFUSED", "connection refused"],
+    ["ECONNRESET", "connection reset"],
+    ["EPIPE", "connection reset"],
+    ["ETIMEDOUT", "timed out"],
+    ["EHOSTUNREACH", "host unreachable"],
+    ["ENETUNREACH", "host unreachable"],
+    ["ENOTFOUND", "DNS lookup failed"],
+    ["EAI_AGAIN", "DNS lookup failed"],
+    ["CERT_HAS_EXPIRED", "TLS error"],
+    ["DEPTH_ZERO_SELF_SIGNED_CERT", "TLS error"],
+    ["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "TLS error"],
+    ["ERR_TLS_CERT_ALTNAME_INVALID", "TLS error"],
+    ["ERR_SSL_WRONG_VERSION_NUMBER", "TLS error"],
+    ["HPE_INVALID_CONSTANT", "invalid HTTP answer"],
+    ["EWHATEVER", "connection failed"],
+    [undefined, "connection failed"]
+  ]
+  it.each(errors)("system error %s reads %j", (code, phrase) => {
+    expect(attemptErrorOf(code)).toBe(phrase)
+    expect(Object.values(ATTEMPT_ERRORS)).toContain(phrase)
+  })
+
+  const bytes = (text: string) => new TextEncoder().encode(text)
+  const excerpts: ReadonlyArray<readonly [string, Uint8Array, string]> = [
+    ["an empty answer", new Uint8Array(0), ""],
+    ["a short answer, whole", bytes("down for maintenance"), "down for maintenance"],
+    ["ASCII: 500 characters", bytes("x".repeat(5000)), "x".repeat(500)],
+    ["2-byte characters: 250 of them", bytes("é".repeat(300)), "é".repeat(250)],
+    ["3-byte characters: cut before the one the limit splits", bytes("中".repeat(200)), "中".repeat(166)],
+    ["after one ASCII byte, the limit falls between characters", bytes("x" + "中".repeat(200)), "x" + "中".repeat(166)],
+    ["4-byte characters", bytes("😀".repeat(200)), "😀".repeat(125)],
+    ["not UTF-8: replacement characters, still within 500 bytes", new Uint8Array(600).fill(0xff), "\ufffd".repeat(166)],
+    ["U+0000, which PostgreSQL text cannot hold, is replaced", bytes("a\u0000b"), "a\ufffdb"]
+  ]
+  it.each(excerpts)("%s", (_, answer, expected) => {
+    const excerpt = answerExcerpt(answer)
+    expect(excerpt).toBe(expected)
+    expect(Buffer.byteLength(excerpt, "utf8")).toBeLessThanOrEqual(EXCERPT_BYTES)
+  })
 })

@@ -8,12 +8,13 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import type { AttemptResult } from "../../src/domain/webhooks.js"
+import type { AttemptError, AttemptResult } from "../../src/domain/webhooks.js"
 import { type WebhookRequest, type WebhookResponse, WebhookSender } from "../../src/webhooks/sender.js"
 
 export type ScriptedAnswer =
   | { readonly status: number; readonly headers?: Readonly<Record<string, string>>; readonly body?: string; readonly durationMs?: number }
-  | { readonly noAnswer: string; readonly durationMs?: number }
+  /** No answer: the phrase the real sender records (it never names an address). */
+  | { readonly noAnswer: AttemptError; readonly durationMs?: number }
 
 export interface SentRequest extends WebhookRequest {
   readonly sentAt: number

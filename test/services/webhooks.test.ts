@@ -127,14 +127,14 @@ describe("webhook attempts over a fake receiver", () => {
 
   test("no answer (refused, timed out) is retried like an error status, with the error recorded and no status code", () =>
     Effect.gen(function*() {
-      const { outcome, record } = yield* attemptWith({ noAnswer: "ECONNREFUSED: connect ECONNREFUSED 10.0.0.1:443" }, 0.5)
+      const { outcome, record } = yield* attemptWith({ noAnswer: "connection refused" }, 0.5)
       expect(outcome).toBe("Retry")
       expect(record).toMatchObject({
         status: "pending",
         step: 1,
         delay_ms: 5_000,
         status_code: null,
-        error: "ECONNREFUSED: connect ECONNREFUSED 10.0.0.1:443",
+        error: "connection refused",
         response: null
       })
     }))

@@ -9,6 +9,7 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
@@ -19,12 +20,14 @@ import { CardParserTest } from "../../src/card/CardParser.js"
 import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
 import { type ClientOptions, makeOpenApiClient } from "../../src/client/Client.js"
 import { type AppConfigShape, appConfigWith } from "../../src/Config.js"
+import { LOOPBACK_NETWORKS, parseAllowedNetworks } from "../../src/domain/destinations.js"
 import { HttpAppLive } from "../../src/http/Server.js"
 import { makeApiServer } from "../../src/http/Transport.js"
 import { ServicesLive } from "../../src/Layers.js"
 import { Clients } from "../../src/services/Clients.js"
 import { type DatabaseOptions, type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
 import { withDatabase } from "../../src/sql/urls.js"
+import { fakeDnsLayer } from "../fakes/dns.js"
 
 /**
  * A fresh database copied from the migrated template, dropped when the layer is released. `via`
@@ -59,12 +62,27 @@ export const fakeCardParser = CardParserTest({
   parsed: { ...emptyParsedCard(), name: "卡片嘉宾", gender: "female", age: 29, education: "本科", occupation: "教师" }
 })
 
-/** The services over a database, on whatever clock the test runs (the real one without test services). */
+/**
+ * Loopback, admitted as a webhook destination (WEBHOOK_ALLOWED_NETWORKS) in tests by default: their
+ * receivers listen on 127.0.0.1. A test of the refusal sets `webhookAllowedNetworks: []`, the default of production.
+ */
+export const LOOPBACK_ADMITTED = Result.getOrThrow(parseAllowedNetworks(LOOPBACK_NETWORKS))
+
+/**
+ * The services over a database, on whatever clock the test runs (the real one without test
+ * services), with a fake resolver (FakeDns: no name resolves until a test says so).
+ */
 export const liveAppLayer = (
   config: Partial<AppConfigShape> = {},
   parser: Layer.Layer<CardParser> = fakeCardParser,
   database: Layer.Layer<DatabaseServices> = TestDatabaseLive
-) => ServicesLive.pipe(Layer.provide(parser), Layer.provideMerge(database), Layer.provideMerge(appConfigWith(config)))
+) =>
+  ServicesLive.pipe(
+    Layer.provide(parser),
+    Layer.provideMerge(fakeDnsLayer()),
+    Layer.provideMerge(database),
+    Layer.provideMerge(appConfigWith({ webhookAllowedNetworks: LOOPBACK_ADMITTED, ...config }))
+  )
 
 /** The services over a private database; time starts at the real now (tests may move it). */
 export const testAppLayer = (

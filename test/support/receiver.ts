@@ -40,61 +40,69 @@ const headersOf = (req: IncomingMessage): Record<string, string> => {
   return out
 }
 
-/** A receiver for the scope; its URL is `http://127.0.0.1:PORT` (append a path per client). */
-export const makeReceiver = Effect.acquireRelease(
-  Effect.callback<Receiver & { readonly close: () => void }>((resume) => {
-    let answer: (r: Received, n: number) => Reply = () => ({ status: 200 })
-    const received: Array<Received> = []
-    const counts = new Map<string, number>()
-    const open = new Map<string, number>()
-    const maxOpen = new Map<string, number>()
-    const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Array<Buffer> = []
-      const path = req.url ?? "/"
-      open.set(path, (open.get(path) ?? 0) + 1)
-      maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, open.get(path)!))
-      let closed = false
-      const done = () => {
-        if (!closed) {
-          closed = true
-          open.set(path, open.get(path)! - 1)
+/**
+ * A receiver for the scope on `host` (another loopback address, such as 127.0.0.2, stands for a
+ * second machine) and `port` (0: a free one); its URL is `http://HOST:PORT` (append a path per client).
+ */
+export const makeReceiverOn = (host: string, port = 0) =>
+  Effect.acquireRelease(
+    Effect.callback<Receiver & { readonly close: () => void }>((resume) => {
+      let answer: (r: Received, n: number) => Reply = () => ({ status: 200 })
+      const received: Array<Received> = []
+      const counts = new Map<string, number>()
+      const open = new Map<string, number>()
+      const maxOpen = new Map<string, number>()
+      const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+        const chunks: Array<Buffer> = []
+        const path = req.url ?? "/"
+        open.set(path, (open.get(path) ?? 0) + 1)
+        maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, open.get(path)!))
+        let closed = false
+        const done = () => {
+          if (!closed) {
+            closed = true
+            open.set(path, open.get(path)! - 1)
+          }
         }
-      }
-      res.on("close", done)
-      req.on("data", (c: Buffer) => chunks.push(c))
-      req.on("end", () => {
-        const r: Received = { path, headers: headersOf(req), body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
-        received.push(r)
-        const n = (counts.get(path) ?? 0) + 1
-        counts.set(path, n)
-        const reply = answer(r, n)
-        const send = () => {
-          res.writeHead(reply.status, { "content-type": "text/plain", ...reply.headers })
-          res.end(reply.body ?? "ok")
-        }
-        if (reply.hold) void reply.hold.then(send)
-        else send()
+        res.on("close", done)
+        req.on("data", (c: Buffer) => chunks.push(c))
+        req.on("end", () => {
+          const r: Received = { path, headers: headersOf(req), body: Buffer.concat(chunks).toString("utf8"), at: Date.now() }
+          received.push(r)
+          const n = (counts.get(path) ?? 0) + 1
+          counts.set(path, n)
+          const reply = answer(r, n)
+          const send = () => {
+            res.writeHead(reply.status, { "content-type": "text/plain", ...reply.headers })
+            res.end(reply.body ?? "ok")
+          }
+          if (reply.hold) void reply.hold.then(send)
+          else send()
+        })
       })
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      resume(Effect.succeed({
-        url: `http://127.0.0.1:${port}`,
-        received,
-        maxOpen,
-        open,
-        reply: (f) => {
-          answer = f
-        },
-        close: () => {
-          server.closeAllConnections()
-          server.close()
-        }
-      }))
-    })
-  }),
-  (r) => Effect.sync(r.close)
-)
+      server.once("error", (error) => resume(Effect.die(error)))
+      server.listen(port, host, () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({
+          url: `http://${host}:${port}`,
+          received,
+          maxOpen,
+          open,
+          reply: (f) => {
+            answer = f
+          },
+          close: () => {
+            server.closeAllConnections()
+            server.close()
+          }
+        }))
+      })
+    }),
+    (r) => Effect.sync(r.close)
+  )
+
+/** A receiver on 127.0.0.1, at a free port. */
+export const makeReceiver = makeReceiverOn("127.0.0.1")
 
 /** Verifies a delivery with the reference library under this secret; the parsed payload. */
 export const verify = (secret: string, r: Received): unknown => new Webhook(secret).verify(r.body, r.headers)

@@ -204,7 +204,9 @@ const serviceEnv = (databaseUrl: string): Record<string, string> => {
     RATE_LIMIT_RPS: "10000",
     RATE_LIMIT_BURST: "10000",
     // The API parses cards by OCR in this run (no AI key): one worker is enough, and cheaper.
-    CARD_OCR_POOL_SIZE: "1"
+    CARD_OCR_POOL_SIZE: "1",
+    // The corpus sets a webhook on loopback (nothing is delivered: no daemon runs).
+    WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8"
   }
 }
 
