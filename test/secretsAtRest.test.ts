@@ -130,8 +130,11 @@ layer(testServerLayer({ secretKeys: Redacted.make([FIRST]) }, undefined, databas
       }
       // The typed client keys every POST itself.
       const typed = yield* makeOpenApiClient(baseUrl, beta, { retries: 0 })
-      const betaNow: Credentials = { appKey: beta.appKey, appSecret: keep((yield* typed.selfService.rotateCredentials()).app_secret) } // Webhooks: the first URL brings a secret (self-service and operator); both rotate it.
-      ;(yield* FakeDns).set("hooks.example.test", ["127.0.0.1"])
+      const betaNow: Credentials = { appKey: beta.appKey, appSecret: keep((yield* typed.selfService.rotateCredentials()).app_secret) }
+
+      // Webhooks: the first URL brings a secret (self-service and operator); both rotate it.
+      const dns = yield* FakeDns
+      dns.set("hooks.example.test", ["127.0.0.1"])
       const betaClient = yield* makeOpenApiClient(baseUrl, betaNow, { retries: 0 })
       const firstUrl = yield* betaClient.selfService.updateWebhook({
         payload: { url: "https://hooks.example.test/in", events: ["guest.created"] }
