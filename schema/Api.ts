@@ -97,7 +97,7 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   "400":
     "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues; a request the HTTP parser refuses names data.issues[].path request) or a rule's reason.",
   "401":
-    "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed or invalid_signature.",
+    "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed, invalid_signature or signed_before_restart (signed before a database restart: sign again).",
   "403": "permission_denied: the client lacks the endpoint's permission (data.required).",
   "404": "not_found: an unknown id in the path or the body (data.resource; data.missing_ids for lists).",
   "409": "task_locked (a follow-up task held by another client) or idempotency_key_in_progress (retry after Retry-After).",

@@ -15,7 +15,9 @@ export const UnauthorizedReason = Schema.Literals([
   "app_key_disabled",
   "timestamp_out_of_window",
   "nonce_replayed",
-  "invalid_signature"
+  "invalid_signature",
+  /** After a database crash emptied the nonce record: signed before the restart (DECISIONS §13). */
+  "signed_before_restart"
 ])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
