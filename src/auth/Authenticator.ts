@@ -144,7 +144,7 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
         const allowed = local || granted >= 1
 
         return {
-          caller: client.caller,
+          caller: deprecatedSecret ? client.deprecatedCaller : client.caller,
           deprecatedSecret,
           rate,
           bucket: { allowed, tokens: allowed ? held.remaining(appKey) : answer.tokens ?? 0 }
