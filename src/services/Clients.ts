@@ -180,6 +180,35 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       )
 
     /**
+     * Ends the app secret's grace at once (`clients end-grace`, DECISIONS §13): the previous secret
+     * stops signing on every API instance (each drops the row when NOTIFY tells it of the change).
+     * With `webhook`, also the webhook signing secret's overlap: deliveries are then signed with the
+     * current secret only. Not by default: that secret is another credential, held by the receiver,
+     * and a receiver not yet moved to the new one would refuse every delivery.
+     */
+    const endGrace = (appKey: string, options: { readonly webhook: boolean }) =>
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const row = yield* mustLock(appKey)
+          const nowMs = yield* Clock.currentTimeMillis
+          const running = (sealed: string | null, expires: Date | null) => sealed !== null && expires !== null && expires.getTime() > nowMs
+          const appGrace = running(row.prev_secret_enc, row.prev_secret_expires_at)
+          const webhookOverlap = running(row.webhook_prev_secret_enc, row.webhook_prev_expires_at)
+          yield* mustUpdate(appKey, {
+            prev_secret_enc: null,
+            prev_secret_expires_at: null,
+            ...(options.webhook ? { webhook_prev_secret_enc: null, webhook_prev_expires_at: null } : {})
+          })
+          return {
+            app_key: appKey,
+            previous_secret: appGrace ? "ended" : "none",
+            webhook_previous_secret: !webhookOverlap ? "none" : options.webhook ? "ended" : "kept"
+          } as const
+        })
+      )
+
+    /**
      * A new signing secret; deliveries are signed with both until the previous one expires
      * (DECISIONS §9). `row` was read with mustLock (inTurn), as for resetSecret.
      */
@@ -316,6 +345,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       setMasking,
       setRateLimit,
       resetSecret,
+      endGrace,
       webhook,
       webhookSettings,
       updateWebhook,
