@@ -135,7 +135,7 @@ const mediaTypeOf = (request: HttpServerRequest.HttpServerRequest): string => (r
 const sentAppKey = (value: string | undefined): string | null => value === undefined || value === "" ? null : clip(value, 64)
 
 /** What an error envelope says of itself: its `data.error` and the wait it names, if any. */
-const errorDataOf = (response: HttpServerResponse.HttpServerResponse): { error?: string; retryAfter?: number } => {
+export const errorDataOf = (response: HttpServerResponse.HttpServerResponse): { error?: string; retryAfter?: number } => {
   const body = response.body
   if (body._tag !== "Uint8Array" || !body.contentType.startsWith("application/json")) return {}
   try {

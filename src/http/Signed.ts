@@ -21,14 +21,15 @@ import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
 import { ACTION_LIMITS, decideHit, describeLimit } from "../domain/actionLimits.js"
-import { InvalidInput } from "../domain/errors.js"
+import { EXISTENCE_REASONS, InvalidInput } from "../domain/errors.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
+import { recordDuplicateRefusal } from "../observability/metrics.js"
 import { ActionWindowsRepo } from "../repos/ActionWindowsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type Answer, Idempotency } from "../services/Idempotency.js"
-import { withBody } from "./Edge.js"
+import { errorDataOf, withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
 import { makeRequestBody, RequestBody } from "./RequestState.js"
 import { routeInfo } from "./routes.js"
@@ -40,6 +41,20 @@ const mediaType = (header: string | undefined): string => (header ?? "").split("
 /** Headers added to the answer of this request, whatever it turns out to be (an error included). */
 const addToAnswer = (headers: Readonly<Record<string, string>>) =>
   HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/**
+ * Counts the duplicate_* refusals a masking client is answered (DECISIONS §13: trying phones one
+ * by one tells which exist), read from the answer as sent, a replayed one excepted (it tells
+ * nothing new).
+ */
+const countExistenceAnswers = (appKey: string) =>
+  HttpEffect.appendPreResponseHandler((_request, response) => {
+    if (response.status !== 400 || response.headers["idempotent-replayed"] !== undefined) return Effect.succeed(response)
+    const { error } = errorDataOf(response)
+    return error !== undefined && EXISTENCE_REASONS.has(error)
+      ? Effect.as(recordDuplicateRefusal(appKey), response)
+      : Effect.succeed(response)
+  })
 
 /** The signature (DECISIONS §2) and the rate limit (§10): provides the caller and its mask. */
 export const AuthenticatedLive = Layer.effect(
@@ -72,7 +87,9 @@ export const AuthenticatedLive = Layer.effect(
         // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
         // Overlays (provideService), not a merged context: a merge copies the whole context.
         const withCaller = Effect.provideService(httpEffect, Caller, caller)
-        return yield* caller.masking ? Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)) : withCaller
+        if (!caller.masking) return yield* withCaller
+        yield* countExistenceAnswers(caller.appKey)
+        return yield* Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller))
       })
   })
 ).pipe(Layer.provide(Masker.layer))
