@@ -308,7 +308,8 @@ export const ActionLimitedLive = Layer.effect(
           return yield* Effect.fail(
             new TooManyRequests({
               error: "rate_limited",
-              message: `this operation is limited to ${describeLimit(action)} per client; retry after ${decision.retryAfterSeconds} s`,
+              // No number in the message: the wait is data.retry_after (and Retry-After).
+              message: `this operation is limited to ${describeLimit(action)} per client; retry after Retry-After seconds`,
               retry_after: decision.retryAfterSeconds
             })
           )
