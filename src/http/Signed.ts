@@ -309,7 +309,7 @@ export const ActionLimitedLive = Layer.effect(
             new TooManyRequests({
               error: "rate_limited",
               // No number in the message: the wait is data.retry_after (and Retry-After).
-              message: `this operation is limited to ${describeLimit(action)} per client; retry after Retry-After seconds`,
+              message: `this operation is limited to ${describeLimit(action)} per client; retry when its window ends (Retry-After)`,
               retry_after: decision.retryAfterSeconds
             })
           )
