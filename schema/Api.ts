@@ -88,7 +88,7 @@ const idempotencyKeyParameter: Json = {
   in: "header",
   required: false,
   description:
-    "1 to 255 printable ASCII characters, scoped to the client. The first request with a key runs; a repeat within 24 hours answers the kept response (Idempotent-Replayed: true) without running again. A different request under the same key is 422 idempotency_key_reused; a repeat while the first still runs is 409 idempotency_key_in_progress with Retry-After. A 5xx is not kept.",
+    "1 to 255 printable ASCII characters, scoped to the client. The first request with a key runs; a repeat within 24 hours answers the kept response (Idempotent-Replayed: true) without running again. A different request under the same key is 422 idempotency_key_reused; a repeat while the first still runs is 409 idempotency_key_in_progress with Retry-After. A 5xx is not kept, nor a 403 or 429 (a refusal of who sent it or when: the same key runs once it no longer applies).",
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" }
 }
 
@@ -97,8 +97,9 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   "400":
     "Bad input or a refused domain rule: data.error is invalid_parameter (with data.issues; a request the HTTP parser refuses names data.issues[].path request) or a rule's reason.",
   "401":
-    "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed or invalid_signature.",
-  "403": "permission_denied: the client lacks the endpoint's permission (data.required).",
+    "The signature check failed: missing_credentials, unknown_app_key, app_key_disabled, timestamp_out_of_window, nonce_replayed, invalid_signature or signed_before_restart (signed before a database restart: sign again).",
+  "403":
+    "permission_denied: the client lacks the endpoint's permission (data.required); on the self-service writes that change credentials or the webhook, deprecated_secret: signed with the previous app_secret during its grace (sign with the current one, data.hint).",
   "404": "not_found: an unknown id in the path or the body (data.resource; data.missing_ids for lists).",
   "409": "task_locked (a follow-up task held by another client) or idempotency_key_in_progress (retry after Retry-After).",
   "408": "request_timeout: the request did not arrive within the server's request timeout.",

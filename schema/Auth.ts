@@ -7,10 +7,11 @@ import type { Permission } from "./Common.js"
 import {
   ConflictEnvelope,
   DatabaseUnavailableEnvelope,
-  ForbiddenEnvelope,
+  DeprecatedSecretEnvelope,
   InternalErrorEnvelope,
   InvalidInputEnvelope,
   PayloadTooLargeEnvelope,
+  PermissionDeniedEnvelope,
   TooManyRequestsEnvelope,
   TransportErrorEnvelopes,
   UnauthorizedEnvelope,
@@ -24,6 +25,11 @@ export interface CallerInfo {
   readonly name: string
   readonly permissions: ReadonlySet<Permission>
   readonly masking: boolean
+  /**
+   * The request was signed with the previous app secret during its grace (answers carry
+   * X-Secret-Deprecated: true): it may not change credentials or webhook settings (CurrentSecret).
+   */
+  readonly deprecatedSecret: boolean
 }
 
 /** The authenticated client of the current request. */
@@ -48,7 +54,7 @@ export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { pr
 
 /** The endpoint's permission (its `RequiredPermission` annotation). */
 export class Permitted extends HttpApiMiddleware.Service<Permitted, { requires: Caller }>()("Auth/Permitted", {
-  error: [ForbiddenEnvelope]
+  error: [PermissionDeniedEnvelope]
 }) {}
 
 /** The text rules of path, query and body (DECISIONS §1), the body's media type and size. */
@@ -59,6 +65,28 @@ export class CheckedInput extends HttpApiMiddleware.Service<CheckedInput>()("Aut
 /** A POST's Idempotency-Key (DECISIONS §11): 503 when the database that keeps answers is gone. */
 export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: Caller }>()("Auth/Idempotent", {
   error: [InvalidInputEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, DatabaseUnavailableEnvelope]
+}) {}
+
+// Two endpoint middlewares of self-service operations (DECISIONS §13). Declared on the endpoint,
+// so they run inside the group's: inside Idempotent, after a retry's recorded answer has been
+// replayed (a retry signed with the secret its lost answer made deprecated gets that answer), and
+// their refusals are not kept for the key (a 403 or 429 is not kept: domain/idempotency.ts).
+
+/**
+ * Operations that change credentials or where events go: refused (403 deprecated_secret) to a
+ * request signed with the previous app secret during its grace, so that a leaked old secret
+ * cannot take the client over.
+ */
+export class CurrentSecret extends HttpApiMiddleware.Service<CurrentSecret, { requires: Caller }>()("Auth/CurrentSecret", {
+  error: [DeprecatedSecretEnvelope]
+}) {}
+
+/**
+ * A self-service limit (the endpoint's ActionLimit annotation), per client across every API
+ * instance: over it, 429 rate_limited with Retry-After. The hit commits only with the call.
+ */
+export class ActionLimited extends HttpApiMiddleware.Service<ActionLimited, { requires: Caller }>()("Auth/ActionLimited", {
+  error: [TooManyRequestsEnvelope, DatabaseUnavailableEnvelope]
 }) {}
 
 export const SIGNING_HEADERS = {

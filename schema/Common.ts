@@ -18,6 +18,7 @@ export const ResponseMask = Context.Reference<(data: unknown) => unknown>("Contr
 export type ResponseMask = typeof ResponseMask
 
 export { optionalOut, trusted } from "../src/domain/schemaFields.js"
+import type { LimitedAction } from "../src/domain/actionLimits.js"
 import { trusted } from "../src/domain/schemaFields.js"
 import { existsAsUtc } from "../src/domain/time.js"
 
@@ -282,6 +283,12 @@ export class PerRecordPermission extends Context.Service<PerRecordPermission, tr
  * itself, under its own signature (the self-service endpoints, DECISIONS §12).
  */
 export class CallerOnly extends Context.Service<CallerOnly, true>()("schema/CallerOnly") {}
+
+/**
+ * The self-service limit an endpoint counts against (DECISIONS §13; the ActionLimited middleware):
+ * each call that runs (not an idempotent replay) is a hit on the client's window of that action.
+ */
+export class ActionLimit extends Context.Service<ActionLimit, LimitedAction>()("schema/ActionLimit") {}
 
 /**
  * Marks a POST that creates nothing and may compute for long (a card parse), so that running it

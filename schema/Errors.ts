@@ -15,7 +15,9 @@ export const UnauthorizedReason = Schema.Literals([
   "app_key_disabled",
   "timestamp_out_of_window",
   "nonce_replayed",
-  "invalid_signature"
+  "invalid_signature",
+  /** After a database crash emptied the nonce record: signed before the restart (DECISIONS §13). */
+  "signed_before_restart"
 ])
 export type UnauthorizedReason = typeof UnauthorizedReason.Type
 
@@ -29,10 +31,27 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthoriz
   header: optionalOut(Schema.String)
 }) {}
 
+/**
+ * Why a signed request is refused as a whole (403): what each reason carries besides the message.
+ * One row per reason; each operation's document lists only the reasons it can answer
+ * (`forbiddenEnvelope`).
+ */
+const FORBIDDEN_DETAILS = {
+  /** The client lacks the endpoint's permission (DECISIONS §1): `required` names it. */
+  permission_denied: { required: Schema.String },
+  /** Signed with the previous app secret during its grace, on an operation that needs the current one (DECISIONS §13). */
+  deprecated_secret: { hint: Schema.String }
+} as const satisfies Record<string, Schema.Struct.Fields>
+
+export type ForbiddenReason = keyof typeof FORBIDDEN_DETAILS
+export const ForbiddenReason = Schema.Literals(Object.keys(FORBIDDEN_DETAILS) as Array<ForbiddenReason>)
+
+/** A 403: `error` is the reason; the details of every reason are optional here, required in its envelope. */
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
-  error: Schema.Literal("permission_denied"),
+  error: ForbiddenReason,
   message: Schema.String,
-  required: Schema.String
+  required: optionalOut(Schema.String),
+  hint: optionalOut(Schema.String)
 }) {}
 
 /** The path exists, the method does not (DECISIONS §1); `allow` is also the Allow header. */
@@ -148,15 +167,21 @@ const errorEnvelope = <E extends { readonly _tag: string; readonly message: stri
   cls: ErrorClass<E>,
   tag: E["_tag"],
   status: number,
-  reason?: string
+  reason?: string,
+  /** An edge class's envelope for one of its reasons: `error` and the details it carries. */
+  only?: { readonly reason: string; readonly fields: Schema.Struct.Fields }
 ): Schema.Codec<E, ErrorWire> => {
   const { message: _message, _tag: _t, ...fields } = cls.fields
-  const dataFields = reason === undefined ? fields : { error: Schema.Literal(reason), ...fields }
+  const dataFields = only !== undefined
+    ? { error: Schema.Literal(only.reason), ...only.fields }
+    : reason === undefined
+    ? fields
+    : { error: Schema.Literal(reason), ...fields }
   const wire = Schema.Struct({
     code: Schema.Literal(status),
     message: Schema.String,
     data: Schema.Struct(dataFields)
-  }).annotate({ identifier: `${tag}Response` })
+  }).annotate({ identifier: only === undefined ? `${tag}Response` : `${tag}${pascal(only.reason)}Response` })
   return wire.pipe(
     Schema.decodeTo(cls, {
       decode: SchemaGetter.transform(({ data, message }) => {
@@ -175,6 +200,9 @@ const errorEnvelope = <E extends { readonly _tag: string; readonly message: stri
   // (The cast: an error class's fields need no services, but the rest-spread of the generic
   // `Struct.Fields` above cannot say so, and the wire type is the documented ErrorWire shape.)
 }
+
+/** `deprecated_secret` → `DeprecatedSecret` (a component's name). */
+const pascal = (snake: string): string => snake.split("_").map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join("")
 
 /** Every status, by error class: the one place a failure's meaning becomes an HTTP status. */
 export const ErrorStatus = {
@@ -221,7 +249,13 @@ const domain = <E extends Domain.DomainError>(cls: ErrorClass<E> & { readonly re
   errorEnvelope(cls, tag, ErrorStatus[tag], cls.reason)
 
 export const UnauthorizedEnvelope = edge(Unauthorized, "Unauthorized")
+/** Any 403, whatever its reason: what the edge encodes with. */
 export const ForbiddenEnvelope = edge(Forbidden, "Forbidden")
+/** The 403 of one reason, with its details required: what an operation declares. */
+export const forbiddenEnvelope = (reason: ForbiddenReason) =>
+  errorEnvelope(Forbidden, "Forbidden", ErrorStatus.Forbidden, undefined, { reason, fields: FORBIDDEN_DETAILS[reason] })
+export const PermissionDeniedEnvelope = forbiddenEnvelope("permission_denied")
+export const DeprecatedSecretEnvelope = forbiddenEnvelope("deprecated_secret")
 export const ConflictEnvelope = edge(Conflict, "Conflict")
 export const UnprocessableEntityEnvelope = edge(UnprocessableEntity, "UnprocessableEntity")
 export const PayloadTooLargeEnvelope = edge(PayloadTooLarge, "PayloadTooLarge")

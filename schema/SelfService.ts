@@ -6,9 +6,11 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import { describeLimit, type LimitedAction } from "../src/domain/actionLimits.js"
 import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { isWebhookUrl } from "../src/domain/webhooks.js"
-import { CallerOnly, Envelope, IdPath, ListOf, PageOnly, PlatformTime, Text, Timestamp } from "./Common.js"
+import { ActionLimited, CurrentSecret } from "./Auth.js"
+import { ActionLimit, CallerOnly, Envelope, IdPath, ListOf, PageOnly, PlatformTime, Text, Timestamp } from "./Common.js"
 import { InvalidInputEnvelope, NotFoundEnvelope, WebhookOffEnvelope } from "./Errors.js"
 
 /** Every event type a webhook may subscribe to: the catalogue of DECISIONS §12. */
@@ -97,6 +99,14 @@ export const AppSecret = Schema.Struct({
   app_secret: Schema.String.annotate({ description: "the new app_secret (64 hex digits)" })
 }).annotate({ identifier: "AppSecret" })
 
+/** What an operation refused to the previous app secret says of it (CurrentSecret). */
+const NEEDS_CURRENT_SECRET = "Signed with the previous app_secret during its grace (X-Secret-Deprecated): 403 deprecated_secret; " +
+  "sign with the current one."
+
+/** What an operation counted against a self-service limit says of it (ActionLimited). */
+const limitText = (action: LimitedAction): string =>
+  `At most ${describeLimit(action)} per client (an idempotent replay does not count); over it, 429 rate_limited with Retry-After.`
+
 export class SelfServiceApi extends HttpApiGroup.make("selfService")
   .add(
     HttpApiEndpoint.get("getWebhook", "/webhook", {
@@ -113,12 +123,13 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       payload: WebhookUpdate,
       success: Envelope(WebhookUpdated, "WebhookUpdatedEnvelope")
     })
+      .middleware(CurrentSecret)
       .annotate(OpenApi.Summary, "Set this client's webhook")
       .annotate(
         OpenApi.Description,
         "Fields left out keep their value. Sending `url` without `enabled` turns the webhook on; `enabled: true` needs a URL. " +
           "`events` replaces the subscribed types (the event catalogue). The answer is the settings; the answer that first " +
-          "sets a URL also carries `signing_secret` (whsec_…), once."
+          "sets a URL also carries `signing_secret` (whsec_…), once. " + NEEDS_CURRENT_SECRET
       )
   )
   .add(
@@ -126,10 +137,14 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       disableCodecs: true,
       success: Envelope(SigningSecret, "WebhookSigningSecretEnvelope")
     })
+      .middleware(ActionLimited)
+      .middleware(CurrentSecret)
+      .annotate(ActionLimit, "webhook_secret_rotate")
       .annotate(OpenApi.Summary, "Rotate the webhook signing secret")
       .annotate(
         OpenApi.Description,
-        "A new whsec_ secret. For 7 days deliveries carry two signatures in webhook-signature (the new secret's and the previous one's). No body."
+        "A new whsec_ secret. For 7 days deliveries carry two signatures in webhook-signature (the new secret's and the previous one's). " +
+          `No body. ${limitText("webhook_secret_rotate")} ${NEEDS_CURRENT_SECRET}`
       )
   )
   .add(
@@ -138,11 +153,13 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       error: WebhookOffEnvelope,
       success: Envelope(WebhookTestSent, "WebhookTestSentEnvelope")
     })
+      .middleware(ActionLimited)
+      .annotate(ActionLimit, "webhook_test")
       .annotate(OpenApi.Summary, "Send a webhook.test event")
       .annotate(
         OpenApi.Description,
-        "Queues a webhook.test event to this client's URL now (even while the webhook is off), delivered and retried as any " +
-          "event; follow it in GET /webhook/deliveries. 400 webhook_off when no URL is set. No body."
+        "Queues a webhook.test event to this client's URL now (even while the webhook is off), attempted once (never retried); " +
+          "follow it in GET /webhook/deliveries. 400 webhook_off when no URL is set. No body. " + limitText("webhook_test")
       )
   )
   .add(
@@ -179,11 +196,13 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       payload: RedeliverSince,
       success: Envelope(Schema.Struct({ count: Schema.Int }).annotate({ identifier: "WebhookRedelivered" }), "WebhookRedeliveredEnvelope")
     })
+      .middleware(ActionLimited)
+      .annotate(ActionLimit, "webhook_redeliver")
       .annotate(OpenApi.Summary, "Send again every delivery since a time")
       .annotate(
         OpenApi.Description,
         "After an outage: every delivery of this client created from `since` on (platform time) in `status` (default failed) is " +
-          "pending again, due now; `count` says how many. 400 webhook_off while the webhook is off."
+          "pending again, due now; `count` says how many. 400 webhook_off while the webhook is off. " + limitText("webhook_redeliver")
       )
   )
   .add(
@@ -191,11 +210,14 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       disableCodecs: true,
       success: Envelope(AppSecret, "AppSecretEnvelope")
     })
+      .middleware(ActionLimited)
+      .middleware(CurrentSecret)
+      .annotate(ActionLimit, "credentials_rotate")
       .annotate(OpenApi.Summary, "Rotate this client's app_secret")
       .annotate(
         OpenApi.Description,
         "A new app_secret, shown only here. The previous one keeps signing for 7 days (answers then carry X-Secret-Deprecated: " +
-          "true); a secret older than that stops at once. No body."
+          `true); a secret older than that stops at once. No body. ${limitText("credentials_rotate")} ${NEEDS_CURRENT_SECRET}`
       )
   )
   .annotate(CallerOnly, true)

@@ -3,7 +3,9 @@
 import { execFile } from "node:child_process"
 
 import { expect, layer } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
@@ -14,14 +16,17 @@ import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { FakeDns } from "./fakes/dns.js"
-import { TestServer, testServerLayer } from "./support/harness.js"
+import { eventually } from "./support/eventually.js"
+import { fakeCardParser, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 const run = (...argv: Array<string>) => runAdmin(argv)
 const fails = (...argv: Array<string>) =>
   Effect.map(Effect.result(runAdmin(argv)), (r) => (Result.isFailure(r) ? (r.failure as { message: string }).message : "succeeded"))
 
-layer(testServerLayer())("admin command line", (it) => {
+const shared = sharedTestDatabase()
+
+layer(testServerLayer({}, fakeCardParser, shared.database))("admin command line", (it) => {
   it.effect("clients create prints credentials that sign requests; --permissions all grants every permission", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
@@ -86,6 +91,62 @@ layer(testServerLayer())("admin command line", (it) => {
       }
       expect(reset.app_secret).not.toBe(app_secret)
       expect(reset.previous_secret_expires_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/)
+    }))
+
+  it.effect("clients end-grace ends the previous secret's grace at once on every API instance (401 invalid_signature); --webhook also ends the webhook secret's overlap", () =>
+    Effect.gen(function*() {
+      const first = (yield* TestServer).baseUrl
+      const second = Context.get(yield* Layer.build(Layer.fresh(shared.anotherInstance)), TestServer).baseUrl
+      const created = (yield* run("clients", "create", "--name", "grace", "--permissions", "all")) as unknown as {
+        app_key: string
+        app_secret: string
+      }
+      const old = { appKey: created.app_key, appSecret: created.app_secret }
+      const reset = (yield* run("clients", "reset-secret", created.app_key)) as unknown as { app_secret: string }
+      const current = { appKey: created.app_key, appSecret: reset.app_secret }
+      const outcome = (baseUrl: string, credentials: { appKey: string; appSecret: string }) =>
+        Effect.map(
+          rawRequest(baseUrl, { path: "/api/open/v1/webhook", credentials }),
+          (r) =>
+            `${r.status === 200 ? "ok" : `${r.status} ${r.json.data.error}`}${
+              r.headers.get("x-secret-deprecated") === "true" ? "+deprecated" : ""
+            }`
+        )
+      const both = (credentials: { appKey: string; appSecret: string }) =>
+        Effect.all([outcome(first, credentials), outcome(second, credentials)])
+      // Both instances hold the row and accept the old secret, deprecated.
+      yield* eventually("both instances in the grace", both(old), (o) => o.join() === "ok+deprecated,ok+deprecated")
+
+      yield* run("clients", "webhook", created.app_key, "--url", "https://example.com/hook", "--events", "guest.created")
+      yield* run("clients", "webhook", created.app_key, "--rotate-secret")
+      expect(yield* run("clients", "end-grace", created.app_key)).toEqual({
+        app_key: created.app_key,
+        previous_secret: "ended",
+        webhook_previous_secret: "kept"
+      })
+      yield* eventually(
+        "the old secret refused on both instances",
+        both(old),
+        (o) => o.join() === "401 invalid_signature,401 invalid_signature"
+      )
+      expect(yield* both(current)).toEqual(["ok", "ok"])
+      const listed = (yield* run("clients", "list")) as unknown as Array<{ app_key: string; previous_secret_expires_at: string | null }>
+      expect(listed.find((c) => c.app_key === created.app_key)!.previous_secret_expires_at).toBeNull()
+      // The webhook secret's overlap was kept; --webhook ends it too (a second end-grace finds no app grace).
+      const rotating = (yield* rawRequest(first, { path: "/api/open/v1/webhook", credentials: current })).json.data
+      expect(rotating.secret_rotating_until).not.toBeNull()
+      expect(yield* run("clients", "end-grace", created.app_key, "--webhook")).toEqual({
+        app_key: created.app_key,
+        previous_secret: "none",
+        webhook_previous_secret: "ended"
+      })
+      const ended = (yield* rawRequest(first, { path: "/api/open/v1/webhook", credentials: current })).json.data
+      expect(ended.secret_rotating_until).toBeNull()
+      const sql = yield* SqlClient.SqlClient
+      const [row] = yield* sql<{ prev: string | null; webhook_prev: string | null }>`SELECT prev_secret_enc AS prev,
+        webhook_prev_secret_enc AS webhook_prev FROM clients WHERE app_key = ${created.app_key}`
+      expect([row!.prev, row!.webhook_prev]).toEqual([null, null])
+      expect(yield* fails("clients", "end-grace", "ak_missing")).toMatch(/unknown app_key ak_missing/)
     }))
 
   it.effect("webhook settings are stored with a whsec_ signing secret; --off and --rotate-secret", () =>

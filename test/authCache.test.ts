@@ -157,7 +157,7 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       expect(refilled).toBeLessThanOrEqual(RATE.rateLimitRps * 1.1 + (RATE.rateLimitBurst - admitted))
     }))
 
-  it.effect("after a crash empties the nonce record, a request seen before it cannot be replayed; fresh ones pass", () =>
+  it.effect("after a crash empties the nonce record, a request signed before it is 401 signed_before_restart (with a hint to sign again), never replayed; fresh ones pass", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const { baseUrl } = yield* TestServer
@@ -178,7 +178,8 @@ layer(testServerLayer(RATE, fakeCardParser, shared.database))("authentication ac
       )
       const replayed = yield* rawRequest(baseUrl, seen)
       expect(replayed.status).toBe(401)
-      expect(replayed.json.data.error).toBe("timestamp_out_of_window")
+      expect(replayed.json.data.error).toBe("signed_before_restart")
+      expect(replayed.json.data.hint).toMatch(/sign .* again .*fresh X-Timestamp and X-Nonce/)
 
       yield* TestClock.setTime(Date.now() + 1_000)
       expect((yield* rawRequest(baseUrl, { path: "/api/open/v1/matchmakers", credentials })).status).toBe(200)

@@ -373,7 +373,7 @@ const faultsOf = (cluster: Cluster, proxy: TcpProxy): ReadonlyArray<Fault> => {
       bites: true,
       inject: restart("immediate"),
       // A crash empties the unlogged nonce record; the service then refuses a request signed before
-      // the record's new epoch as out of its window (docs/operator.md: a nonce seen before the
+      // the record's new epoch as signed_before_restart (docs/operator.md: a nonce seen before the
       // crash cannot be replayed after it).
       explains: async () => {
         const epoch = await withPgClient(
@@ -381,7 +381,7 @@ const faultsOf = (cluster: Cluster, proxy: TcpProxy): ReadonlyArray<Fault> => {
           (client) => client.query<{ since_s: string }>("SELECT since_s FROM nonce_epoch WHERE id = 1")
         )
         const since = Number(epoch.rows[0]?.since_s ?? Number.NEGATIVE_INFINITY)
-        return (v) => v.status === 401 && v.text.includes("\"timestamp_out_of_window\"") && Math.floor(v.signedAt / 1000) < since
+        return (v) => v.status === 401 && v.text.includes("\"signed_before_restart\"") && Math.floor(v.signedAt / 1000) < since
       }
     },
     {

@@ -1,6 +1,7 @@
 // Hostile input of DECISIONS §1 and §2 end to end: NUL characters, bytes that are not UTF-8,
 // deep nesting and ids past int4 are 400s naming the field (in a batch only the item fails),
-// malformed signing headers name themselves, and the request log names the key and reason.
+// malformed signing headers name themselves, and the request log names the key and reason. On raw
+// sockets: a request without Host, and bytes past a body its Content-Length ended, get the envelope.
 import * as net from "node:net"
 
 import { expect, layer } from "@effect/vitest"
@@ -10,6 +11,47 @@ import { createCredentials, TestServer, testServerLayer } from "./support/harnes
 import { rawRequest } from "./support/raw.js"
 
 const BASE = "/api/open/v1"
+
+interface Answered {
+  readonly status: number
+  readonly headers: Record<string, string>
+  readonly json: {
+    code: number
+    message: string
+    data: { error: string; issues?: Array<{ path: string; message: string }>; allow?: Array<string> }
+  }
+}
+
+/** Sends `bytes` on a new connection and reads every answer (each with a Content-Length) until the server closes it. */
+const answersTo = (bytes: string) =>
+  Effect.gen(function*() {
+    const { baseUrl } = yield* TestServer
+    const { port } = new URL(baseUrl)
+    const text = yield* Effect.promise(() =>
+      new Promise<string>((resolve) => {
+        const socket = net.connect(Number(port), "127.0.0.1")
+        const chunks: Array<Buffer> = []
+        socket.on("data", (d: Buffer) => chunks.push(d))
+        socket.on("error", () => {})
+        socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")))
+        socket.write(bytes)
+      })
+    )
+    const answers: Array<Answered> = []
+    let rest = text
+    while (rest.startsWith("HTTP/1.1 ")) {
+      const split = rest.indexOf("\r\n\r\n")
+      const [statusLine = "", ...lines] = rest.slice(0, split).split("\r\n")
+      const headers: Record<string, string> = {}
+      for (const line of lines) headers[line.slice(0, line.indexOf(":")).toLowerCase()] = line.slice(line.indexOf(":") + 1).trim()
+      const length = Number(headers["content-length"])
+      const body = Buffer.from(rest.slice(split + 4), "utf8")
+      answers.push({ status: Number(statusLine.split(" ")[1]), headers, json: JSON.parse(body.subarray(0, length).toString("utf8")) })
+      rest = body.subarray(length).toString("utf8")
+    }
+    expect(rest, "nothing but whole answers").toBe("")
+    return answers
+  })
 const deep = (levels: number, inner = "1") => `${"[".repeat(levels)}${inner}${"]".repeat(levels)}`
 const paths = (data: { issues?: Array<{ path: string }> }) => (data.issues ?? []).map((i) => i.path)
 
@@ -228,6 +270,42 @@ layer(testServerLayer())("hostile input", (it) => {
         credentials
       })
       expect(guest.status).toBe(400)
+    }))
+
+  it.effect("an HTTP/1.1 request without Host is 400 invalid_parameter naming Host, in the envelope (HTTP/1.0 needs none)", () =>
+    Effect.gen(function*() {
+      const [answer, ...more] = yield* answersTo(`GET ${BASE}/time HTTP/1.1\r\nConnection: close\r\n\r\n`)
+      expect(more).toEqual([])
+      expect([answer!.status, answer!.json.code, answer!.json.data.error]).toEqual([400, 400, "invalid_parameter"])
+      expect(answer!.json.data.issues).toEqual([{ path: "Host", message: expect.stringMatching(/Host header/) }])
+      expect(answer!.headers["x-request-id"]).toMatch(/^[A-Za-z0-9._:-]+$/)
+      const old = yield* answersTo(`GET ${BASE}/time HTTP/1.0\r\n\r\n`)
+      expect(old.map((a) => a.status)).toEqual([200])
+    }))
+
+  it.effect("bytes past a body its Content-Length ended are a malformed next request: the first gets its own answer, then 400 invalid_parameter (not 405), and the connection closes", () =>
+    Effect.gen(function*() {
+      const body = JSON.stringify({ url: "https://hooks.example.test/in" })
+      for (const method of ["PUT", "POST"]) {
+        const path = method === "PUT" ? `${BASE}/webhook` : `${BASE}/credentials/rotate`
+        const answers = yield* answersTo(
+          `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n${body}`
+        )
+        // The first request (its body `{"`, unsigned) is answered as itself.
+        expect(answers.map((a) => [a.status, a.json.data.error]), method).toEqual([[401, "missing_credentials"], [
+          400,
+          "invalid_parameter"
+        ]])
+        expect(answers[1]!.json.data.issues![0]!.path).toBe("request")
+        expect(answers[1]!.headers["connection"]).toBe("close")
+      }
+      // A pipelined request with a method Node does not know is judged on its own line: 405 for its path.
+      const pipelined = yield* answersTo(
+        `GET ${BASE}/time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\nFOO ${BASE}/time HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`
+      )
+      expect(pipelined.map((a) => [a.status, a.json.data.error ?? "ok"])).toEqual([[200, "ok"], [405, "method_not_allowed"]])
+      expect(pipelined[1]!.json.message).toBe("FOO is not served on this path; it is served with GET, HEAD")
+      expect(pipelined[1]!.headers["allow"]).toBe("GET, HEAD")
     }))
 
   it.effect("a declared oversize body sent with Connection: close gets its 413, not a broken pipe", () =>

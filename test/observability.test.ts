@@ -169,6 +169,51 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
       expect(delta("http_server_requests_total", { route: `${BASE}/companies`, status: "429" })).toBe(limited)
     }))
 
+  it.effect("duplicate_* refusals answered to a masking client are counted per app_key (open_duplicate_refusals_total); a replay and a non-masking client's are not", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const owner = yield* createCredentials()
+      const prober = yield* createCredentials(undefined, { masking: true })
+      const tag = `${Date.now().toString(36)}${variant++}`
+      const phone = `139${String(Date.now() % 1e8).padStart(8, "0")}`
+      const post = (credentials: { appKey: string; appSecret: string }, path: string, body: object, key?: string) =>
+        Effect.map(
+          rawRequest(baseUrl, {
+            method: "POST",
+            path: `${BASE}${path}`,
+            body: JSON.stringify(body),
+            credentials,
+            ...(key !== undefined ? { headers: { "idempotency-key": key } } : {})
+          }),
+          (r) => `${r.status} ${r.json.data.error ?? "ok"}${r.headers.get("idempotent-replayed") === "true" ? " replayed" : ""}`
+        )
+      expect(yield* post(owner, "/work-wechats", { wechat_number: `wx_${tag}`, phone, device_id: `dev_${tag}` })).toBe("200 ok")
+      expect(yield* post(owner, "/work-groups", { name: "已有的群", group_no: `g_${tag}` })).toBe("200 ok")
+
+      // The masking client tries values that exist: each refusal tells it so.
+      const tries = [
+        yield* post(prober, "/work-wechats", { wechat_number: `wx_${tag}`, phone: "13700000000" }),
+        yield* post(prober, "/work-wechats", { wechat_number: `other_${tag}`, phone }),
+        yield* post(prober, "/work-wechats", { wechat_number: `third_${tag}`, phone: "13600000000", device_id: `dev_${tag}` }),
+        yield* post(prober, "/work-groups", { name: "试探", group_no: `g_${tag}` }, "probe-once"),
+        yield* post(prober, "/work-groups", { name: "试探", group_no: `g_${tag}` }, "probe-once")
+      ]
+      expect(tries).toEqual([
+        "400 duplicate_wechat_number",
+        "400 duplicate_phone",
+        "400 duplicate_device_id",
+        "400 duplicate_group_no",
+        "400 duplicate_group_no replayed"
+      ])
+      // The owner (not masking) is told the same, uncounted; another refusal is not counted either.
+      expect(yield* post(owner, "/work-wechats", { wechat_number: `other2_${tag}`, phone })).toBe("400 duplicate_phone")
+      expect(yield* post(prober, "/work-wechats", { wechat_number: "" })).toBe("400 invalid_parameter")
+
+      const { samples } = yield* scrape(baseUrl)
+      expect(valueOf(samples, "open_duplicate_refusals_total", { app_key: prober.appKey })).toBe(4)
+      expect(hasSeries(samples, "open_duplicate_refusals_total", { app_key: owner.appKey })).toBe(false)
+    }))
+
   it.effect("the database pool is measured: connections in use, idle, waiting and the limit", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer

@@ -143,13 +143,16 @@ const BODY_REFERENCES = new Set([
 ])
 
 const NO_PERMISSION = new RegExp(`^${PREFIX}/(events$|webhook|credentials/)`)
+/** Self-service writes refused to the previous secret in its grace (DECISIONS §13): their 403. */
+const CURRENT_SECRET_ONLY = new Set([`put ${PREFIX}/webhook`, `post ${PREFIX}/webhook/rotate-secret`, `post ${PREFIX}/credentials/rotate`])
 
 const expectedStatuses = (o: { key: string; path: string; op: Operation }): Array<string> => {
   if (o.path === `${PREFIX}/time`) return ["200", "400", "408", "417", "431", "500"]
   return [
     // The events feed needs no permission of its own (it filters each event), nor does self-service
-    // (it acts on the caller only), so neither answers 403.
-    ...SIGNED_STATUSES.filter((s) => !(NO_PERMISSION.test(o.path) && s === "403")),
+    // (it acts on the caller only), so neither answers 403, but for the self-service writes that
+    // need the current secret.
+    ...SIGNED_STATUSES.filter((s) => !(NO_PERMISSION.test(o.path) && s === "403" && !CURRENT_SECRET_ONLY.has(o.key))),
     ...(o.path.includes("{") || BODY_REFERENCES.has(o.key) ? ["404"] : []),
     // The edge reads (and limits) the body of any request but a GET; only a body endpoint checks its type.
     ...(o.key.startsWith("get ") ? [] : ["413"]),
@@ -419,6 +422,13 @@ it("each operation lists, per status, the reasons its domain can refuse it with 
   expect(reasons("post", "/guests/parse-card", "503")).toEqual(["parser_unavailable", "service_unavailable"])
   // A read refuses only bad parameters.
   expect(reasons("get", "/guests", "400")).toEqual(["invalid_parameter"])
+  // 403: a missing permission where one is needed; the previous secret on the self-service writes
+  // that need the current one (DECISIONS §13), and nothing else.
+  expect(reasons("get", "/guests", "403")).toEqual(["permission_denied"])
+  for (const key of CURRENT_SECRET_ONLY) {
+    const [method, path] = key.split(" ") as [string, string]
+    expect(reasons(method, path.slice(PREFIX.length), "403"), key).toEqual(["deprecated_secret"])
+  }
   // Every reason of DECISIONS §1's 400 row is listed by some operation.
   const all = new Set(
     operationsOf(doc).flatMap(({ op }) => Object.values(op.responses).flatMap((r) => reasonsOf(doc, r)))

@@ -44,6 +44,18 @@ const secondInstance = Effect.map(Layer.build(Layer.fresh(shared.anotherInstance
 
 const at = (receiver: { received: Array<Received> }, path: string) => receiver.received.filter((r) => r.path === path)
 
+/**
+ * As if a minute had passed for the client's self-service limits (DECISIONS §13): its windows end
+ * now. (This test runs on the real clock; test/selfServiceLimits.test.ts holds the limits.)
+ */
+const aMinuteLater = (appKey: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`UPDATE action_windows SET window_start_ms = window_start_ms - 60000
+        WHERE client_id = (SELECT id FROM clients WHERE app_key = ${appKey})`
+  )
+
 /** A client with no permission at all: self-service needs none. */
 const bareClient = signedClient([])
 
@@ -193,7 +205,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       expect(verify(signing_secret, r!)).toMatchObject({ id: sent.event_id })
     }))
 
-  it.effect("GET /webhook/deliveries lists a failing receiver's attempts (status, duration, response excerpt), filtered by status and since, paged", () =>
+  it.effect("GET /webhook/deliveries lists a failing receiver's attempt (status, duration, response excerpt; a test event is attempted once, never retried), filtered by status and since, paged", () =>
     Effect.gen(function*() {
       const receiver = yield* makeReceiver
       // Each answer takes at least 60 ms, so that the recorded duration is a measurement.
@@ -201,8 +213,10 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const { client } = yield* bareClient
       yield* client.selfService.updateWebhook({ payload: { url: `${receiver.url}/failing` } })
       const a = yield* client.selfService.testWebhook()
-      const failed = yield* eventually("the schedule used up", deliveryStatus(client, a.delivery_id), (d) => d?.status === "failed")
-      expect(failed!.attempts.map((x) => [x.attempt, x.status_code, x.error])).toEqual([[1, 500, null], [2, 500, null], [3, 500, null]])
+      // The schedule (two retries 300 ms apart) is not used: the first failure is final.
+      const failed = yield* eventually("the failed attempt", deliveryStatus(client, a.delivery_id), (d) => d?.status === "failed")
+      expect(failed!.attempts.map((x) => [x.attempt, x.status_code, x.error])).toEqual([[1, 500, null]])
+      expect(failed!.next_attempt_at).toBeNull()
       for (const x of failed!.attempts) {
         expect(x.response!.startsWith("down for maintenance")).toBe(true)
         expect(x.response!.length).toBeLessThanOrEqual(500)
@@ -254,9 +268,9 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       down = false
       const again = yield* owner.selfService.redeliver({ params: { id: sent.delivery_id } })
       expect(again).toMatchObject({ id: sent.delivery_id, status: "pending", event_id: sent.event_id })
-      expect(again.attempts).toHaveLength(3)
+      expect(again.attempts).toHaveLength(1)
       const done = yield* eventually("the redelivery", deliveryStatus(owner, sent.delivery_id), (d) => d?.status === "succeeded")
-      expect(done!.attempts.map((x) => x.status_code)).toEqual([503, 503, 503, 200])
+      expect(done!.attempts.map((x) => x.status_code)).toEqual([503, 200])
       const got = at(receiver, "/own")
       expect(new Set(got.map((r) => r.headers["webhook-id"]))).toEqual(new Set([sent.event_id]))
       expect(verify(secret, got.at(-1)!)).toMatchObject({ id: sent.event_id })
@@ -272,7 +286,7 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       const receiver = yield* makeReceiver
       let down = true
       receiver.reply(() => ({ status: down ? 500 : 200 }))
-      const { client } = yield* bareClient
+      const { client, credentials } = yield* bareClient
       yield* client.selfService.updateWebhook({ payload: { url: `${receiver.url}/outage` } })
       const early = yield* client.selfService.testWebhook()
       yield* eventually("the early failure", deliveryStatus(client, early.delivery_id), (d) => d?.status === "failed")
@@ -291,22 +305,28 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       for (const d of during) yield* eventually("a redelivery", deliveryStatus(client, d.delivery_id), (x) => x?.status === "succeeded")
       expect((yield* deliveryStatus(client, early.delivery_id))!.status).toBe("failed")
       expect((yield* deliveryStatus(other, theirs.delivery_id))!.status).toBe("failed")
-      // Nothing failed is left since then; the succeeded ones can be sent again on request.
+      // Nothing failed is left since then; the succeeded ones can be sent again on request (a
+      // bulk redelivery a minute: test/selfServiceLimits.test.ts holds the limit).
+      yield* aMinuteLater(credentials.appKey)
       expect(yield* client.selfService.redeliverSince({ payload: { since } })).toEqual({ count: 0 })
+      yield* aMinuteLater(credentials.appKey)
       expect(yield* client.selfService.redeliverSince({ payload: { since, status: "succeeded" } })).toEqual({ count: 2 })
 
-      const { baseUrl, credentials } = yield* bareClient
+      const fresh = yield* bareClient
       for (const body of [{ since: "yesterday" }, { since: "2024-02-30 10:00:00" }, {}]) {
-        expect(yield* refusal(baseUrl, credentials, "POST", "/webhook/redeliver", body)).toEqual([400, "invalid_parameter", ["since"]])
+        expect(yield* refusal(fresh.baseUrl, fresh.credentials, "POST", "/webhook/redeliver", body)).toEqual([400, "invalid_parameter", [
+          "since"
+        ]])
       }
-      expect(yield* refusal(baseUrl, credentials, "POST", "/webhook/redeliver", { since, status: "lost" }))
+      expect(yield* refusal(fresh.baseUrl, fresh.credentials, "POST", "/webhook/redeliver", { since, status: "lost" }))
         .toEqual([400, "invalid_parameter", ["status"]])
+      yield* aMinuteLater(credentials.appKey)
       yield* client.selfService.updateWebhook({ payload: { enabled: false } })
       const off = yield* errorOf(client.selfService.redeliverSince({ payload: { since } }))
       expect(off._tag).toBe("WebhookOff")
     }))
 
-  it.effect("POST /credentials/rotate: on both instances the old secret works with X-Secret-Deprecated: true and the new one without; a second rotation stops the first at once; the overlap is 7 days", () =>
+  it.effect("POST /credentials/rotate: on both instances the old secret works with X-Secret-Deprecated: true and the new one without; a second rotation (a minute later, with the current secret) stops the first at once; the overlap is 7 days", () =>
     Effect.gen(function*() {
       const first = (yield* TestServer).baseUrl
       const second = yield* secondInstance
@@ -335,9 +355,11 @@ layer(liveLayer, { excludeTestServices: true, timeout: 60_000 })("self-service",
       expect(row!.ms).toBeGreaterThanOrEqual(before + WEEK_MS - 1000)
       expect(row!.ms).toBeLessThanOrEqual(Date.now() + WEEK_MS + 1000)
 
-      // A second rotation, signed with the deprecated secret: the oldest stops at once.
-      const stale = yield* makeOpenApiClient(first, original, { retries: 0 })
-      const third = { appKey: original.appKey, appSecret: (yield* stale.selfService.rotateCredentials()).app_secret }
+      // A second rotation (signed with the current secret: the deprecated one may not rotate, see
+      // test/selfServiceLimits.test.ts): the oldest stops at once.
+      yield* aMinuteLater(original.appKey)
+      const current = yield* makeOpenApiClient(first, rotated, { retries: 0 })
+      const third = { appKey: original.appKey, appSecret: (yield* current.selfService.rotateCredentials()).app_secret }
       yield* eventually(
         "the second rotation",
         Effect.all([both(original), both(rotated), both(third)]),

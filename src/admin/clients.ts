@@ -1,5 +1,5 @@
 // Operator commands for API clients (DECISIONS §3): create, list, grant/revoke permissions,
-// disable/enable, reset-secret, masking, rate-limit and webhook settings.
+// disable/enable, reset-secret and end-grace (§13), masking, rate-limit and webhook settings.
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -48,6 +48,16 @@ const enable = answering("enable", { appKey }, ({ appKey }) => Effect.flatMap(Cl
 const resetSecret = answering("reset-secret", { appKey }, ({ appKey }) => Effect.flatMap(Clients, (c) => c.resetSecret(appKey)))
   .pipe(Command.withDescription("A new secret; the previous one keeps working for a while"))
 
+const endGrace = answering("end-grace", {
+  appKey,
+  webhook: Flag.Boolean("webhook").pipe(
+    Flag.withDescription("also end the webhook signing secret's overlap (deliveries then carry one signature)"),
+    Flag.withDefault(false)
+  )
+}, ({ appKey, webhook }) => Effect.flatMap(Clients, (c) => c.endGrace(appKey, { webhook }))).pipe(
+  Command.withDescription("The previous app secret stops signing now, on every API instance (--webhook: the previous webhook secret too)")
+)
+
 const masking = answering(
   "masking",
   { appKey, mode: Argument.Literals("MODE", ["on", "off"]) },
@@ -83,5 +93,5 @@ const webhook = answering("webhook", {
 
 export const clientsCommand = Command.make("clients").pipe(
   Command.withDescription("API clients: credentials, permissions, limits, webhooks"),
-  Command.withSubcommands([create, list, grant, revoke, disable, enable, resetSecret, masking, rateLimit, webhook])
+  Command.withSubcommands([create, list, grant, revoke, disable, enable, resetSecret, endGrace, masking, rateLimit, webhook])
 )

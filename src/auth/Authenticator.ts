@@ -128,8 +128,15 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
         })
         if (!answer.fresh) {
           if (local) held.refund(appKey)
-          // Signed before a crash emptied the nonce record: it cannot be told apart from a replay.
-          if (answer.epoch_s !== null && ts < answer.epoch_s) return yield* outOfWindow()
+          // Signed before a crash emptied the nonce record: it cannot be told apart from a replay,
+          // and its timestamp may well be within the window, so it is told what happened.
+          if (answer.epoch_s !== null && ts < answer.epoch_s) {
+            return yield* fail(
+              "signed_before_restart",
+              "this request was signed before the service's database restarted; it cannot be told apart from a replay",
+              { hint: "sign the request again with a fresh X-Timestamp and X-Nonce" }
+            )
+          }
           return yield* fail("nonce_replayed", "this nonce was already used; send a fresh nonce on every request")
         }
         const granted = answer.granted ?? 0
@@ -137,7 +144,7 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
         const allowed = local || granted >= 1
 
         return {
-          caller: client.caller,
+          caller: deprecatedSecret ? client.deprecatedCaller : client.caller,
           deprecatedSecret,
           rate,
           bucket: { allowed, tokens: allowed ? held.remaining(appKey) : answer.tokens ?? 0 }

@@ -22,6 +22,8 @@ export interface CachedClient {
   readonly previousSecret: string | undefined
   /** The client as its requests' handlers see it, made once per row (not per request). */
   readonly caller: CallerInfo
+  /** The same, for a request signed with the previous secret during its grace. */
+  readonly deprecatedCaller: CallerInfo
 }
 
 export const CLIENTS_CHANNEL = "clients_changed"
@@ -79,20 +81,25 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
       }
     }).pipe(Scope.provide(scope))
 
-    const open = (row: ClientRow): CachedClient => ({
-      row,
-      secret: box.open(row.secret_enc, placeOf("clients.secret_enc", row.app_key)),
-      previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null
-        ? box.open(row.prev_secret_enc, placeOf("clients.prev_secret_enc", row.app_key))
-        : undefined,
-      caller: {
+    const open = (row: ClientRow): CachedClient => {
+      const caller: CallerInfo = {
         id: row.id,
         appKey: row.app_key,
         name: row.name,
         permissions: new Set(row.permissions),
-        masking: row.masking
+        masking: row.masking,
+        deprecatedSecret: false
       }
-    })
+      return {
+        row,
+        secret: box.open(row.secret_enc, placeOf("clients.secret_enc", row.app_key)),
+        previousSecret: row.prev_secret_enc !== null && row.prev_secret_expires_at !== null
+          ? box.open(row.prev_secret_enc, placeOf("clients.prev_secret_enc", row.app_key))
+          : undefined,
+        caller,
+        deprecatedCaller: { ...caller, deprecatedSecret: true }
+      }
+    }
 
     /** The client of this app_key (none: unknown), from the cache when it can be trusted. */
     const get = (appKey: string) => {

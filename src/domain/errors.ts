@@ -74,6 +74,17 @@ export class DuplicateGroupNo extends Schema.TaggedError<DuplicateGroupNo>()("Du
   static readonly reason = "duplicate_group_no"
 }
 
+/**
+ * The refusals that tell a client a value exists: trying values one by one finds the taken ones,
+ * masked or not. Answered to a masking client they are counted (DECISIONS §13).
+ */
+export const EXISTENCE_REASONS: ReadonlySet<string> = new Set([
+  DuplicateWechatNumber.reason,
+  DuplicatePhone.reason,
+  DuplicateDeviceId.reason,
+  DuplicateGroupNo.reason
+])
+
 /** A work WeChat account cannot be removed while matchmakers or companies are associated with it. */
 export class HasAssociations extends Schema.TaggedError<HasAssociations>()("HasAssociations", message) {
   static readonly reason = "has_associations"

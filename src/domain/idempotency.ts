@@ -50,5 +50,10 @@ export const decideRepeat = (kept: KeptRequest, fingerprint: string): Repeat =>
  */
 export const inProgressRetryAfter = (waitedSeconds: number): number => Math.max(1, Math.min(10, Math.ceil(waitedSeconds)))
 
-/** A response is kept for replay unless the server failed (a 5xx rolls back: the retry runs for real). */
-export const isKept = (status: number): boolean => status < 500
+/**
+ * A response is kept for replay unless the server failed (a 5xx rolls back: the retry runs for
+ * real), or it refused who sent the request or when rather than the request itself (a 403: signed
+ * with a deprecated secret; a 429: over a limit): signed with the current secret, or after
+ * Retry-After, the same key runs (DECISIONS §13).
+ */
+export const isKept = (status: number): boolean => status < 500 && status !== 403 && status !== 429

@@ -125,6 +125,13 @@ export const decide = (
   return { _tag: "Retry", delayMs: asked ?? withJitter(wait, random), step: step + 1 }
 }
 
+/**
+ * The retry schedule of a delivery: a `webhook.test` event is attempted once, never retried
+ * (DECISIONS §13: a client asks for it on demand, and sees its one attempt in its delivery log).
+ */
+export const retryScheduleOf = (type: string, schedule: ReadonlyArray<number>): ReadonlyArray<number> =>
+  type === WEBHOOK_TEST_EVENT ? [] : schedule
+
 /** The secrets that sign now: the current one, and the previous one until its overlap ends. */
 export const signingSecrets = (
   current: string,

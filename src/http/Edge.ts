@@ -129,13 +129,26 @@ export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Req
   }) as HttpServerRequest.HttpServerRequest
 }
 
+/**
+ * An HTTP/1.1 request must name its host (RFC 9112 §3.2: a 400); HTTP/1.0 need not. Node would
+ * answer it with an empty 400 (the server leaves it to the edge: Transport.ts).
+ */
+const lacksHost = (request: HttpServerRequest.HttpServerRequest): boolean =>
+  request.headers["host"] === undefined && request.source instanceof IncomingMessage && request.source.httpVersionMajor === 1 &&
+  request.source.httpVersionMinor >= 1
+
+const noHost = InvalidInput.of(
+  [{ path: "Host", message: "an HTTP/1.1 request must carry a Host header" }],
+  "the HTTP request is malformed"
+)
+
 const mediaTypeOf = (request: HttpServerRequest.HttpServerRequest): string => (request.headers["content-type"] ?? "").toLowerCase()
 
 /** The app_key a request sent, as far as it is fit for a log line (an unauthenticated request too). */
 const sentAppKey = (value: string | undefined): string | null => value === undefined || value === "" ? null : clip(value, 64)
 
 /** What an error envelope says of itself: its `data.error` and the wait it names, if any. */
-const errorDataOf = (response: HttpServerResponse.HttpServerResponse): { error?: string; retryAfter?: number } => {
+export const errorDataOf = (response: HttpServerResponse.HttpServerResponse): { error?: string; retryAfter?: number } => {
   const body = response.body
   if (body._tag !== "Uint8Array" || !body.contentType.startsWith("application/json")) return {}
   try {
@@ -168,6 +181,7 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
     const limit = mediaTypeOf(original).startsWith("multipart/") ? limits.multipart : limits.json
 
     let response = yield* Effect.gen(function*() {
+      if (lacksHost(original)) return yield* Effect.fail(noHost)
       const bodiless = original.method === "GET" || original.method === "HEAD"
       const bytes = bodiless ? EMPTY : yield* readBody(original, limit)
       if (hasPathDelimiter(original.url)) {

@@ -2,8 +2,11 @@
 // declares them): Authenticated verifies the signature and the client's rate limit and provides
 // the caller; Permitted checks the endpoint's permission; CheckedInput applies the text rules of
 // DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
-// answer. Each one only reads what the edge or an outer middleware provided, and answers with a
-// typed error or a response: no state is passed back out.
+// answer. Inside them, two of some self-service endpoints (DECISIONS §13): CurrentSecret refuses a
+// request signed with the previous secret, ActionLimited counts the call against its limit. Each
+// one only reads what the edge or an outer middleware provided, and answers with a typed error or
+// a response: no state is passed back out.
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
@@ -11,18 +14,22 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import type * as Types from "effect/Types"
 
-import { Authenticated, Caller, CheckedInput, Idempotent, Permitted } from "../../schema/Auth.js"
+import { ActionLimited, Authenticated, Caller, CheckedInput, CurrentSecret, Idempotent, Permitted } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
 import { Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
-import { InvalidInput } from "../domain/errors.js"
+import { ACTION_LIMITS, decideHit, describeLimit } from "../domain/actionLimits.js"
+import { EXISTENCE_REASONS, InvalidInput } from "../domain/errors.js"
 import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
+import { recordDuplicateRefusal } from "../observability/metrics.js"
+import { ActionWindowsRepo } from "../repos/ActionWindowsRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
 import { type Answer, Idempotency } from "../services/Idempotency.js"
-import { withBody } from "./Edge.js"
+import { errorDataOf, withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
 import { makeRequestBody, RequestBody } from "./RequestState.js"
 import { routeInfo } from "./routes.js"
@@ -34,6 +41,20 @@ const mediaType = (header: string | undefined): string => (header ?? "").split("
 /** Headers added to the answer of this request, whatever it turns out to be (an error included). */
 const addToAnswer = (headers: Readonly<Record<string, string>>) =>
   HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
+
+/**
+ * Counts the duplicate_* refusals a masking client is answered (DECISIONS §13: trying phones one
+ * by one tells which exist), read from the answer as sent, a replayed one excepted (it tells
+ * nothing new).
+ */
+const countExistenceAnswers = (appKey: string) =>
+  HttpEffect.appendPreResponseHandler((_request, response) => {
+    if (response.status !== 400 || response.headers["idempotent-replayed"] !== undefined) return Effect.succeed(response)
+    const { error } = errorDataOf(response)
+    return error !== undefined && EXISTENCE_REASONS.has(error)
+      ? Effect.as(recordDuplicateRefusal(appKey), response)
+      : Effect.succeed(response)
+  })
 
 /** The signature (DECISIONS §2) and the rate limit (§10): provides the caller and its mask. */
 export const AuthenticatedLive = Layer.effect(
@@ -66,7 +87,9 @@ export const AuthenticatedLive = Layer.effect(
         // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
         // Overlays (provideService), not a merged context: a merge copies the whole context.
         const withCaller = Effect.provideService(httpEffect, Caller, caller)
-        return yield* caller.masking ? Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)) : withCaller
+        if (!caller.masking) return yield* withCaller
+        yield* countExistenceAnswers(caller.appKey)
+        return yield* Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller))
       })
   })
 ).pipe(Layer.provide(Masker.layer))
@@ -246,5 +269,63 @@ export const IdempotentLive = Layer.effect(
   })
 )
 
-/** The four middlewares of the signed groups. */
-export const SignedLive = Layer.mergeAll(AuthenticatedLive, PermittedLive, CheckedInputLive, IdempotentLive)
+const deprecatedSecret = new Forbidden({
+  error: "deprecated_secret",
+  message: "this request was signed with the previous app_secret, which may not change credentials or webhook settings",
+  hint: "sign with the current app_secret (the one the last rotation answered)"
+})
+
+/** Operations that need the current secret (DECISIONS §13): 403 deprecated_secret to the previous one. */
+export const CurrentSecretLive = Layer.succeed(CurrentSecret)((httpEffect) =>
+  Effect.flatMap(
+    Caller,
+    (caller): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | Forbidden> =>
+      caller.deprecatedSecret ? Effect.fail(deprecatedSecret) : httpEffect
+  )
+)
+
+/**
+ * A self-service limit (DECISIONS §13): the call is a hit on the client's window of its action,
+ * shared by every API instance. The hit and the call run in one transaction (a savepoint of the
+ * Idempotency-Key's), so a refused hit, or a call that fails, does not count, and calls of one
+ * client's action take turns on the window's row.
+ */
+export const ActionLimitedLive = Layer.effect(
+  ActionLimited,
+  Effect.gen(function*() {
+    const windows = yield* ActionWindowsRepo
+    const tx = yield* Transaction
+    return (httpEffect, { endpoint, group }) => {
+      const action = routeInfo(group, endpoint).actionLimit
+      if (action === undefined) return Effect.die(new Error(`route ${endpoint.method} ${endpoint.path} has no ActionLimit`))
+      const windowMs = ACTION_LIMITS[action].windowSeconds * 1000
+      return tx.run(Effect.gen(function*() {
+        const caller = yield* Caller
+        const nowMs = yield* Clock.currentTimeMillis
+        const decision = decideHit(action, yield* windows.hit(caller.id, action, nowMs, windowMs), nowMs)
+        if (decision._tag === "Refused") {
+          // The edge turns data.retry_after into Retry-After.
+          return yield* Effect.fail(
+            new TooManyRequests({
+              error: "rate_limited",
+              // No number in the message: the wait is data.retry_after (and Retry-After).
+              message: `this operation is limited to ${describeLimit(action)} per client; retry when its window ends (Retry-After)`,
+              retry_after: decision.retryAfterSeconds
+            })
+          )
+        }
+        return yield* httpEffect
+      }))
+    }
+  })
+).pipe(Layer.provide([ActionWindowsRepo.layer, Transaction.layer]))
+
+/** The middlewares of the signed groups, and those of some self-service endpoints. */
+export const SignedLive = Layer.mergeAll(
+  AuthenticatedLive,
+  PermittedLive,
+  CheckedInputLive,
+  IdempotentLive,
+  CurrentSecretLive,
+  ActionLimitedLive
+)

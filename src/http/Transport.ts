@@ -38,7 +38,10 @@ const encodeError = Schema.encodeSync(AnyErrorEnvelope)
 interface ParserError extends Error {
   readonly code?: string
   readonly reason?: string
+  /** What the parser was given: earlier (pipelined) requests on the connection included. */
   readonly rawPacket?: Buffer
+  /** Where in rawPacket the parser failed. */
+  readonly bytesParsed?: number
 }
 
 /** What a refused request was, as far as it is known (for the log line). */
@@ -49,11 +52,48 @@ interface Refused {
   readonly requestId: string
 }
 
-/** The request line at the start of what the parser was given: `METHOD target HTTP/x`. */
+/** A request line: `METHOD target HTTP/x`. */
 const REQUEST_LINE = /^([!-~]{1,64}) ([!-~]+) HTTP\//
 
+/** A byte of a method token (RFC 9110 tchar). */
+const TOKEN_BYTE = /[!#$%&'*+\-.^_`|~0-9A-Za-z]/
+
+/**
+ * The request line of the request the parser failed in, if it has one. The packet may begin with
+ * earlier requests of the connection (pipelined, or the bytes past a body shorter than they were,
+ * which read as the next request), so it is looked for where the parser failed: a method the
+ * parser does not know fails inside the line's first token, anything else after its line.
+ */
+const failedRequestLine = (err: ParserError): RegExpExecArray | null => {
+  const packet = err.rawPacket
+  if (packet === undefined) return null
+  const at = Math.min(Math.max(0, err.bytesParsed ?? 0), packet.length)
+  let start: number
+  if (err.code === "HPE_INVALID_METHOD") {
+    start = at
+    while (start > 0 && TOKEN_BYTE.test(String.fromCharCode(packet[start - 1]!))) start--
+  } else {
+    // The last line before the failure that is a request line (headers and bodies are not).
+    const before = packet.subarray(0, at).toString("latin1")
+    start = 0
+    for (let nl = before.lastIndexOf("\n"); nl !== -1; nl = before.lastIndexOf("\n", nl - 1)) {
+      if (REQUEST_LINE.test(before.slice(nl + 1, nl + 1 + 8192))) {
+        start = nl + 1
+        break
+      }
+    }
+  }
+  return REQUEST_LINE.exec(packet.subarray(start, start + 8192).toString("latin1"))
+}
+
+const malformed = (err: ParserError, detail?: string) =>
+  InvalidInput.of(
+    [{ path: "request", message: clip(detail === undefined ? err.reason ?? err.message : `${err.reason ?? err.message}: ${detail}`, 200) }],
+    "the HTTP request is malformed"
+  )
+
 const answerFor = (err: ParserError): Omit<Refused, "requestId"> | undefined => {
-  const line = err.rawPacket === undefined ? null : REQUEST_LINE.exec(err.rawPacket.subarray(0, 8192).toString("latin1"))
+  const line = failedRequestLine(err)
   const method = line?.[1] ?? ""
   const url = line?.[2] ?? ""
   switch (err.code) {
@@ -70,20 +110,25 @@ const answerFor = (err: ParserError): Omit<Refused, "requestId"> | undefined => 
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return { method, url, error: new RequestTimeout({ error: "request_timeout", message: "the request did not arrive in time" }) }
     case "HPE_INVALID_METHOD": {
+      // Bytes that do not start a request line at all (what followed a body shorter than its
+      // Content-Length said, say) are a malformed request, not a method.
+      if (line === null) {
+        return {
+          method,
+          url,
+          error: malformed(
+            err,
+            "these bytes do not start a request (bytes sent past a body its Content-Length ended read as the next request)"
+          )
+        }
+      }
       // A method Node does not know: 405 on a path that exists, as for a method it knows.
-      const allow = url === "" ? [] : allowedMethods(url)
+      const allow = allowedMethods(url)
       return { method, url, error: allow.length === 0 ? routeNotFound : methodNotAllowed(method, allow) }
     }
   }
   if (err.code?.startsWith("HPE_") !== true) return undefined // the connection itself failed
-  return {
-    method,
-    url,
-    error: InvalidInput.of(
-      [{ path: "request", message: clip(err.reason ?? err.message, 200) }],
-      "the HTTP request is malformed"
-    )
-  }
+  return { method, url, error: malformed(err) }
 }
 
 const bodyOf = (error: ApiError): string => JSON.stringify(encodeError(error))
@@ -124,10 +169,22 @@ const answerAndClose = (socket: Duplex, error: ApiError, requestId: string): voi
   setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
 
-/** A response is already under way on this socket: nothing can be written before it. */
-const responding = (socket: Duplex): boolean => {
+type FailureAmid =
+  | { readonly _tag: "AfterAnswer"; readonly answer: ServerResponse }
+  | { readonly _tag: "MidAnswer" }
+  | { readonly _tag: "Alone" }
+
+/**
+ * Where the failure is, given the answer under way on the socket: in a request that came after one
+ * still being answered (that one was received whole: the failed bytes were pipelined after it);
+ * in the request being answered (its body), once its answer has started (nothing can be written
+ * before it); or in a request with nothing under way.
+ */
+const failureAmid = (socket: Duplex): FailureAmid => {
   const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage
-  return current !== undefined && current !== null && current.headersSent
+  if (current === undefined || current === null || current.writableFinished) return { _tag: "Alone" }
+  if (current.req.complete) return { _tag: "AfterAnswer", answer: current }
+  return current.headersSent ? { _tag: "MidAnswer" } : { _tag: "Alone" }
 }
 
 /**
@@ -140,6 +197,9 @@ const responding = (socket: Duplex): boolean => {
 export const makeApiServer: Effect.Effect<Server, never, AppConfig> = Effect.map(Effect.context<AppConfig>(), (context) => {
   const server = createServer({
     maxHeaderSize: MAX_HEADER_BYTES,
+    // Node would answer an HTTP/1.1 request without Host with an empty 400; the edge answers it
+    // with the envelope (Edge.ts).
+    requireHostHeader: false,
     keepAliveTimeout: Context.get(context, AppConfig).keepAliveSeconds * 1000
   })
   const report = (refused: Refused, startedAt: number) => {
@@ -164,13 +224,22 @@ export const makeApiServer: Effect.Effect<Server, never, AppConfig> = Effect.map
   server.on("clientError", (err: ParserError, socket: Duplex) => {
     if (answered.has(socket)) return
     const answer = answerFor(err)
-    if (answer === undefined || !socket.writable || responding(socket)) {
+    const amid = failureAmid(socket)
+    if (answer === undefined || !socket.writable || amid._tag === "MidAnswer") {
       socket.destroy()
       return
     }
     const refused = { ...answer, requestId: requestIdFor(undefined) }
-    answerAndClose(socket, refused.error, refused.requestId)
     report(refused, performance.now())
+    if (amid._tag === "Alone") return answerAndClose(socket, refused.error, refused.requestId)
+    // The failed bytes came after a request still being answered (pipelined, or past a body its
+    // Content-Length ended): that answer goes first, in order, then this one, and the connection closes.
+    answered.add(socket)
+    const earlier = amid.answer
+    earlier.once("finish", () => (socket.writable ? answerAndClose(socket, refused.error, refused.requestId) : socket.destroy()))
+    earlier.once("close", () => {
+      if (!earlier.writableFinished) socket.destroy()
+    })
   })
 
   // Any Expect but 100-continue (which the server meets: Edge.ts).

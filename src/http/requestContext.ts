@@ -13,7 +13,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
-import { Authenticated, CheckedInput, Idempotent, Permitted } from "../../schema/Auth.js"
+import { ActionLimited, Authenticated, CheckedInput, CurrentSecret, Idempotent, Permitted } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
 import { AppConfig, PlatformTimeZone } from "../Config.js"
 import { ServerDrain } from "../observability/shutdown.js"
@@ -29,7 +29,9 @@ const REQUEST_TIME_KEYS: ReadonlySet<string> = new Set(
 )
 
 /** The signed groups' middlewares, looked up when a group's routes are built. */
-const MIDDLEWARE_KEYS: ReadonlyArray<string> = [Authenticated, Permitted, CheckedInput, Idempotent].map((key) => key.key)
+const MIDDLEWARE_KEYS: ReadonlyArray<string> = [Authenticated, Permitted, CheckedInput, Idempotent, CurrentSecret, ActionLimited].map(
+  (key) => key.key
+)
 
 /** `context` without what only builders use: Effect's keys, REQUEST_TIME_KEYS and `extra` stay. */
 const narrow = <R>(context: Context.Context<R>, extra: ReadonlySet<string>): Context.Context<R> => {

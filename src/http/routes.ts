@@ -10,7 +10,16 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import { CallerOnly, ComputedAnswer, ItemwiseField, type Permission, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
+import {
+  ActionLimit,
+  CallerOnly,
+  ComputedAnswer,
+  ItemwiseField,
+  type Permission,
+  PerRecordPermission,
+  RequiredPermission
+} from "../../schema/Common.js"
+import type { LimitedAction } from "../domain/actionLimits.js"
 
 export type BodyKind = "none" | "json" | "multipart"
 
@@ -32,6 +41,8 @@ export interface RouteInfo {
   readonly emptyBodyAsObject: boolean
   /** A POST that creates nothing (ComputedAnswer): its keyed answer is computed outside the key's transaction. */
   readonly computedAnswer: boolean
+  /** The self-service limit its calls count against (ActionLimit). */
+  readonly actionLimit: LimitedAction | undefined
 }
 
 export const routeKey = (method: string, path: string): string => `${method.toUpperCase()} ${path}`
@@ -70,7 +81,8 @@ const infoOf = (
   body: bodyOf(endpoint),
   itemwise: Context.getOrUndefined(annotations, ItemwiseField),
   emptyBodyAsObject: bodyOf(endpoint) === "json" && acceptsEmptyObject(endpoint),
-  computedAnswer: Option.isSome(Context.getOption(annotations, ComputedAnswer))
+  computedAnswer: Option.isSome(Context.getOption(annotations, ComputedAnswer)),
+  actionLimit: Context.getOrUndefined(annotations, ActionLimit)
 })
 
 const byEndpoint = new WeakMap<HttpApiEndpoint.Top, RouteInfo>()

@@ -1,7 +1,8 @@
 // Every measurement the processes make, as Effect metrics (served in the Prometheus text format by
-// prometheus.ts): HTTP requests, authentication failures and rate limiting at the edge, job runs in
-// the daemon, and gauges (database pool, queues) refreshed when /metrics is scraped. Counters carry
-// the `_total` suffix in their names: the exposition prints names as they are.
+// prometheus.ts): HTTP requests, authentication failures, rate limiting and a masking client's
+// duplicate_* refusals at the edge, job runs in the daemon, and gauges (database pool, queues)
+// refreshed when /metrics is scraped. Counters carry the `_total` suffix in their names: the
+// exposition prints names as they are.
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 
@@ -40,6 +41,10 @@ export const httpRequestDuration = histogram(
 )
 export const authFailures = counter("http_auth_failures_total", "Requests refused by authentication (401), by data.error")
 export const rateLimited = counter("http_rate_limited_total", "Requests refused by a client's rate limit (429)")
+export const duplicateRefusals = counter(
+  "open_duplicate_refusals_total",
+  "duplicate_* refusals answered to a masking client, by app_key: trying values one by one tells which exist (an enumeration)"
+)
 
 export const jobRuns = counter(
   "job_runs_total",
@@ -119,6 +124,9 @@ const requestSeriesOf = (route: string, method: string, status: number) => {
   }
   return found
 }
+
+/** A duplicate_* refusal answered to a masking client (DECISIONS §13). */
+export const recordDuplicateRefusal = (appKey: string): Effect.Effect<void> => update(duplicateRefusals, { app_key: appKey }, 1)
 
 /** One answered request: counted and timed under its route template (never its raw path). */
 export const recordRequest = (request: {

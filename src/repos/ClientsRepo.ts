@@ -83,6 +83,14 @@ export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", 
       execute: (appKey) => sql`SELECT ${cols} FROM clients WHERE app_key = ${appKey}`
     })
 
+    // Inside a transaction: the row stays locked until it ends, so that a change computed from it
+    // (a rotation makes the current secret the previous one) cannot interleave with another.
+    const lockByAppKey = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: ClientRow,
+      execute: (appKey) => sql`SELECT ${cols} FROM clients WHERE app_key = ${appKey} FOR UPDATE`
+    })
+
     const listAll = SqlSchema.findAll({
       Request: Schema.Void,
       Result: ClientRow,
@@ -113,6 +121,8 @@ export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", 
 
     return {
       findByAppKey: (appKey: string) => sqlEdge(findByAppKey(appKey)),
+      /** The row, locked until the enclosing transaction ends (none for an unknown app_key). */
+      lockByAppKey: (appKey: string) => sqlEdge(lockByAppKey(appKey)),
       list: sqlEdge(listAll(undefined)),
       insert: (row: typeof NewClient.Type) => sqlEdge(insert(row)),
       /** Applies a partial change; returns the updated row, or none for an unknown app_key. */

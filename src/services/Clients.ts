@@ -20,6 +20,7 @@ import { formatIso, formatTimestamp } from "../domain/time.js"
 import { changeWebhook, isWebhookUrl } from "../domain/webhooks.js"
 import { type ClientChange, type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { ReplayRepo } from "../repos/ReplayRepo.js"
+import { Transaction } from "../repos/sqlHelpers.js"
 import { WebhookDestinations } from "../webhooks/destinations.js"
 
 export class ClientCommandError extends Data.TaggedError("ClientCommandError")<{ readonly message: string }> {}
@@ -68,6 +69,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     const replay = yield* ReplayRepo
     const box = yield* SecretBox
     const config = yield* AppConfig
+    const tx = yield* Transaction
     const destinations = yield* WebhookDestinations
 
     const summary = (row: ClientRow): ClientSummary => ({
@@ -86,23 +88,30 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       created_at: row.created_at
     })
 
-    const mustUpdate = (appKey: string, change: ClientChange) =>
+    const known = <E>(appKey: string, row: Effect.Effect<Option.Option<ClientRow>, E>) =>
       Effect.flatMap(
-        Effect.ensuring(repo.update(appKey, change), cache.forget(appKey)),
+        row,
         Option.match({
           onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
           onSome: Effect.succeed
         })
       )
 
-    const mustFind = (appKey: string) =>
-      Effect.flatMap(
-        repo.findByAppKey(appKey),
-        Option.match({
-          onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
-          onSome: Effect.succeed
-        })
-      )
+    const mustUpdate = (appKey: string, change: ClientChange) =>
+      known(appKey, Effect.ensuring(repo.update(appKey, change), cache.forget(appKey)))
+
+    const mustFind = (appKey: string) => known(appKey, repo.findByAppKey(appKey))
+
+    /** The row, locked until the transaction of `inTurn` ends. */
+    const mustLock = (appKey: string) => known(appKey, repo.lockByAppKey(appKey))
+
+    /**
+     * A change computed from the client's row (permissions added to, a secret made the previous
+     * one): in one transaction that reads the row with mustLock first, so that concurrent changes
+     * of one client take turns, each computed from the one before (none is lost; the last one
+     * wins). This instance's cache forgets the row again once the change has committed.
+     */
+    const inTurn = <A, E, R>(appKey: string, change: Effect.Effect<A, E, R>) => Effect.ensuring(tx.run(change), cache.forget(appKey))
 
     const create = (input: { name: string; permissions: ReadonlyArray<Permission>; masking: boolean }) =>
       Effect.gen(function*() {
@@ -122,18 +131,24 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     const list = Effect.map(repo.list, (rows) => rows.map(summary))
 
     const grant = (appKey: string, perms: ReadonlyArray<Permission>) =>
-      Effect.gen(function*() {
-        const row = yield* mustFind(appKey)
-        const next = [...new Set([...row.permissions, ...perms])].sort()
-        return summary(yield* mustUpdate(appKey, { permissions: next }))
-      })
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const row = yield* mustLock(appKey)
+          const next = [...new Set([...row.permissions, ...perms])].sort()
+          return summary(yield* mustUpdate(appKey, { permissions: next }))
+        })
+      )
 
     const revoke = (appKey: string, perms: ReadonlyArray<Permission>) =>
-      Effect.gen(function*() {
-        const row = yield* mustFind(appKey)
-        const drop = new Set<string>(perms)
-        return summary(yield* mustUpdate(appKey, { permissions: row.permissions.filter((p) => !drop.has(p)) }))
-      })
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const row = yield* mustLock(appKey)
+          const drop = new Set<string>(perms)
+          return summary(yield* mustUpdate(appKey, { permissions: row.permissions.filter((p) => !drop.has(p)) }))
+        })
+      )
 
     const setStatus = (appKey: string, status: "active" | "disabled") => Effect.map(mustUpdate(appKey, { status }), summary)
 
@@ -149,23 +164,62 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         return summary(row)
       })
 
-    /** New secret; the current one keeps working until the overlap ends. */
+    /**
+     * New secret; the current one keeps working until the overlap ends. Rotations of one client
+     * take turns (DECISIONS §13): each makes the secret that the one before it made current the
+     * previous one, so the last one wins and no new secret is lost to a concurrent rotation.
+     */
     const resetSecret = (appKey: string) =>
-      Effect.gen(function*() {
-        const row = yield* mustFind(appKey)
-        const now = yield* Clock.currentTimeMillis
-        const expires = new Date(now + config.secretOverlapSeconds * 1000)
-        const appSecret = newAppSecret()
-        yield* mustUpdate(appKey, {
-          secret_enc: box.seal(appSecret, placeOf("clients.secret_enc", appKey)),
-          // Sealed for its column: the current secret is opened and sealed again as the previous one.
-          prev_secret_enc: box.move(row.secret_enc, placeOf("clients.secret_enc", appKey), placeOf("clients.prev_secret_enc", appKey)),
-          prev_secret_expires_at: expires
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const row = yield* mustLock(appKey)
+          const now = yield* Clock.currentTimeMillis
+          const expires = new Date(now + config.secretOverlapSeconds * 1000)
+          const appSecret = newAppSecret()
+          yield* mustUpdate(appKey, {
+            secret_enc: box.seal(appSecret, placeOf("clients.secret_enc", appKey)),
+            // Sealed for its column: the current secret is opened and sealed again as the previous one.
+            prev_secret_enc: box.move(row.secret_enc, placeOf("clients.secret_enc", appKey), placeOf("clients.prev_secret_enc", appKey)),
+            prev_secret_expires_at: expires
+          })
+          return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
         })
-        return { app_key: appKey, app_secret: appSecret, previous_secret_expires_at: formatIso(expires, config.timeZone) }
-      })
+      )
 
-    /** A new signing secret; deliveries are signed with both until the previous one expires (DECISIONS §9). */
+    /**
+     * Ends the app secret's grace at once (`clients end-grace`, DECISIONS §13): the previous secret
+     * stops signing on every API instance (each drops the row when NOTIFY tells it of the change).
+     * With `webhook`, also the webhook signing secret's overlap: deliveries are then signed with the
+     * current secret only. Not by default: that secret is another credential, held by the receiver,
+     * and a receiver not yet moved to the new one would refuse every delivery.
+     */
+    const endGrace = (appKey: string, options: { readonly webhook: boolean }) =>
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const row = yield* mustLock(appKey)
+          const nowMs = yield* Clock.currentTimeMillis
+          const running = (sealed: string | null, expires: Date | null) => sealed !== null && expires !== null && expires.getTime() > nowMs
+          const appGrace = running(row.prev_secret_enc, row.prev_secret_expires_at)
+          const webhookOverlap = running(row.webhook_prev_secret_enc, row.webhook_prev_expires_at)
+          yield* mustUpdate(appKey, {
+            prev_secret_enc: null,
+            prev_secret_expires_at: null,
+            ...(options.webhook ? { webhook_prev_secret_enc: null, webhook_prev_expires_at: null } : {})
+          })
+          return {
+            app_key: appKey,
+            previous_secret: appGrace ? "ended" : "none",
+            webhook_previous_secret: !webhookOverlap ? "none" : options.webhook ? "ended" : "kept"
+          } as const
+        })
+      )
+
+    /**
+     * A new signing secret; deliveries are signed with both until the previous one expires
+     * (DECISIONS §9). `row` was read with mustLock (inTurn), as for resetSecret.
+     */
     const rotateWebhookSecret = (row: ClientRow) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -183,6 +237,25 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         return { updated, secret, expires }
       })
 
+    /** The operator's `--url` and `--events`: an http(s) URL to an allowed destination and known event types. */
+    const checkedWebhookTarget = (url: string, sent: ReadonlyArray<string>) =>
+      Effect.gen(function*() {
+        if (!isWebhookUrl(url)) {
+          return yield* new ClientCommandError({ message: `--url must be an absolute http(s) URL: ${url}` })
+        }
+        const events = sent.filter(isEventType)
+        const unknown = sent.filter((e) => !isEventType(e))
+        if (sent.length === 0 || unknown.length > 0) {
+          return yield* new ClientCommandError({
+            message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${
+              unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""
+            }`
+          })
+        }
+        yield* Effect.mapError(destinations.check(url), (e) => new ClientCommandError({ message: `--url: ${e.message}` }))
+        return events
+      })
+
     const webhook = (
       appKey: string,
       options:
@@ -191,47 +264,41 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         | { readonly _tag: "RotateSecret" }
     ) =>
       Effect.gen(function*() {
-        const row = yield* mustFind(appKey)
-        switch (options._tag) {
-          case "Off": {
-            const updated = yield* mustUpdate(appKey, { webhook_enabled: false })
-            return { app_key: appKey, webhook: summary(updated).webhook }
-          }
-          case "Set": {
-            if (!isWebhookUrl(options.url)) {
-              return yield* new ClientCommandError({ message: `--url must be an absolute http(s) URL: ${options.url}` })
+        // The URL and events are checked before the row is locked: no lock is held while the name resolves.
+        const events = options._tag === "Set" ? yield* checkedWebhookTarget(options.url, options.events) : []
+        return yield* inTurn(
+          appKey,
+          Effect.gen(function*() {
+            const row = yield* mustLock(appKey)
+            switch (options._tag) {
+              case "Off": {
+                const updated = yield* mustUpdate(appKey, { webhook_enabled: false })
+                return { app_key: appKey, webhook: summary(updated).webhook }
+              }
+              case "Set": {
+                const secret = row.webhook_secret_enc === null
+                  ? newWebhookSecret()
+                  : box.open(row.webhook_secret_enc, placeOf("clients.webhook_secret_enc", appKey))
+                const updated = yield* mustUpdate(appKey, {
+                  webhook_url: new URL(options.url).toString(),
+                  webhook_events: [...new Set(events)],
+                  webhook_enabled: true,
+                  webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey))
+                })
+                return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
+              }
+              case "RotateSecret": {
+                const { expires, secret, updated } = yield* rotateWebhookSecret(row)
+                return {
+                  app_key: appKey,
+                  webhook: summary(updated).webhook,
+                  signing_secret: secret,
+                  previous_secret_expires_at: expires === null ? null : formatIso(expires, config.timeZone)
+                }
+              }
             }
-            const events = options.events.filter(isEventType)
-            const unknown = options.events.filter((e) => !isEventType(e))
-            if (options.events.length === 0 || unknown.length > 0) {
-              return yield* new ClientCommandError({
-                message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${
-                  unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""
-                }`
-              })
-            }
-            yield* Effect.mapError(destinations.check(options.url), (e) => new ClientCommandError({ message: `--url: ${e.message}` }))
-            const secret = row.webhook_secret_enc === null
-              ? newWebhookSecret()
-              : box.open(row.webhook_secret_enc, placeOf("clients.webhook_secret_enc", appKey))
-            const updated = yield* mustUpdate(appKey, {
-              webhook_url: new URL(options.url).toString(),
-              webhook_events: [...new Set(events)],
-              webhook_enabled: true,
-              webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey))
-            })
-            return { app_key: appKey, webhook: summary(updated).webhook, signing_secret: secret }
-          }
-          case "RotateSecret": {
-            const { expires, secret, updated } = yield* rotateWebhookSecret(row)
-            return {
-              app_key: appKey,
-              webhook: summary(updated).webhook,
-              signing_secret: secret,
-              previous_secret_expires_at: expires === null ? null : formatIso(expires, config.timeZone)
-            }
-          }
-        }
+          })
+        )
       })
 
     // Self-service (DECISIONS §12): the calling client's own settings. Its app_key exists (it has
@@ -256,37 +323,46 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
 
     /** PUT /webhook: the settings after the change; the first URL also brings the signing secret, once. */
     const updateWebhook = (appKey: string, sent: WebhookUpdate) =>
-      own(Effect.gen(function*() {
-        // Checked before anything is read: no connection is held while the name resolves.
-        if (sent.url !== undefined) {
-          yield* Effect.mapError(destinations.check(sent.url), (e) => InvalidInput.of([{ path: "url", message: e.message }], e.message))
-        }
-        const row = yield* mustFind(appKey)
-        const changed = changeWebhook({ url: row.webhook_url, events: row.webhook_events, enabled: row.webhook_enabled }, sent)
-        if (changed._tag === "Refused") {
-          return yield* InvalidInput.of([{ path: changed.path, message: changed.message }], changed.message)
-        }
-        const { enabled, events, url } = changed.settings
-        const secret = url !== null && row.webhook_secret_enc === null ? newWebhookSecret() : undefined
-        const updated = yield* mustUpdate(appKey, {
-          webhook_url: url === null ? null : new URL(url).toString(),
-          webhook_events: events as ReadonlyArray<SubscribableEventType>,
-          webhook_enabled: enabled,
-          ...(secret === undefined ? {} : { webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey)) })
-        })
-        const answer: WebhookUpdated = {
-          ...settingsOf(updated, yield* Clock.currentTimeMillis),
-          ...(secret === undefined ? {} : { signing_secret: secret })
-        }
-        return answer
-      }))
+      own(Effect.andThen(
+        // Checked before the row is locked: no lock or connection is held while the name resolves.
+        sent.url === undefined
+          ? Effect.void
+          : Effect.mapError(destinations.check(sent.url), (e) => InvalidInput.of([{ path: "url", message: e.message }], e.message)),
+        inTurn(
+          appKey,
+          Effect.gen(function*() {
+            // Locked: two first PUTs with a URL cannot each mint a signing secret.
+            const row = yield* mustLock(appKey)
+            const changed = changeWebhook({ url: row.webhook_url, events: row.webhook_events, enabled: row.webhook_enabled }, sent)
+            if (changed._tag === "Refused") {
+              return yield* InvalidInput.of([{ path: changed.path, message: changed.message }], changed.message)
+            }
+            const { enabled, events, url } = changed.settings
+            const secret = url !== null && row.webhook_secret_enc === null ? newWebhookSecret() : undefined
+            const updated = yield* mustUpdate(appKey, {
+              webhook_url: url === null ? null : new URL(url).toString(),
+              webhook_events: events as ReadonlyArray<SubscribableEventType>,
+              webhook_enabled: enabled,
+              ...(secret === undefined ? {} : { webhook_secret_enc: box.seal(secret, placeOf("clients.webhook_secret_enc", appKey)) })
+            })
+            const answer: WebhookUpdated = {
+              ...settingsOf(updated, yield* Clock.currentTimeMillis),
+              ...(secret === undefined ? {} : { signing_secret: secret })
+            }
+            return answer
+          })
+        )
+      ))
 
     /** POST /webhook/rotate-secret: the new signing secret (the previous one signs too for the overlap). */
     const rotateOwnWebhookSecret = (appKey: string) =>
-      own(Effect.gen(function*() {
-        const { secret } = yield* rotateWebhookSecret(yield* mustFind(appKey))
-        return { signing_secret: secret }
-      }))
+      own(inTurn(
+        appKey,
+        Effect.gen(function*() {
+          const { secret } = yield* rotateWebhookSecret(yield* mustLock(appKey))
+          return { signing_secret: secret }
+        })
+      ))
 
     /** POST /credentials/rotate: the operator's reset-secret, answered with the new secret only. */
     const rotateOwnSecret = (appKey: string) => own(Effect.map(resetSecret(appKey), ({ app_secret }) => ({ app_secret })))
@@ -300,6 +376,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       setMasking,
       setRateLimit,
       resetSecret,
+      endGrace,
       webhook,
       webhookSettings,
       updateWebhook,
@@ -311,6 +388,6 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
   static readonly layerWithoutDependencies = Layer.effect(Clients, Clients.make)
   /** Needs the resolver (`Dns`, for webhook URLs), AppConfig, SecretBox and the database. */
   static readonly layer = Clients.layerWithoutDependencies.pipe(
-    Layer.provide([ClientsRepo.layer, ReplayRepo.layer, ClientCache.layer, WebhookDestinations.layer])
+    Layer.provide([ClientsRepo.layer, ReplayRepo.layer, ClientCache.layer, Transaction.layer, WebhookDestinations.layer])
   )
 }

@@ -17,7 +17,7 @@ import { AppConfig } from "../Config.js"
 import { InvalidInput, NotFound, WebhookOff } from "../domain/errors.js"
 import { WEBHOOK_TEST_EVENT } from "../domain/eventTypes.js"
 import { formatIso, formatTimestamp, parseTimestamp } from "../domain/time.js"
-import { decide, type Decision, payloadFor, refusal, signingSecrets } from "../domain/webhooks.js"
+import { decide, type Decision, payloadFor, refusal, retryScheduleOf, signingSecrets } from "../domain/webhooks.js"
 import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { newEventId } from "../repos/OutboxRepo.js"
 import { type AttemptRecord, type ClaimedDelivery, type Delivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
@@ -116,7 +116,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         const decision = decide(
           sent.result,
           d.schedule_step,
-          config.webhookRetrySchedule,
+          retryScheduleOf(d.type, config.webhookRetrySchedule),
           yield* Clock.currentTimeMillis,
           yield* Random.next
         )

@@ -47,6 +47,9 @@ export const clientsRepoContract = (name: string, repo: Layer.Layer<ClientsRepo>
           webhook_enabled: false
         })
         expect(Option.getOrThrow(yield* clients.findByAppKey(key))).toEqual(row)
+        // Locked for a change computed from it (test/rotations.test.ts holds what the lock is for).
+        expect(Option.getOrThrow(yield* clients.lockByAppKey(key))).toEqual(row)
+        expect(Option.isNone(yield* clients.lockByAppKey(appKey()))).toBe(true)
       }))
 
     it.effect("app_key is unique: a second insert with it is refused", () =>

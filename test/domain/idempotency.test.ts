@@ -55,9 +55,9 @@ describe("what a repeat gets", () => {
     }]
   ]
   for (const [rule, kept, fingerprint, expected] of table) it(rule, () => expect(decideRepeat(kept, fingerprint)).toEqual(expected))
-  it("a 4xx is kept, a 5xx is not", () => {
-    expect([200, 400, 404, 409, 422, 429].every(isKept)).toBe(true)
-    expect([500, 503].some(isKept)).toBe(false)
+  it("a success and a 4xx are kept; a 5xx is not, nor a 403 or 429 (a refusal of who or when, not of the request)", () => {
+    expect([200, 400, 404, 409, 413, 415, 422].every(isKept)).toBe(true)
+    expect([403, 429, 500, 503].some(isKept)).toBe(false)
   })
   const retryAfter: ReadonlyArray<readonly [string, number, number]> = [
     ["Retry-After after waiting 5 s for the first attempt is 5 s", 5, 5],

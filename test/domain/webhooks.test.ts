@@ -19,6 +19,7 @@ import {
   payloadFor,
   type Recipient,
   refusal,
+  retryScheduleOf,
   signingSecrets,
   withJitter
 } from "../../src/domain/webhooks.js"
@@ -86,6 +87,15 @@ describe("decide", () => {
     expect(decide(answered(429, "soon"), 0, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Retry", delayMs: 5000, step: 1 })
     // It still uses a step: a receiver answering 429 forever cannot keep a delivery alive.
     expect(decide(answered(429, "1"), 9, SCHEDULE, NOW, 0.5)).toEqual({ _tag: "Failed" })
+  })
+
+  it("a webhook.test event is attempted once: any failure fails it, Retry-After included; other types keep the schedule", () => {
+    const testSchedule = retryScheduleOf("webhook.test", SCHEDULE)
+    for (const result of [answered(500), answered(429, "1"), answered(503, "5"), { _tag: "NoAnswer", error: "ECONNREFUSED" } as const]) {
+      expect(decide(result, 0, testSchedule, NOW, 0.5)).toEqual({ _tag: "Failed" })
+    }
+    expect(decide(answered(200), 0, testSchedule, NOW, 0.5)).toEqual({ _tag: "Succeeded" })
+    for (const type of EVENT_TYPES) expect(retryScheduleOf(type, SCHEDULE)).toBe(SCHEDULE)
   })
 
   it("Retry-After is capped at 24 hours and a past date means now", () => {

@@ -13,6 +13,8 @@ export const makeFakeClientsRepo = (createdAt = "2026-01-01T08:00:00") =>
     let nextId = 1
     return ClientsRepo.of({
       findByAppKey: (appKey) => Effect.sync(() => Option.fromNullishOr(rows.get(appKey))),
+      // No lock: the fake serves tests that change one client from one fiber at a time.
+      lockByAppKey: (appKey) => Effect.sync(() => Option.fromNullishOr(rows.get(appKey))),
       list: Effect.sync(() => [...rows.values()].sort((a, b) => a.id - b.id)),
       insert: (row) =>
         Effect.suspend(() => {

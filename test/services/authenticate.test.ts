@@ -17,7 +17,7 @@ import { ClientsRepo } from "../../src/repos/ClientsRepo.js"
 import { ReplayRepo } from "../../src/repos/ReplayRepo.js"
 import type { ListenerHandlers } from "../../src/sql/Listener.js"
 import { makeFakeClientsRepo } from "../fakes/clientsRepo.js"
-import { makeFakeReplayRepo } from "../fakes/replayRepo.js"
+import { type FakeReplayState, makeFakeReplayRepo } from "../fakes/replayRepo.js"
 
 const box = makeSecretBox([singleKey("ab".repeat(32))])
 const START = Date.UTC(2026, 10, 24, 12, 0, 0)
@@ -33,10 +33,15 @@ const FakeClientChanges = Layer.succeed(ClientChanges, {
     })
 })
 
+/** The replay record, which a test may empty as a crash would. */
+const replay: FakeReplayState = { nonces: new Map(), buckets: new Map(), epochS: 0 }
+
 const AuthLayer = Authenticator.layerWithoutDependencies.pipe(
   Layer.provideMerge(ClientCache.layerWithoutDependencies),
   Layer.provideMerge(Layer.mergeAll(FakeClientChanges, Signer.layer, Layer.succeed(SecretBox, box))),
-  Layer.provideMerge(Layer.mergeAll(Layer.effect(ClientsRepo, makeFakeClientsRepo()), Layer.effect(ReplayRepo, makeFakeReplayRepo()))),
+  Layer.provideMerge(
+    Layer.mergeAll(Layer.effect(ClientsRepo, makeFakeClientsRepo()), Layer.effect(ReplayRepo, makeFakeReplayRepo(replay)))
+  ),
   Layer.provideMerge(appConfigWith({ rateLimitRps: 1, rateLimitBurst: 3, signatureWindowSeconds: 300 })),
   Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
 )
@@ -130,6 +135,20 @@ layer(AuthLayer)("authentication decisions", (it) => {
       const ms = yield* Effect.flip(authenticate({ ...c, timestamp: START }))
       expect(ms).toMatchObject({ error: "timestamp_out_of_window", server_time: Math.floor(START / 1000) })
       expect("hint" in ms && ms.hint).toMatch(/milliseconds/)
+    }))
+
+  it.effect("after a crash emptied the nonce record, a request signed before its new epoch is signed_before_restart with a hint, not out of its window", () =>
+    Effect.gen(function*() {
+      const c = yield* newClient()
+      const nowS = Math.floor(START / 1000)
+      const epochBefore = replay.epochS
+      // The record is complete again only from the next second on: a request signed now may have been seen.
+      replay.epochS = nowS + 1
+      const refused = yield* Effect.flip(authenticate(c))
+      replay.epochS = epochBefore
+      expect(refused).toMatchObject({ error: "signed_before_restart" })
+      expect("hint" in refused && refused.hint).toMatch(/fresh X-Timestamp and X-Nonce/)
+      expect(yield* outcome(c)).toBe("ok")
     }))
 
   it.effect("the previous secret signs during its overlap (marked deprecated), not after it", () =>
