@@ -3,7 +3,7 @@
 // that a test points where it likes. Without WEBHOOK_ALLOWED_NETWORKS (the default) a receiver on
 // loopback is refused when set and when attempted (DNS rebinding); with it, reached; an attempt
 // connects to the address it checked, with TLS asking for the name; what a client sees of an attempt
-// names no address (also in records kept from before, rewritten by migration 0022).
+// names no address (also in records kept from before, rewritten by migration 0021).
 import { execFile } from "node:child_process"
 import { readFileSync } from "node:fs"
 import { mkdtemp, readFile, rm } from "node:fs/promises"
@@ -152,7 +152,7 @@ layer(liveLayer([]), { excludeTestServices: true, timeout: 60_000 })("webhook de
       expect(failed.attempts.map((a) => a.error)).toEqual(["DNS lookup failed", "DNS lookup failed", "DNS lookup failed"])
     }))
 
-  it.effect("attempt records kept from before (the system's messages, with addresses; 500 characters) are rewritten by migration 0022 to the phrases and 500 bytes", () =>
+  it.effect("attempt records kept from before (the system's messages, with addresses; 500 characters) are rewritten by migration 0021 to the phrases and 500 bytes", () =>
     Effect.gen(function*() {
       const dns = yield* FakeDns
       const sql = yield* SqlClient.SqlClient
@@ -179,7 +179,7 @@ layer(liveLayer([]), { excludeTestServices: true, timeout: 60_000 })("webhook de
       }
       yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, response, worker)
         VALUES (${delivery.id}, 200, now(), 1, 500, ${"中".repeat(500)}, 'legacy')`
-      const migration = readFileSync(new URL("../migrations/0022_attempt_records_without_addresses.sql", import.meta.url), "utf8")
+      const migration = readFileSync(new URL("../migrations/0021_attempt_records_without_addresses.sql", import.meta.url), "utf8")
       for (const statement of splitSqlStatements(migration)) yield* sql.unsafe(statement)
       const attempts = (yield* settled(client)).attempts.filter((a) => a.attempt >= 100)
       expect(attempts.map((a) => a.error)).toEqual([...kept.map(([, phrase]) => phrase), null])
