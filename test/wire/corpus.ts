@@ -1144,9 +1144,10 @@ const selfService: ReadonlyArray<Step> = [
   post("POST /webhook/deliveries/{id}/redeliver: another client's", "/webhook/deliveries/{{delivery1}}/redeliver", undefined, 404, {
     as: "masking"
   }),
-  post("POST /webhook/redeliver: nothing failed since then", "/webhook/redeliver", { since: SINCE }, 200, { as: "self" }),
-  post("POST /webhook/redeliver: pending ones since then", "/webhook/redeliver", { since: SINCE, status: "pending" }, 200, { as: "self" }),
+  // A refused call does not count against the bulk redelivery limit (1 a minute, DECISIONS §13); the second within the minute is 429.
   post("POST /webhook/redeliver: since not a time", "/webhook/redeliver", { since: "yesterday" }, 400, { as: "self" }),
+  post("POST /webhook/redeliver: pending ones since then", "/webhook/redeliver", { since: SINCE, status: "pending" }, 200, { as: "self" }),
+  post("POST /webhook/redeliver: a second within the minute is limited", "/webhook/redeliver", { since: SINCE }, 429, { as: "self" }),
   post("POST /webhook/redeliver: no URL set", "/webhook/redeliver", { since: SINCE }, 400, { as: "few" }),
   post("POST /credentials/rotate", "/credentials/rotate", undefined, 200, { as: "self" }),
   get("GET /webhook: signed with the previous secret, X-Secret-Deprecated", "/webhook", 200, { as: "self" })
