@@ -155,7 +155,7 @@ layer(liveLayer, { excludeTestServices: true })("rotations take turns", (it) => 
       yield* installLog
       const clients = yield* Clients
       const { app_key: appKey } = yield* clients.create({ name: "rotating webhook", permissions: [], masking: false })
-      yield* clients.updateWebhook(appKey, { url: "https://hooks.example.test/in" })
+      yield* clients.updateWebhook(appKey, { url: "http://127.0.0.1:9/in" })
       const original = (yield* secretsNow(appKey, "webhook")).current
       const rotations = Array.from({ length: N }, (_, i) =>
         i % 2 === 0

@@ -61,7 +61,7 @@ const call = (
     })
   )
 
-const WEBHOOK_URL = "https://hooks.example.test/in"
+const WEBHOOK_URL = "http://127.0.0.1:9/in"
 
 /** The four limited calls, each as a client makes it (a rotation of credentials moves to the new secret). */
 const LIMITED: ReadonlyArray<
@@ -127,7 +127,7 @@ layer(testServerLayer(CONFIG, fakeCardParser, shared.database))("deprecated secr
 
       const refused = [
         yield* call(baseUrl, old, "POST", "/credentials/rotate"),
-        yield* call(baseUrl, old, "PUT", "/webhook", { body: { url: "https://elsewhere.example.test/in" } }),
+        yield* call(baseUrl, old, "PUT", "/webhook", { body: { url: "http://127.0.0.2:9/in" } }),
         yield* call(baseUrl, old, "POST", "/webhook/rotate-secret")
       ]
       for (const answer of refused) {
@@ -143,7 +143,7 @@ layer(testServerLayer(CONFIG, fakeCardParser, shared.database))("deprecated secr
       const settings = yield* call(baseUrl, current, "GET", "/webhook")
       expect([settings.status, settings.deprecated, settings.data.url]).toEqual([200, false, WEBHOOK_URL])
       // The current secret may do all three (the rotation of credentials is past its limit, not refused).
-      expect((yield* call(baseUrl, current, "PUT", "/webhook", { body: { url: "https://elsewhere.example.test/in" } })).status).toBe(200)
+      expect((yield* call(baseUrl, current, "PUT", "/webhook", { body: { url: "http://127.0.0.2:9/in" } })).status).toBe(200)
       expect((yield* call(baseUrl, current, "POST", "/webhook/rotate-secret")).status).toBe(200)
       expectLimited(yield* call(baseUrl, current, "POST", "/credentials/rotate"), "a second rotation within the minute")
     }))
