@@ -1,15 +1,11 @@
 // The HTTP application: the contract's groups with their handlers and the signed groups'
 // middlewares, the edge around every route, the OpenAPI document, the offline docs page and the
-// probes (/healthz, /readyz, /metrics), on one router.
-import * as Context from "effect/Context"
-import * as Effect from "effect/Effect"
+// probes (/healthz, /readyz, /metrics), on one router, served by HttpRouter.serve.
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
 import { isProbe, ProbeRoutesLive } from "../observability/health.js"
@@ -30,7 +26,6 @@ import { SelfServiceHandlers } from "./handlers/SelfService.js"
 import { SystemHandlers } from "./handlers/System.js"
 import { WorkGroupsHandlers } from "./handlers/WorkGroups.js"
 import { WorkWechatsHandlers } from "./handlers/WorkWechats.js"
-import { buildInRequestContext } from "./requestContext.js"
 import { SignedLive } from "./Signed.js"
 
 /** The handler registry: one line per group of the contract. */
@@ -59,32 +54,19 @@ export const ApiLive = HttpApiBuilder.layer(OpenApiDef, { openapiPath: `${API_PR
 const RootLive = HttpRouter.add("GET", ROOT_PATH, HttpServerResponse.redirect(DOCS_PATH, { status: 302 }))
 
 /** The routes on one router: the contract's, the docs, `/`, the probes, and the edge around them all. */
-const RoutedLive = Layer.provideMerge(
-  Layer.mergeAll(ApiLive, DocsLive, RootLive, ProbeRoutesLive, EdgeLive),
-  // A path is matched as sent (allow.ts).
-  Layer.provide(HttpRouter.layer, Layer.succeed(HttpRouter.RouterConfig)(ROUTER_CONFIG))
-)
+const RoutesLive = Layer.mergeAll(ApiLive, DocsLive, RootLive, ProbeRoutesLive, EdgeLive)
 
 /**
  * Serve the API on whatever HttpServer is provided (Node in production, a test server in tests).
- * The services it runs on come from outside, so that every layer of the process shares them.
- * As `HttpRouter.serve` does, except that requests run in the request-time context
- * (requestContext.ts) rather than in the whole application's: the routes are built in the
- * application's context and take what they use then. The edge writes the request log, and the
- * entry point logs the address it listens on.
+ * The services it runs on come from outside, so that every layer of the process shares them. A
+ * path is matched as sent (allow.ts). The edge writes the request log (so not the router's
+ * logger), and the entry point logs the address it listens on.
  */
-export const HttpAppLive = Layer.unwrap(
-  Effect.contextWith((context: Context.Context<never>) =>
-    Layer.buildWithMemoMap(RoutedLive, Layer.CurrentMemoMap.forkOrCreate(context), Context.getUnsafe(context, Scope.Scope))
-  ).pipe(
-    Effect.map((routed) =>
-      Layer.merge(
-        HttpServer.serve(Context.get(routed, HttpRouter.HttpRouter).asHttpEffect()).pipe(buildInRequestContext()),
-        Layer.succeedContext(routed)
-      )
-    )
-  )
-).pipe(
+export const HttpAppLive = HttpRouter.serve(RoutesLive, {
+  routerConfig: ROUTER_CONFIG,
+  disableLogger: true,
+  disableListenLog: true
+}).pipe(
   // A span per request when traces are exported, except for the probes a supervisor polls; no
   // value of a masked field in its URL.
   Layer.provide([Layer.succeed(HttpMiddleware.TracerDisabledWhen)(isProbe), RedactedQueryLive])

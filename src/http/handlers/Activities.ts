@@ -4,7 +4,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Activities } from "../../services/Activities.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const ActivitiesHandlers = HttpApiBuilder.group(OpenApiDef, "activities", (handlers) =>
   Effect.gen(function*() {
@@ -13,4 +12,4 @@ export const ActivitiesHandlers = HttpApiBuilder.group(OpenApiDef, "activities",
       .handle("list", ({ query }) => activities.list(query))
       .handle("create", ({ payload }) => activities.create(payload))
       .handle("register", ({ params, payload }) => activities.register(params.id, payload))
-  })).pipe(handlerGroup(Activities))
+  }))

@@ -5,7 +5,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { Companies } from "../../services/Companies.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (handlers) =>
   Effect.gen(function*() {
@@ -15,4 +14,4 @@ export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (
       .handle("get", ({ params }) => companies.get(params.id))
       .handle("create", ({ payload }) => companies.create(payload))
       .handle("update", ({ params, payload }) => companies.update(params.id, payload))
-  })).pipe(handlerGroup(Companies))
+  }))

@@ -6,10 +6,9 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { Events } from "../../services/Events.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const EventsHandlers = HttpApiBuilder.group(OpenApiDef, "events", (handlers) =>
   Effect.gen(function*() {
     const events = yield* Events
     return handlers.handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => events.list(caller, query)))
-  })).pipe(handlerGroup(Events))
+  }))

@@ -6,7 +6,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { FollowUps } from "../../services/FollowUps.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const FollowUpsHandlers = HttpApiBuilder.group(OpenApiDef, "followUps", (handlers) =>
   Effect.gen(function*() {
@@ -21,4 +20,4 @@ export const FollowUpsHandlers = HttpApiBuilder.group(OpenApiDef, "followUps", (
       )
       .handle("fail", ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.fail(params.task_id, caller.appKey, payload)))
       .handle("skip", ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.skip(params.task_id, caller.appKey, payload)))
-  })).pipe(handlerGroup(FollowUps))
+  }))

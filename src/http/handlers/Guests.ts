@@ -9,7 +9,6 @@ import { Caller } from "../../../schema/Auth.js"
 import { CardImport } from "../../services/CardImport.js"
 import { Guests } from "../../services/Guests.js"
 import { createFromCardFields, parseCardFields, readUpload, requireFile } from "../multipart.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handlers) =>
   Effect.gen(function*() {
@@ -41,4 +40,4 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
       .handle("update", ({ params, payload }) => guests.update(params.id, payload))
       .handle("batchCreate", ({ payload }) => guests.batchCreate(payload.guests))
       .handle("batchUpdate", ({ payload }) => guests.batchUpdate(payload.guests))
-  })).pipe(handlerGroup(Guests, CardImport))
+  }))

@@ -4,7 +4,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { ImageBlacklist } from "../../services/ImageBlacklist.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const ImageBlacklistHandlers = HttpApiBuilder.group(OpenApiDef, "imageBlacklist", (handlers) =>
   Effect.gen(function*() {
@@ -14,4 +13,4 @@ export const ImageBlacklistHandlers = HttpApiBuilder.group(OpenApiDef, "imageBla
       .handle("add", ({ payload }) => blacklist.add(payload.items))
       .handle("check", ({ payload }) => blacklist.check(payload.md5_list))
       .handle("remove", ({ params }) => blacklist.remove(params.record_id))
-  })).pipe(handlerGroup(ImageBlacklist))
+  }))

@@ -4,7 +4,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Matches } from "../../services/Matches.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const MatchesHandlers = HttpApiBuilder.group(OpenApiDef, "matches", (handlers) =>
   Effect.gen(function*() {
@@ -13,4 +12,4 @@ export const MatchesHandlers = HttpApiBuilder.group(OpenApiDef, "matches", (hand
       .handle("list", ({ query }) => matches.list(query))
       .handle("create", ({ payload }) => matches.create(payload))
       .handle("updateStatus", ({ params, payload }) => matches.updateStatus(params.id, payload.status))
-  })).pipe(handlerGroup(Matches))
+  }))

@@ -5,7 +5,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { Matchmakers } from "../../services/Matchmakers.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const MatchmakersHandlers = HttpApiBuilder.group(OpenApiDef, "matchmakers", (handlers) =>
   Effect.gen(function*() {
@@ -16,4 +15,4 @@ export const MatchmakersHandlers = HttpApiBuilder.group(OpenApiDef, "matchmakers
       .handle("get", ({ params }) => matchmakers.get(params.id))
       .handle("create", ({ payload }) => matchmakers.create(payload))
       .handle("update", ({ params, payload }) => matchmakers.update(params.id, payload))
-  })).pipe(handlerGroup(Matchmakers))
+  }))

@@ -4,7 +4,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Memberships } from "../../services/Memberships.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const MembershipsHandlers = HttpApiBuilder.group(OpenApiDef, "memberships", (handlers) =>
   Effect.gen(function*() {
@@ -12,4 +11,4 @@ export const MembershipsHandlers = HttpApiBuilder.group(OpenApiDef, "memberships
     return handlers
       .handle("list", ({ query }) => memberships.list(query))
       .handle("create", ({ payload }) => memberships.createOrRenew(payload))
-  })).pipe(handlerGroup(Memberships))
+  }))

@@ -6,7 +6,6 @@ import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { Clients } from "../../services/Clients.js"
 import { Webhooks } from "../../services/Webhooks.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const SelfServiceHandlers = HttpApiBuilder.group(OpenApiDef, "selfService", (handlers) =>
   Effect.gen(function*() {
@@ -21,4 +20,4 @@ export const SelfServiceHandlers = HttpApiBuilder.group(OpenApiDef, "selfService
       .handle("redeliver", ({ params }) => Effect.flatMap(Caller, (caller) => webhooks.redeliverOwn(caller, params.id)))
       .handle("redeliverSince", ({ payload }) => Effect.flatMap(Caller, (caller) => webhooks.redeliverOwnSince(caller, payload)))
       .handle("rotateCredentials", () => Effect.flatMap(Caller, (caller) => clients.rotateOwnSecret(caller.appKey)))
-  })).pipe(handlerGroup(Clients, Webhooks))
+  }))

@@ -6,7 +6,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { AppConfig } from "../../Config.js"
 import { formatTimestamp } from "../../domain/time.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const SystemHandlers = HttpApiBuilder.group(OpenApiDef, "system", (handlers) =>
   Effect.gen(function*() {
@@ -16,4 +15,4 @@ export const SystemHandlers = HttpApiBuilder.group(OpenApiDef, "system", (handle
         timestamp: Math.floor(ms / 1000),
         time: formatTimestamp(new Date(ms), timeZone)
       })))
-  })).pipe(handlerGroup())
+  }))

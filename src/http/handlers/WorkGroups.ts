@@ -5,7 +5,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { WorkGroups } from "../../services/WorkGroups.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const WorkGroupsHandlers = HttpApiBuilder.group(OpenApiDef, "workGroups", (handlers) =>
   Effect.gen(function*() {
@@ -38,4 +37,4 @@ export const WorkGroupsHandlers = HttpApiBuilder.group(OpenApiDef, "workGroups",
       .handle("matchmakers", ({ params, query }) => groups.matchmakerMembers(params.id, query))
       .handle("workWechats", ({ params, query }) => groups.accountMembers(params.id, query))
       .handle("logs", ({ params, query }) => groups.logs(params.id, query))
-  })).pipe(handlerGroup(WorkGroups))
+  }))

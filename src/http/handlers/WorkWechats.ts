@@ -5,7 +5,6 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import { OpenApiDef } from "../../../schema/Api.js"
 import { Caller } from "../../../schema/Auth.js"
 import { WorkWechats } from "../../services/WorkWechats.js"
-import { handlerGroup } from "../requestContext.js"
 
 export const WorkWechatsHandlers = HttpApiBuilder.group(OpenApiDef, "workWechats", (handlers) =>
   Effect.gen(function*() {
@@ -24,4 +23,4 @@ export const WorkWechatsHandlers = HttpApiBuilder.group(OpenApiDef, "workWechats
       .handle("transferAdmin", ({ params, payload }) => accounts.transferAdmin(params.id, payload))
       .handle("associations", ({ params, query }) => accounts.associations(params.id, query))
       .handle("logs", ({ params, query }) => accounts.logs(params.id, query))
-  })).pipe(handlerGroup(WorkWechats))
+  }))
