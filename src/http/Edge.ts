@@ -9,12 +9,13 @@ import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequ
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as HttpBody from "effect/http/HttpBody"
+import * as HttpClientRequest from "effect/http/HttpClientRequest"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerError from "effect/http/HttpServerError"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as UrlParams from "effect/http/UrlParams"
-import * as Stream from "effect/Stream"
+import * as Option from "effect/Option"
 import type * as Types from "effect/Types"
 
 import { InvalidInput, PayloadTooLarge } from "../../schema/Errors.js"
@@ -96,38 +97,27 @@ const readBody = (request: HttpServerRequest.HttpServerRequest, limit: number): 
 }
 
 /**
- * The request as the router's decoders see it: the same request, whose body readers answer from
- * the bytes read once instead of the consumed Node stream. Nothing else is copied.
+ * The request as the router's decoders see it: the same method, URL, headers and addresses, over
+ * the bytes read once instead of the consumed Node stream (a request built from its parts, with
+ * Effect's public constructors: the body is the bytes, read synchronously, any method allowed).
  */
-export const withBody = (request: HttpServerRequest.HttpServerRequest, body: RequestBodyShape): HttpServerRequest.HttpServerRequest => {
-  const bytes = body.bytes
-  const textOf = () => body.utf8() ?? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("utf8")
-  const decodeError = (cause: unknown) =>
-    new HttpServerError.HttpServerError({ reason: new HttpServerError.RequestParseError({ request, cause }) })
-  return Object.create(request, {
-    text: { get: () => Effect.sync(textOf) },
-    json: {
-      get: () =>
-        Effect.suspend(() => {
-          if (body.utf8() === undefined) {
-            // Not UTF-8 (the body rules refuse it first where they apply): parsed as decoded, lossily.
-            return Effect.try({ try: () => JSON.parse(textOf()) as unknown, catch: decodeError })
-          }
-          if (body.utf8() === "") return Effect.succeed(null)
-          const parsed = body.json() // the body rules' parse, when they ran
-          return parsed.ok ? Effect.succeed(parsed.value) : Effect.fail(decodeError(parsed.error))
-        })
-    },
-    urlParamsBody: {
-      get: () => Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(textOf())), catch: decodeError })
-    },
-    arrayBuffer: { get: () => Effect.sync(() => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength)) },
-    stream: { get: () => Stream.succeed(bytes) },
-    modify: {
-      value: (options: Parameters<HttpServerRequest.HttpServerRequest["modify"]>[0]) => withBody(request.modify(options), body)
-    }
-  }) as HttpServerRequest.HttpServerRequest
-}
+export const withBody = (request: HttpServerRequest.HttpServerRequest, body: RequestBodyShape): HttpServerRequest.HttpServerRequest =>
+  HttpServerRequest.fromClientRequest(
+    HttpClientRequest.makeWith(
+      request.method,
+      request.url,
+      UrlParams.empty,
+      Option.none(),
+      request.headers,
+      HttpBody.uint8Array(body.bytes, body.contentType)
+    )
+  ).modify({
+    // As sent: a request target in absolute form would otherwise be normalised.
+    url: request.url,
+    remoteAddress: request.remoteAddress,
+    peerAddress: request.peerAddress,
+    ...(request.protocol !== undefined ? { protocol: request.protocol } : {})
+  })
 
 /**
  * An HTTP/1.1 request must name its host (RFC 9112 §3.2: a 400); HTTP/1.0 need not. Node would

@@ -16,8 +16,8 @@ export interface RequestBodyShape {
   /** The bytes as text when they are valid UTF-8, else undefined; decoded once, on first use. */
   readonly utf8: () => string | undefined
   /**
-   * The UTF-8 text parsed as JSON, once, on first use: the body rules and the endpoint's decoder
-   * share one parse. Only for a body that is valid UTF-8.
+   * The UTF-8 text parsed as JSON, once, on first use, for the body rules (the endpoint's decoder
+   * parses the text it reads from the request). Only for a body that is valid UTF-8.
    */
   readonly json: () => ParsedJson
 }
