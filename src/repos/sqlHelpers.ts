@@ -90,38 +90,51 @@ const UnderDeadline = Context.Reference<boolean>("Sql/UnderDeadline", { defaultV
  * for 5 s more, is closed, never lent again. A unit inside a unit runs under the outer deadline.
  * An interruption of the caller interrupts the unit and waits for it, as without a deadline.
  *
- * Every statement passes here, so it is built from as few steps as it can be: the unit runs in a
- * fiber of its own (only so that the caller can be answered while it is being cancelled), started
- * at once with the caller's context plus UnderDeadline, and the caller waits for the first of its
- * exit and the timer in one callback, whose canceller is the caller's interruption.
+ * Every statement passes here, so it is built from few steps, all of Effect's public API: the unit
+ * runs in a detached fiber of its own (only so that the caller can be answered while it is being
+ * cancelled), started at once with the caller's context plus UnderDeadline; the caller waits in
+ * one callback for the first of its exit and a real-time timer (a setTimeout: DatabaseTimeout is
+ * real time, and the TestClock of the in-process tests must neither stall nor hasten it). The
+ * fork and the wait are one uninterruptible step but for the wait itself, so that no interruption
+ * can leave the unit running unobserved.
  */
 export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
   Effect.withFiber((caller) => {
     if (caller.getRef(UnderDeadline)) return self
     const timeout = caller.getRef(DatabaseTimeout)
-    const unitContext = Context.add(caller.context as Context.Context<R>, UnderDeadline, true)
-    return Effect.callback<A, E | SqlError.SqlError>((resume) => {
-      const unit = Effect.runForkWith(unitContext)(self)
-      let timer: ReturnType<typeof setTimeout> | undefined = undefined
-      let ended = false
-      const removeObserver = unit.addObserver((exit) => {
-        ended = true
-        if (timer !== undefined) clearTimeout(timer)
-        resume(exit)
-      })
-      if (ended) return // done without waiting (a failure before any I/O)
-      timer = setTimeout(() => {
-        removeObserver()
-        unit.interruptUnsafe()
-        resume(Effect.fail(deadlineExceeded(timeout)))
-      }, Duration.toMillis(timeout))
-      timer.unref()
-      return Effect.suspend(() => {
-        clearTimeout(timer)
-        removeObserver()
-        return Fiber.interrupt(unit)
-      })
-    })
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(
+        Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
+        (unit) =>
+          Effect.onInterrupt(
+            restore(Effect.callback<A, E | SqlError.SqlError>((resume) => {
+              let timer: ReturnType<typeof setTimeout> | undefined = undefined
+              let ended = false
+              const removeObserver = unit.addObserver((exit) => {
+                ended = true
+                if (timer !== undefined) clearTimeout(timer)
+                resume(exit)
+              })
+              if (ended) return // done without waiting (a failure before any I/O)
+              timer = setTimeout(() => {
+                removeObserver()
+                // The answer now; the unit's interruption (the statement's cancellation) goes on in the background.
+                resume(Effect.andThen(
+                  Effect.forkDetach(Fiber.interrupt(unit), { startImmediately: true }),
+                  Effect.fail(deadlineExceeded(timeout))
+                ))
+              }, Duration.toMillis(timeout))
+              timer.unref()
+              return Effect.sync(() => {
+                clearTimeout(timer)
+                removeObserver()
+              })
+            })),
+            // The caller is interrupted: so is the unit, and the caller waits for it, as without a deadline.
+            () => Fiber.interrupt(unit)
+          )
+      )
+    )
   })
 
 /**
