@@ -6,9 +6,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 
 import {
   AnyErrorEnvelope,
@@ -194,18 +195,22 @@ const failureAmid = (socket: Duplex): FailureAmid => {
  * timeout: a proxy reusing a connection the server has just closed answers its client 502, and a
  * client's POST on it fails without knowing whether it ran).
  */
-export const makeApiServer: Effect.Effect<Server, never, AppConfig> = Effect.map(Effect.context<AppConfig>(), (context) => {
+export const makeApiServer: Effect.Effect<Server, never, AppConfig | Scope.Scope> = Effect.gen(function*() {
+  const { keepAliveSeconds } = yield* AppConfig
+  // Runs the log line and metrics of an answer Node gives from its callbacks, with this context;
+  // what is still running when the server's scope closes is interrupted.
+  const run = yield* FiberSet.makeRuntime()
   const server = createServer({
     maxHeaderSize: MAX_HEADER_BYTES,
     // Node would answer an HTTP/1.1 request without Host with an empty 400; the edge answers it
     // with the envelope (Edge.ts).
     requireHostHeader: false,
-    keepAliveTimeout: Context.get(context, AppConfig).keepAliveSeconds * 1000
+    keepAliveTimeout: keepAliveSeconds * 1000
   })
   const report = (refused: Refused, startedAt: number) => {
     const status = ErrorStatus[refused.error._tag]
     const url = clip(refused.url, 512)
-    Effect.runForkWith(context)(
+    run(
       Effect.andThen(
         observeRequest({ method: refused.method, url, status, startedAt, error: reasonOfError(refused.error) }),
         Effect.logInfo("request").pipe(Effect.annotateLogs({

@@ -5,6 +5,7 @@
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberSet from "effect/FiberSet"
 import * as Queue from "effect/Queue"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -112,7 +113,8 @@ export const wakeOn = (
 ): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
   Effect.gen(function*() {
     const live = yield* Deferred.make<void>()
-    const context = yield* Effect.context<never>()
+    // The warning is logged from pg's callbacks, with this context (until the scope closes).
+    const run = yield* FiberSet.makeRuntime()
     let warned = false
     yield* listen({ channel, applicationName: `matchmaking-open-api:${channel}` }, {
       onMessage: () => void Queue.offerUnsafe(wake, undefined),
@@ -124,7 +126,7 @@ export const wakeOn = (
       onLost: () => {
         if (warned) return
         warned = true
-        Effect.runForkWith(context)(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
+        run(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
       }
     })
     const ready = yield* Deferred.await(live).pipe(Effect.timeoutOption(readyWithinMs))
