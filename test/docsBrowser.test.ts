@@ -1,7 +1,8 @@
 // The docs page in a real browser (Debian's Chromium over the DevTools protocol): "Try it" on
 // GET /matchmakers is a 401 missing_credentials while the signing box is empty, and a 200 envelope
 // once a client's app key and secret are typed into it; no request the page sends carries the
-// secret. Skipped, saying so, only when no Chromium is installed (.ci/run installs it).
+// secret; and nothing the page loads or sends leaves the server (no CDN, no web font). Skipped,
+// saying so, only when no Chromium is installed (.ci/run installs it).
 import { afterAll, beforeAll, describe, expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
@@ -69,7 +70,7 @@ describe.skipIf(chromium === undefined)("the docs page in Chromium", () => {
   // The server's clock starts at the real now, so the browser's timestamps are in its window.
   layer(testServerLayer(), { timeout: 120_000 })((it) => {
     it.effect(
-      "Try it on GET /matchmakers: 401 missing_credentials unsigned, a 200 envelope signed with the typed key and secret, which no request carries",
+      "Try it on GET /matchmakers: 401 missing_credentials unsigned, a 200 envelope signed with the typed key and secret, which no request carries; the page reaches no host but the server",
       () =>
         Effect.gen(function*() {
           const { baseUrl } = yield* TestServer
@@ -121,6 +122,16 @@ describe.skipIf(chromium === undefined)("the docs page in Chromium", () => {
           )
           expect(sent.length).toBeGreaterThan(2)
           expect(JSON.stringify(sent)).not.toContain(appSecret)
+
+          // Offline: everything the page loaded or sent (scripts, styles, fonts, images, requests)
+          // came from this server or from the page itself (data:, blob:); no web font from a CDN.
+          const origins = page.events
+            .filter((e) => e.method === "Network.requestWillBeSent")
+            .map((e) => new URL(String(e.params["request"].url)))
+            .filter((url) => url.protocol !== "data:" && url.protocol !== "blob:")
+            .map((url) => url.origin)
+          expect(origins.length).toBeGreaterThan(2)
+          expect([...new Set(origins)]).toEqual([new URL(baseUrl).origin])
         }),
       120_000
     )

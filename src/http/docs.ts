@@ -1,18 +1,20 @@
-// GET /docs: the offline API reference page (Scalar, inlined, no external script), embedding the
-// OpenAPI document. Its "Try it" requests are signed in the page (docsSigning.ts) with the app key
-// and secret typed into the page's signing box, through Scalar's onBeforeRequest hook. The same page as `HttpApiScalar.layer`, but the 6.5 MB Scalar bundle is loaded
-// on the first request for the page instead of at start: that layer holds the bundle's module source,
-// its string and the finished page (about 20 MB of heap) in every API process, read or not.
-import { createRequire } from "node:module"
+// GET /docs: the offline API reference page (Scalar, inlined, no external script, no web font),
+// embedding the OpenAPI document. Its "Try it" requests are signed in the page (docsSigning.ts)
+// with the app key and secret typed into the page's signing box, through Scalar's onBeforeRequest
+// hook. Effect's `HttpApiScalar` has no place for that hook or the box, so the page is made here,
+// with the Scalar bundle kept in vendor/scalar (its README says where it comes from). The 3 MB
+// bundle is read on the first request for the page, not at start, and the page is built per request.
+import { readFile } from "node:fs/promises"
 import * as path from "node:path"
-import { pathToFileURL } from "node:url"
 
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as OpenApi from "effect/http-api/OpenApi"
+import * as Layer from "effect/Layer"
 
 import { OpenApiDef } from "../../schema/Api.js"
+import { projectRoot } from "../root.js"
 import { SIGNING_SCRIPT } from "./docsSigning.js"
 
 export const DOCS_PATH = "/docs"
@@ -42,17 +44,8 @@ const scriptJson = (value: unknown): string =>
 const escapeHtml = (text: string): string => text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
 const escapeAttribute = (text: string): string => escapeHtml(text).replace(/"/g, "&quot;").replace(/'/g, "&#39;")
 
-/**
- * The Scalar bundle effect ships (the internal module beside the public `HttpApiScalar`), so it is
- * the version the library was released with. The package does not export its internals, so the
- * module is found by its file.
- */
-const scalarBundle = Effect.promise(async () => {
-  const publicModule = createRequire(import.meta.url).resolve("effect/http-api/HttpApiScalar")
-  const internal = path.join(path.dirname(publicModule), "internal", "httpApiScalar.js")
-  const module: { readonly javascript: string } = await import(pathToFileURL(internal).href)
-  return module.javascript
-})
+/** Scalar's browser bundle (vendor/scalar/README.md). */
+const SCALAR_BUNDLE = path.join(projectRoot(), "vendor", "scalar", "standalone.js")
 
 /** What Scalar's authentication fields show: the signing box fills the four headers. */
 const SIGNED_IN_PAGE = "signed in this page (box at the bottom right)"
@@ -111,7 +104,7 @@ const page = (javascript: string): string => {
         field('signing-app-key').addEventListener('input', showStatus)
         field('signing-app-secret').addEventListener('input', showStatus)
         window.Scalar.createApiReference(field('api-reference-container'), {
-          ...${scriptJson({ _integration: "html", hideTestRequestButton: false, authentication: signedInPage })},
+          ...${scriptJson({ _integration: "html", hideTestRequestButton: false, withDefaultFonts: false, authentication: signedInPage })},
           content: ${scriptJson(spec)},
           onBeforeRequest: async ({ request }) => {
             const { appKey, appSecret } = credentials()
@@ -130,9 +123,13 @@ const page = (javascript: string): string => {
 </html>`
 }
 
-/** The page is built per request (rare) and not kept: only the bundle's module stays loaded once read. */
-export const DocsLive = HttpRouter.add(
-  "GET",
-  DOCS_PATH,
-  Effect.map(scalarBundle, (javascript) => HttpServerResponse.html(page(javascript)))
+/**
+ * The page is built per request (rare) and not kept; the bundle, once read, is kept (read again it
+ * would cost its 3 MB each time).
+ */
+export const DocsLive = Layer.unwrap(
+  Effect.map(
+    Effect.cached(Effect.promise(() => readFile(SCALAR_BUNDLE, "utf8"))),
+    (scalarBundle) => HttpRouter.add("GET", DOCS_PATH, Effect.map(scalarBundle, (javascript) => HttpServerResponse.html(page(javascript))))
+  )
 )
