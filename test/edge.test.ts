@@ -2,7 +2,8 @@
 // `Expect`, oversize headers and URLs, TRACE/CONNECT and unknown methods all answer the envelope
 // with a documented status; a path is matched as sent (`;`, `//`, a trailing slash or another case
 // never reach another endpoint); a path served with other methods is 405 with Allow; GET /
-// redirects to /docs; and an endpoint whose body fields are all optional takes an empty body.
+// redirects to /docs; /favicon.ico is an icon; and an endpoint whose body fields are all optional
+// takes an empty body.
 import * as net from "node:net"
 
 import { expect, it, layer } from "@effect/vitest"
@@ -146,7 +147,8 @@ layer(testServerLayer())("the HTTP edge", (it) => {
         ["DELETE", `${BASE}/guests/1`, ["GET", "HEAD", "PUT"]],
         ["PATCH", `${BASE}/guests`, ["GET", "HEAD", "POST"]],
         ["GET", `${BASE}/follow-up/tasks/1/skip`, ["POST"]],
-        ["POST", "/docs", ["GET", "HEAD"]]
+        ["POST", "/docs", ["GET", "HEAD"]],
+        ["DELETE", "/favicon.ico", ["GET", "HEAD"]]
       ]
       for (const [method, path, allow] of cases) {
         const res = yield* Effect.promise(() => fetch(`${baseUrl}${path}`, { method }))
@@ -158,6 +160,23 @@ layer(testServerLayer())("the HTTP edge", (it) => {
       }
       const unknown = yield* Effect.promise(() => fetch(`${baseUrl}${BASE}/nowhere`, { method: "DELETE" }))
       expect(unknown.status).toBe(404)
+    }))
+
+  it.effect("GET /favicon.ico answers unsigned with a 16×16 icon (an ICO file) that browsers may keep for a day", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const res = yield* Effect.promise(() => fetch(`${baseUrl}/favicon.ico`))
+      expect(res.status).toBe(200)
+      expect(res.headers.get("content-type")).toBe("image/x-icon")
+      expect(res.headers.get("cache-control")).toBe("public, max-age=86400")
+      expect(res.headers.get("x-request-id")).not.toBeNull()
+      const icon = Buffer.from(yield* Effect.promise(() => res.arrayBuffer()))
+      // ICONDIR: reserved 0, type 1 (icon), one image; its entry: 16×16, 32 bits, the image's size and place.
+      expect([icon.readUInt16LE(0), icon.readUInt16LE(2), icon.readUInt16LE(4)]).toEqual([0, 1, 1])
+      expect([icon[6], icon[7], icon.readUInt16LE(12)]).toEqual([16, 16, 32])
+      expect(icon.readUInt32LE(18) + icon.readUInt32LE(14)).toBe(icon.length)
+      // The bitmap: 16 wide, 32 high (the pixels and the mask), 32 bits a pixel.
+      expect([icon.readInt32LE(26), icon.readInt32LE(30), icon.readUInt16LE(36)]).toEqual([16, 32, 32])
     }))
 
   it.effect("GET / redirects (302) to /docs", () =>

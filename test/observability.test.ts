@@ -123,6 +123,17 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
         .toBeGreaterThanOrEqual(1)
     }))
 
+  it.effect("/favicon.ico is counted under its own route, not as an unmatched 404", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const before = yield* scrape(baseUrl)
+      yield* Effect.promise(() => fetch(`${baseUrl}/favicon.ico`).then((res) => res.arrayBuffer()))
+      const after = yield* scrape(baseUrl)
+      const labels = { route: "/favicon.ico", method: "GET", status: "200" }
+      expect(valueOf(after.samples, "http_server_requests_total", labels) - valueOf(before.samples, "http_server_requests_total", labels))
+        .toBe(1)
+    }))
+
   it.effect("an unknown path is counted under the one label `unmatched`, whatever the path", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer

@@ -1,6 +1,6 @@
 // The HTTP application: the contract's groups with their handlers and the signed groups'
-// middlewares, the edge around every route, the OpenAPI document, the offline docs page and the
-// probes (/healthz, /readyz, /metrics), on one router, served by HttpRouter.serve.
+// middlewares, the edge around every route, the OpenAPI document, the offline docs page, the
+// favicon and the probes (/healthz, /readyz, /metrics), on one router, served by HttpRouter.serve.
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
@@ -13,6 +13,7 @@ import { RedactedQueryLive } from "../observability/tracing.js"
 import { ROOT_PATH, ROUTER_CONFIG } from "./allow.js"
 import { DOCS_PATH, DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
+import { FaviconLive } from "./favicon.js"
 import { ActivitiesHandlers } from "./handlers/Activities.js"
 import { CompaniesHandlers } from "./handlers/Companies.js"
 import { EventsHandlers } from "./handlers/Events.js"
@@ -53,8 +54,8 @@ export const ApiLive = HttpApiBuilder.layer(OpenApiDef, { openapiPath: `${API_PR
 /** `GET /` points a person at the docs page (DECISIONS §1). */
 const RootLive = HttpRouter.add("GET", ROOT_PATH, HttpServerResponse.redirect(DOCS_PATH, { status: 302 }))
 
-/** The routes on one router: the contract's, the docs, `/`, the probes, and the edge around them all. */
-const RoutesLive = Layer.mergeAll(ApiLive, DocsLive, RootLive, ProbeRoutesLive, EdgeLive)
+/** The routes on one router: the contract's, the docs, `/`, the favicon, the probes, and the edge around them all. */
+const RoutesLive = Layer.mergeAll(ApiLive, DocsLive, RootLive, FaviconLive, ProbeRoutesLive, EdgeLive)
 
 /**
  * Serve the API on whatever HttpServer is provided (Node in production, a test server in tests).

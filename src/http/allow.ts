@@ -1,7 +1,7 @@
 // Which methods a path is served with, for the 405 answer of DECISIONS §1: a request whose path
 // exists with other methods gets `405 method_not_allowed` with `Allow` and `data.allow`. Matched
 // by the same router (and configuration) as the requests themselves, over every route the server
-// has: the contract's, the docs page, the OpenAPI document, the probes and `/`.
+// has: the contract's, the docs page, the OpenAPI document, the probes, `/` and the favicon.
 import * as FindMyWay from "effect/http/FindMyWay"
 
 import { API_PREFIX } from "../../schema/Api.js"
@@ -9,6 +9,7 @@ import { MethodNotAllowed } from "../../schema/Errors.js"
 import { clip } from "../domain/text.js"
 import { PROBE_PATHS } from "../observability/health.js"
 import { DOCS_PATH } from "./docs.js"
+import { FAVICON_PATH } from "./favicon.js"
 import { ROUTES } from "./routes.js"
 
 /**
@@ -28,6 +29,7 @@ const ROUTE_KEYS: ReadonlyArray<string> = [
   ...ROUTES.keys(),
   `GET ${DOCS_PATH}`,
   `GET ${ROOT_PATH}`,
+  `GET ${FAVICON_PATH}`,
   `GET ${API_PREFIX}/openapi.json`,
   ...PROBE_PATHS.map((path) => `GET ${path}`)
 ]

@@ -9,11 +9,13 @@ import { API_PREFIX } from "../../schema/Api.js"
 import { PROBE_PATHS } from "../observability/health.js"
 import { recordRequest } from "../observability/metrics.js"
 import { methodLabel, routeMatcher } from "../observability/routeTemplate.js"
+import { FAVICON_PATH } from "./favicon.js"
 import { ROUTES } from "./routes.js"
 
 const routeOf = routeMatcher([
   ...ROUTES.keys(),
   "GET /docs",
+  `GET ${FAVICON_PATH}`,
   `GET ${API_PREFIX}/openapi.json`,
   ...PROBE_PATHS.map((path) => `GET ${path}`)
 ])
