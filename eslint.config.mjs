@@ -5,8 +5,15 @@ import js from "@eslint/js"
 import simpleImportSort from "eslint-plugin-simple-import-sort"
 import tseslint from "typescript-eslint"
 
+/** A module inside an `internal` folder of effect or an @effect package. */
+const INTERNAL_MODULE = /^(effect|@effect\/[^/]+)\/(.+\/)?internal(\/|$)/
+const INTERNAL_MESSAGE = "Effect's internal modules are not its API: use the package's public exports."
+const CONTEXT_MESSAGE = "No unsafe Context functions: read services with yield*, provide them with Effect.provideService or layers."
+const SERVE_MESSAGE = "Serve with HttpRouter.serve (or HttpRouter.toHttpEffect); build layers with Layer.build."
+const RUN_MESSAGE = "Run an effect from a callback with a scoped FiberSet.makeRuntime (or fork it with Effect.forkDetach)."
+
 export default tseslint.config(
-  { ignores: ["node_modules/**", ".data/**", "dist/**", "test/fixtures/**", ".docs-check-*/**"] },
+  { ignores: ["node_modules/**", ".data/**", "dist/**", "test/fixtures/**", ".docs-check-*/**", "vendor/**"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...effect.configs.dprint,
@@ -43,6 +50,60 @@ export default tseslint.config(
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-empty-object-type": "off"
+    }
+  },
+  {
+    // Effect's public API only (docs/contributor.md, "Effect's public API only"): no internal module
+    // of an Effect package, by import or by path, and none of the functions that reach into a
+    // context or a runtime from outside (an Effect release may change them and break the service at
+    // run time only). Public names that merely end in `Unsafe` (HttpServerResponse.jsonUnsafe,
+    // Metric's updateUnsafe, Queue.offerUnsafe, Deferred.doneUnsafe, Duration.fromInputUnsafe) are
+    // Effect's documented API and stay allowed.
+    files: ["**/*.ts", "**/*.mjs"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ regex: INTERNAL_MODULE.source, message: INTERNAL_MESSAGE }] }],
+      "no-restricted-syntax": [
+        "error",
+        // Imports and exports are no-restricted-imports' (above); this takes import(), require and the like.
+        {
+          selector: `:not(ImportDeclaration, ExportNamedDeclaration, ExportAllDeclaration) > Literal[value=${INTERNAL_MODULE}]`,
+          message: INTERNAL_MESSAGE
+        },
+        {
+          selector: "CallExpression[callee.property.name='resolve'] > Literal.arguments[value=/^@?effect(\\/|$)/]",
+          message: "Resolving a file of an Effect package by path reaches past its exports: " + INTERNAL_MESSAGE
+        },
+        {
+          selector:
+            "CallExpression[callee.object.name='path'][callee.property.name=/^(join|resolve)$/] > Literal.arguments[value='internal']",
+          message: "A path into a package's internal folder: " + INTERNAL_MESSAGE
+        },
+        { selector: "MemberExpression[object.name='Context'][property.name=/Unsafe$/]", message: CONTEXT_MESSAGE },
+        {
+          selector: "ImportDeclaration[source.value='effect/Context'] > ImportSpecifier[imported.name=/Unsafe$/]",
+          message: CONTEXT_MESSAGE
+        },
+        {
+          selector: "ImportDeclaration[source.value='effect/Layer'] > ImportSpecifier[imported.name='buildWithMemoMap']",
+          message: SERVE_MESSAGE
+        },
+        {
+          selector: "ImportDeclaration[source.value='effect/Effect'] > ImportSpecifier[imported.name='runForkWith']",
+          message: RUN_MESSAGE
+        },
+        { selector: "MemberExpression[property.name='mapUnsafe']", message: CONTEXT_MESSAGE },
+        { selector: "MemberExpression[object.name='Layer'][property.name='buildWithMemoMap']", message: SERVE_MESSAGE },
+        { selector: "MemberExpression[object.name='Effect'][property.name='runForkWith']", message: RUN_MESSAGE },
+        {
+          selector: "MemberExpression[property.name='interruptUnsafe']",
+          message: "Interrupt a fiber with Fiber.interrupt (in the background: Effect.forkDetach(Fiber.interrupt(fiber)))."
+        },
+        {
+          selector: "CallExpression[callee.object.name='Object'][callee.property.name='create']",
+          message:
+            "No object built over another's prototype and getters (a request with other parts: HttpServerRequest.fromClientRequest or modify)."
+        }
+      ]
     }
   }
 )
