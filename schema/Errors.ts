@@ -35,11 +35,16 @@ type DeclaredIn<M> = Extract<M[keyof M], Declared>
 /** Every error class, each under its tag. */
 type TableOf<C extends Declared> = { readonly [T in InstanceType<C>["_tag"]]: Extract<C, { new(...args: never): { readonly _tag: T } }> }
 
-const tableOf = <C extends Declared>(modules: ReadonlyArray<object>): TableOf<C> =>
+const tableOf = <C extends Declared>(modules: ReadonlyArray<object>): TableOf<C> => {
+  const table = new Map<string, Declared>()
+  for (const cls of modules.flatMap((module) => Object.values(module).filter(isDeclared))) {
+    // Two classes of one tag would answer alike and decode as one: a mistake to stop at once.
+    if (table.has(cls.tag) && table.get(cls.tag) !== cls) throw new Error(`two error classes are tagged ${cls.tag}`)
+    table.set(cls.tag, cls)
+  }
   // (Object.fromEntries cannot say which class is under which tag; the tags are the classes' own.)
-  Object.fromEntries(
-    modules.flatMap((module) => Object.values(module).filter(isDeclared).map((cls) => [cls.tag, cls]))
-  ) as unknown as TableOf<C>
+  return Object.fromEntries(table) as unknown as TableOf<C>
+}
 
 /** Every error of the contract, by tag: the classes that declare a row, in the modules that declare errors. */
 export const ERRORS = tableOf<DeclaredIn<typeof DomainErrors> | DeclaredIn<typeof IdempotencyErrors> | DeclaredIn<typeof EdgeErrors>>(
