@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Id, IdPath, Int, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
-import { ActivityNotOpenEnvelope, AlreadyRegisteredEnvelope, InvalidInputEnvelope, NotFoundEnvelope, QuotaFullEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const ActivityStatus = Schema.Literals(["draft", "registering", "ongoing", "ended"])
 export type ActivityStatus = typeof ActivityStatus.Type
@@ -132,7 +132,7 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
       disableCodecs: true,
       payload: ActivityCreate,
       success: Envelope(ActivityCreated, "ActivityCreatedEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput]
     })
       .annotate(RequiredPermission, "open:activity:write")
       .annotate(OpenApi.Summary, "Create an activity")
@@ -148,7 +148,7 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
       params: IdPath,
       payload: RegistrationCreate,
       success: Envelope(Registration, "RegistrationEnvelope"),
-      error: [NotFoundEnvelope, QuotaFullEnvelope, AlreadyRegisteredEnvelope, ActivityNotOpenEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.QuotaFull, ErrorEnvelopes.AlreadyRegistered, ErrorEnvelopes.ActivityNotOpen]
     })
       .annotate(RequiredPermission, "open:activity:write")
       .annotate(OpenApi.Summary, "Register a guest for an activity")

@@ -4,20 +4,7 @@ import * as Context from "effect/Context"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
 import type { Permission } from "./Common.js"
-import {
-  ConflictEnvelope,
-  DatabaseUnavailableEnvelope,
-  DeprecatedSecretEnvelope,
-  InternalErrorEnvelope,
-  InvalidInputEnvelope,
-  PayloadTooLargeEnvelope,
-  PermissionDeniedEnvelope,
-  TooManyRequestsEnvelope,
-  TransportErrorEnvelopes,
-  UnauthorizedEnvelope,
-  UnprocessableEntityEnvelope,
-  UnsupportedMediaTypeEnvelope
-} from "./Errors.js"
+import { ErrorEnvelopes, ForbiddenEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
 
 export interface CallerInfo {
   readonly id: number
@@ -49,22 +36,33 @@ export class Caller extends Context.Service<Caller, CallerInfo>()("Auth/Caller")
  * HttpApi has no API-wide error; GET /time declares its own).
  */
 export class Authenticated extends HttpApiMiddleware.Service<Authenticated, { provides: Caller }>()("Auth/Authenticated", {
-  error: [...TransportErrorEnvelopes, UnauthorizedEnvelope, TooManyRequestsEnvelope, DatabaseUnavailableEnvelope, InternalErrorEnvelope]
+  error: [
+    ...TransportErrorEnvelopes,
+    ErrorEnvelopes.Unauthorized,
+    ErrorEnvelopes.TooManyRequests,
+    ErrorEnvelopes.DatabaseUnavailable,
+    ErrorEnvelopes.InternalError
+  ]
 }) {}
 
 /** The endpoint's permission (its `RequiredPermission` annotation). */
 export class Permitted extends HttpApiMiddleware.Service<Permitted, { requires: Caller }>()("Auth/Permitted", {
-  error: [PermissionDeniedEnvelope]
+  error: [ForbiddenEnvelopes.permission_denied]
 }) {}
 
 /** The text rules of path, query and body (DECISIONS §1), the body's media type and size. */
 export class CheckedInput extends HttpApiMiddleware.Service<CheckedInput>()("Auth/CheckedInput", {
-  error: [InvalidInputEnvelope, UnsupportedMediaTypeEnvelope, PayloadTooLargeEnvelope]
+  error: [ErrorEnvelopes.InvalidInput, ErrorEnvelopes.UnsupportedMediaType, ErrorEnvelopes.PayloadTooLarge]
 }) {}
 
 /** A POST's Idempotency-Key (DECISIONS §11): 503 when the database that keeps answers is gone. */
 export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires: Caller }>()("Auth/Idempotent", {
-  error: [InvalidInputEnvelope, ConflictEnvelope, UnprocessableEntityEnvelope, DatabaseUnavailableEnvelope]
+  error: [
+    ErrorEnvelopes.InvalidInput,
+    ErrorEnvelopes.IdempotencyKeyInProgress,
+    ErrorEnvelopes.IdempotencyKeyReused,
+    ErrorEnvelopes.DatabaseUnavailable
+  ]
 }) {}
 
 // Two endpoint middlewares of self-service operations (DECISIONS §13). Declared on the endpoint,
@@ -78,7 +76,7 @@ export class Idempotent extends HttpApiMiddleware.Service<Idempotent, { requires
  * cannot take the client over.
  */
 export class CurrentSecret extends HttpApiMiddleware.Service<CurrentSecret, { requires: Caller }>()("Auth/CurrentSecret", {
-  error: [DeprecatedSecretEnvelope]
+  error: [ForbiddenEnvelopes.deprecated_secret]
 }) {}
 
 /**
@@ -86,7 +84,7 @@ export class CurrentSecret extends HttpApiMiddleware.Service<CurrentSecret, { re
  * instance: over it, 429 rate_limited with Retry-After. The hit commits only with the call.
  */
 export class ActionLimited extends HttpApiMiddleware.Service<ActionLimited, { requires: Caller }>()("Auth/ActionLimited", {
-  error: [TooManyRequestsEnvelope, DatabaseUnavailableEnvelope]
+  error: [ErrorEnvelopes.TooManyRequests, ErrorEnvelopes.DatabaseUnavailable]
 }) {}
 
 export const SIGNING_HEADERS = {

@@ -5,7 +5,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"
 
 export const CompanyType = Schema.Literals(["normal", "franchisee"])
@@ -93,7 +93,7 @@ export class CompaniesApi extends HttpApiGroup.make("companies")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(Company, "CompanyEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:company:read")
       .annotate(OpenApi.Summary, "Get a company")
@@ -114,7 +114,7 @@ export class CompaniesApi extends HttpApiGroup.make("companies")
       params: IdPath,
       payload: CompanyUpdate,
       success: Envelope(CompanyUpdated, "CompanyUpdatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:company:manage")
       .annotate(OpenApi.Summary, "Update a company")

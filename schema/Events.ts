@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 
 import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { csvOf, documentedAs, Envelope, pageSizeParam, PerRecordPermission } from "./Common.js"
-import { InvalidInputEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 /** Every event type of the catalogue (DECISIONS §12): what the outbox records and webhooks may subscribe to. */
 export const EventType = Schema.Literals(EVENT_TYPES)
@@ -54,7 +54,7 @@ export class EventsApi extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("list", "/events", {
       disableCodecs: true,
-      error: InvalidInputEnvelope,
+      error: ErrorEnvelopes.InvalidInput,
       query: EventsParams.fields,
       success: Envelope(EventsPage, "EventsPageEnvelope")
     })

@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { documentedAs, Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
-import { ConflictEnvelope, InvalidInputEnvelope, InvalidTransitionEnvelope, NotFoundEnvelope, TaskLockedEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 import { Education, Gender, IncomeLevel, RequirementTags } from "./Guests.js"
 
 export const FOLLOW_UP_PAGE = { default: 50, max: 1000 } as const
@@ -235,7 +235,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       disableCodecs: true,
       params: TaskPath,
       success: Envelope(FollowUpTaskDetail, "FollowUpTaskDetailEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Get a follow-up task with its guest and matchmaker")
@@ -250,7 +250,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       disableCodecs: true,
       params: TaskPath,
       success: Envelope(Dispatched, "FollowUpTaskDispatchedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.IdempotencyKeyInProgress, ErrorEnvelopes.InvalidTransition, ErrorEnvelopes.TaskLocked]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Lock a follow-up task")
@@ -267,7 +267,13 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: CompleteBody,
       success: Envelope(TaskReported, "FollowUpTaskCompletedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope, InvalidInputEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
+      error: [
+        ErrorEnvelopes.NotFound,
+        ErrorEnvelopes.IdempotencyKeyInProgress,
+        ErrorEnvelopes.InvalidInput,
+        ErrorEnvelopes.InvalidTransition,
+        ErrorEnvelopes.TaskLocked
+      ]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task's result")
@@ -284,7 +290,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: FailBody,
       success: Envelope(TaskReported, "FollowUpTaskFailedEnvelope"),
-      error: [NotFoundEnvelope, ConflictEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.IdempotencyKeyInProgress, ErrorEnvelopes.InvalidTransition, ErrorEnvelopes.TaskLocked]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Report a follow-up task as failed")
@@ -300,7 +306,7 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
       params: TaskPath,
       payload: SkipBody,
       success: Envelope(TaskReported, "FollowUpTaskSkippedEnvelope"),
-      error: [NotFoundEnvelope, InvalidTransitionEnvelope, TaskLockedEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidTransition, ErrorEnvelopes.TaskLocked]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Skip a follow-up task")

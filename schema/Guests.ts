@@ -23,15 +23,7 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import {
-  BatchTooLargeEnvelope,
-  ImageBlacklistedEnvelope,
-  InvalidInputEnvelope,
-  Issue,
-  NotFoundEnvelope,
-  ParserUnavailableEnvelope,
-  UnsupportedImageEnvelope
-} from "./Errors.js"
+import { ErrorEnvelopes, Issue } from "./Errors.js"
 
 export const GUEST_PAGE = { default: 20, max: 100 } as const
 export const GUEST_BATCH_MAX = 50
@@ -423,7 +415,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
     HttpApiEndpoint.post("batchCreate", "/guests/batch", {
       disableCodecs: true,
-      error: BatchTooLargeEnvelope,
+      error: ErrorEnvelopes.BatchTooLarge,
       payload: GuestBatchCreate,
       success: Envelope(BatchOutcome, "GuestBatchCreateEnvelope")
     })
@@ -438,7 +430,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
   .add(
     HttpApiEndpoint.put("batchUpdate", "/guests/batch", {
       disableCodecs: true,
-      error: BatchTooLargeEnvelope,
+      error: ErrorEnvelopes.BatchTooLarge,
       payload: GuestBatchUpdate,
       success: Envelope(BatchOutcome, "GuestBatchUpdateEnvelope")
     })
@@ -455,7 +447,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: ParseCardForm,
       success: Envelope(ParseCardResult, "ParseCardEnvelope"),
-      error: [NotFoundEnvelope, ImageBlacklistedEnvelope, UnsupportedImageEnvelope, ParserUnavailableEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.ImageBlacklisted, ErrorEnvelopes.UnsupportedImage, ErrorEnvelopes.ParserUnavailable]
     })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(ComputedAnswer, true)
@@ -470,7 +462,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: CreateFromCardForm,
       success: Envelope(CreateFromCardResult, "CreateFromCardEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope, ImageBlacklistedEnvelope, UnsupportedImageEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.ImageBlacklisted, ErrorEnvelopes.UnsupportedImage]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest from a card image")
@@ -484,7 +476,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       params: Schema.Struct({ task_id: Schema.String.check(Schema.isPattern(/^ct_[0-9a-f]{24}$/u, { message: "not a card task id" })) }),
       success: Envelope(CardTask, "CardTaskEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Get a card import task")
@@ -494,7 +486,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(Guest, "GuestEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:guest:read")
       .annotate(OpenApi.Summary, "Get a guest")
@@ -504,7 +496,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: GuestCreate,
       success: Envelope(GuestCreated, "GuestCreatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest")
@@ -519,7 +511,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       params: IdPath,
       payload: GuestUpdate,
       success: Envelope(GuestUpdated, "GuestUpdatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Update a guest")

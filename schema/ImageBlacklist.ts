@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
-import { BatchTooLargeEnvelope, NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
 export const BLACKLIST_ADD_MAX = 1000
@@ -76,7 +76,7 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(
     HttpApiEndpoint.post("check", "/image-blacklist/check", {
       disableCodecs: true,
-      error: BatchTooLargeEnvelope,
+      error: ErrorEnvelopes.BatchTooLarge,
       payload: BlacklistCheck,
       success: Envelope(BlacklistCheckOutcome, "ImageBlacklistCheckEnvelope")
     })
@@ -90,7 +90,7 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   .add(
     HttpApiEndpoint.post("add", "/image-blacklist", {
       disableCodecs: true,
-      error: BatchTooLargeEnvelope,
+      error: ErrorEnvelopes.BatchTooLarge,
       payload: BlacklistAdd,
       success: Envelope(BlacklistAddOutcome, "ImageBlacklistAddEnvelope")
     })
@@ -107,7 +107,7 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
       disableCodecs: true,
       params: Schema.Struct({ record_id: PositiveIntFromString }),
       success: EmptyEnvelope("ImageBlacklistDeletedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete an image blacklist record")

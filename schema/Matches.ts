@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
-import { InvalidInputEnvelope, InvalidTransitionEnvelope, MatchExistsEnvelope, NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const MatchStatus = Schema.Literals(["pending", "pending_date", "dating", "completed", "rejected", "closed"])
 export type MatchStatus = typeof MatchStatus.Type
@@ -86,7 +86,7 @@ export class MatchesApi extends HttpApiGroup.make("matches")
       disableCodecs: true,
       payload: MatchCreate,
       success: Envelope(MatchCreated, "MatchCreatedEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope, MatchExistsEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.MatchExists]
     })
       .annotate(RequiredPermission, "open:match:write")
       .annotate(OpenApi.Summary, "Create a match")
@@ -102,7 +102,7 @@ export class MatchesApi extends HttpApiGroup.make("matches")
       params: IdPath,
       payload: MatchStatusChange,
       success: Envelope(MatchStatusChanged, "MatchStatusChangedEnvelope"),
-      error: [NotFoundEnvelope, InvalidTransitionEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidTransition]
     })
       .annotate(RequiredPermission, "open:match:write")
       .annotate(OpenApi.Summary, "Change a match's status")

@@ -19,7 +19,7 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const MatchmakerLevel = Schema.Literals(["normal", "silver", "gold"])
 export const CertLevel = Schema.Literals(["none", "junior", "intermediate", "senior"])
@@ -164,7 +164,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(Matchmaker, "MatchmakerEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:matchmaker:read")
       .annotate(OpenApi.Summary, "Get a matchmaker")
@@ -174,7 +174,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       disableCodecs: true,
       payload: MatchmakerCreate,
       success: Envelope(Matchmaker, "MatchmakerCreatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Create a matchmaker")
@@ -186,7 +186,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       params: IdPath,
       payload: MatchmakerUpdate,
       success: Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Update a matchmaker")

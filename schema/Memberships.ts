@@ -6,7 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
-import { NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const MembershipStatus = Schema.Literals(["active", "expired", "cancelled"])
 export type MembershipStatus = typeof MembershipStatus.Type
@@ -64,7 +64,7 @@ export class MembershipsApi extends HttpApiGroup.make("memberships")
       disableCodecs: true,
       payload: MembershipCreate,
       success: Envelope(MembershipSaved, "MembershipSavedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, "open:membership:write")
       .annotate(OpenApi.Summary, "Create or renew a membership")

@@ -11,7 +11,7 @@ import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { isWebhookUrl } from "../src/domain/webhooks.js"
 import { ActionLimited, CurrentSecret } from "./Auth.js"
 import { ActionLimit, CallerOnly, Envelope, IdPath, ListOf, PageOnly, PlatformTime, Text, Timestamp } from "./Common.js"
-import { InvalidInputEnvelope, NotFoundEnvelope, WebhookOffEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 /** Every event type a webhook may subscribe to: the catalogue of DECISIONS §12. */
 export const SubscribableEventType = Schema.Literals(EVENT_TYPES)
@@ -119,7 +119,7 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
   .add(
     HttpApiEndpoint.put("updateWebhook", "/webhook", {
       disableCodecs: true,
-      error: InvalidInputEnvelope,
+      error: ErrorEnvelopes.InvalidInput,
       payload: WebhookUpdate,
       success: Envelope(WebhookUpdated, "WebhookUpdatedEnvelope")
     })
@@ -150,7 +150,7 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
   .add(
     HttpApiEndpoint.post("testWebhook", "/webhook/test", {
       disableCodecs: true,
-      error: WebhookOffEnvelope,
+      error: ErrorEnvelopes.WebhookOff,
       success: Envelope(WebhookTestSent, "WebhookTestSentEnvelope")
     })
       .middleware(ActionLimited)
@@ -165,7 +165,7 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
   .add(
     HttpApiEndpoint.get("listDeliveries", "/webhook/deliveries", {
       disableCodecs: true,
-      error: InvalidInputEnvelope,
+      error: ErrorEnvelopes.InvalidInput,
       query: DeliveryListParams.fields,
       success: Envelope(ListOf(WebhookDelivery), "WebhookDeliveryListEnvelope")
     })
@@ -180,7 +180,7 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(WebhookDelivery, "WebhookDeliveryEnvelope"),
-      error: [NotFoundEnvelope, WebhookOffEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.WebhookOff]
     })
       .annotate(OpenApi.Summary, "Send a delivery again")
       .annotate(
@@ -192,7 +192,7 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
   .add(
     HttpApiEndpoint.post("redeliverSince", "/webhook/redeliver", {
       disableCodecs: true,
-      error: [InvalidInputEnvelope, WebhookOffEnvelope],
+      error: [ErrorEnvelopes.InvalidInput, ErrorEnvelopes.WebhookOff],
       payload: RedeliverSince,
       success: Envelope(Schema.Struct({ count: Schema.Int }).annotate({ identifier: "WebhookRedelivered" }), "WebhookRedeliveredEnvelope")
     })

@@ -5,7 +5,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Envelope, Timestamp } from "./Common.js"
-import { InternalErrorEnvelope, TransportErrorEnvelopes } from "./Errors.js"
+import { ErrorEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
 
 export const ServerTime = Schema.Struct({
   timestamp: Schema.Int.annotate({ description: "Unix seconds" }),
@@ -18,7 +18,7 @@ export class SystemApi extends HttpApiGroup.make("system")
       disableCodecs: true,
       success: Envelope(ServerTime, "ServerTimeEnvelope"),
       // Signed operations declare their 500 through the Signed middleware.
-      error: [...TransportErrorEnvelopes, InternalErrorEnvelope]
+      error: [...TransportErrorEnvelopes, ErrorEnvelopes.InternalError]
     })
       .annotate(OpenApi.Summary, "Server time")
       .annotate(

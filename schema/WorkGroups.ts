@@ -19,7 +19,7 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import { AlreadyMemberEnvelope, DuplicateGroupNoEnvelope, GroupHasMembersEnvelope, NotFoundEnvelope } from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 
 export const GROUP_PAGE = { default: 20, max: 1000 } as const
@@ -132,7 +132,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(WorkGroup, "WorkGroupEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Get a WeChat group")
@@ -140,7 +140,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
   .add(
     HttpApiEndpoint.post("create", "/work-groups", {
       disableCodecs: true,
-      error: DuplicateGroupNoEnvelope,
+      error: ErrorEnvelopes.DuplicateGroupNo,
       payload: WorkGroupCreate,
       success: Envelope(IdOnly, "WorkGroupCreatedEnvelope")
     })
@@ -154,7 +154,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: WorkGroupUpdate,
       success: EmptyEnvelope("WorkGroupUpdatedEnvelope"),
-      error: [NotFoundEnvelope, DuplicateGroupNoEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.DuplicateGroupNo]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Update a WeChat group")
@@ -165,7 +165,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       query: StatusParams.fields,
       success: EmptyEnvelope("WorkGroupStatusEnvelope"),
-      error: [NotFoundEnvelope, DuplicateGroupNoEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.DuplicateGroupNo]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a WeChat group")
@@ -175,7 +175,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       disableCodecs: true,
       params: IdPath,
       success: EmptyEnvelope("WorkGroupDeletedEnvelope"),
-      error: [NotFoundEnvelope, GroupHasMembersEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.GroupHasMembers]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete a WeChat group")
@@ -187,7 +187,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddMatchmakers,
       success: Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupMatchmakersAddedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add matchmakers to a group")
@@ -202,7 +202,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddMatchmaker,
       success: EmptyEnvelope("WorkGroupMatchmakerAddedEnvelope"),
-      error: [NotFoundEnvelope, AlreadyMemberEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.AlreadyMember]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a matchmaker to a group")
@@ -213,7 +213,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       disableCodecs: true,
       params: MemberPath,
       success: EmptyEnvelope("WorkGroupMatchmakerRemovedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Remove a matchmaker from a group")
@@ -225,7 +225,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddWorkWechats,
       success: Envelope(Schema.Struct({ success_count: Schema.Int, skip_count: Schema.Int }), "WorkGroupWorkWechatsAddedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add work WeChat accounts to a group")
@@ -240,7 +240,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       payload: AddWorkWechat,
       success: EmptyEnvelope("WorkGroupWorkWechatAddedEnvelope"),
-      error: [NotFoundEnvelope, AlreadyMemberEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.AlreadyMember]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Add a work WeChat account to a group")
@@ -251,7 +251,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       disableCodecs: true,
       params: AccountMemberPath,
       success: EmptyEnvelope("WorkGroupWorkWechatRemovedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Remove a work WeChat account from a group")
@@ -263,7 +263,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       query: PageParams(GROUP_MATCHMAKER_PAGE).fields,
       success: Envelope(ListOf(MatchmakerMember), "WorkGroupMatchmakerMembersEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(
         RequiredPermission,
@@ -277,7 +277,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       query: PageParams(GROUP_ACCOUNT_PAGE).fields,
       success: Envelope(ListOf(WorkWechatMember), "WorkGroupWorkWechatMembersEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(
         RequiredPermission,
@@ -291,7 +291,7 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       params: IdPath,
       query: PageParams(GROUP_LOG_PAGE).fields,
       success: Envelope(ListOf(WorkGroupLog), "WorkGroupLogsEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List a group's operation logs")

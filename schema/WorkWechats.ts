@@ -8,16 +8,7 @@ import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { parseLogValue, renderLogValue } from "../src/domain/operationLog.js"
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
-import {
-  AccountDisabledEnvelope,
-  AlreadyAssociatedEnvelope,
-  DuplicateDeviceIdEnvelope,
-  DuplicatePhoneEnvelope,
-  DuplicateWechatNumberEnvelope,
-  HasAssociationsEnvelope,
-  InvalidInputEnvelope,
-  NotFoundEnvelope
-} from "./Errors.js"
+import { ErrorEnvelopes } from "./Errors.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const
 
@@ -207,7 +198,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       disableCodecs: true,
       params: IdPath,
       success: Envelope(WorkWechat, "WorkWechatEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "Get a work WeChat account")
@@ -215,7 +206,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
   .add(
     HttpApiEndpoint.post("create", "/work-wechats", {
       disableCodecs: true,
-      error: [DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope],
+      error: [ErrorEnvelopes.DuplicateWechatNumber, ErrorEnvelopes.DuplicatePhone, ErrorEnvelopes.DuplicateDeviceId],
       payload: WorkWechatCreate,
       success: Envelope(IdOnly, "WorkWechatCreatedEnvelope")
     })
@@ -229,7 +220,12 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: WorkWechatUpdate,
       success: EmptyEnvelope("WorkWechatUpdatedEnvelope"),
-      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
+      error: [
+        ErrorEnvelopes.NotFound,
+        ErrorEnvelopes.DuplicateWechatNumber,
+        ErrorEnvelopes.DuplicatePhone,
+        ErrorEnvelopes.DuplicateDeviceId
+      ]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Update a work WeChat account")
@@ -240,7 +236,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       query: StatusParams.fields,
       success: EmptyEnvelope("WorkWechatStatusEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Enable or disable a work WeChat account")
@@ -250,7 +246,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       disableCodecs: true,
       params: IdPath,
       success: EmptyEnvelope("WorkWechatDeletedEnvelope"),
-      error: [NotFoundEnvelope, HasAssociationsEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.HasAssociations]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Delete a work WeChat account")
@@ -265,7 +261,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: Associate,
       success: EmptyEnvelope("WorkWechatAssociatedEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope, AlreadyAssociatedEnvelope, AccountDisabledEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.AlreadyAssociated, ErrorEnvelopes.AccountDisabled]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Associate a matchmaker, company or franchisee")
@@ -280,7 +276,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: BatchAssociate,
       success: Envelope(BatchCounts, "WorkWechatBatchAssociatedEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope, AccountDisabledEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.AccountDisabled]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Associate several targets")
@@ -295,7 +291,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: Disassociate,
       success: EmptyEnvelope("WorkWechatDisassociatedEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Remove an association")
@@ -306,7 +302,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: Transfer,
       success: Envelope(TransferOutcome, "WorkWechatTransferEnvelope"),
-      error: [NotFoundEnvelope, InvalidInputEnvelope, AccountDisabledEnvelope]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.AccountDisabled]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Transfer associations to another account")
@@ -321,7 +317,12 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       payload: TransferAdmin,
       success: EmptyEnvelope("WorkWechatTransferAdminEnvelope"),
-      error: [NotFoundEnvelope, DuplicateWechatNumberEnvelope, DuplicatePhoneEnvelope, DuplicateDeviceIdEnvelope]
+      error: [
+        ErrorEnvelopes.NotFound,
+        ErrorEnvelopes.DuplicateWechatNumber,
+        ErrorEnvelopes.DuplicatePhone,
+        ErrorEnvelopes.DuplicateDeviceId
+      ]
     })
       .annotate(RequiredPermission, write)
       .annotate(OpenApi.Summary, "Transfer the account to another admin")
@@ -332,7 +333,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       query: AssociationListParams.fields,
       success: Envelope(ListOf(Association), "WorkWechatAssociationsEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(
         RequiredPermission,
@@ -346,7 +347,7 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
       params: IdPath,
       query: PageParams(WORK_WECHAT_PAGE).fields,
       success: Envelope(ListOf(WorkWechatLog), "WorkWechatLogsEnvelope"),
-      error: NotFoundEnvelope
+      error: ErrorEnvelopes.NotFound
     })
       .annotate(RequiredPermission, read)
       .annotate(OpenApi.Summary, "List an account's operation logs")

@@ -12,6 +12,8 @@ import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { runAdmin } from "../src/admin/commands.js"
+import { InvalidInput } from "../src/domain/errors.js"
+import { Clients } from "../src/services/Clients.js"
 import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { withDatabase } from "../src/sql/urls.js"
@@ -223,6 +225,40 @@ layer(testServerLayer({}, fakeCardParser, shared.database))("admin command line"
       )
       // A usage error ends with the help of the command concerned.
       expect(yield* fails("clients", "masking", "ak_x", "maybe")).toMatch(/MODE[\s\S]*USAGE[\s\S]*admin clients masking/)
+    }))
+
+  it.effect("a value a service refuses is worded with the flag that gave it; the service names the value, never a flag", () =>
+    Effect.gen(function*() {
+      const { app_key } = (yield* run("clients", "create", "--name", "flags", "--permissions", "all")) as unknown as { app_key: string }
+      expect(yield* fails("clients", "create", "--name", "  ", "--permissions", "all")).toBe("--name: must not be empty")
+      expect(yield* fails("clients", "webhook", app_key, "--url", "ftp://x.test/", "--events", "guest.created")).toBe(
+        "--url: must be an absolute http(s) URL: ftp://x.test/"
+      )
+      expect(yield* fails("clients", "webhook", app_key, "--url", "https://x.test/", "--events", "guest.deleted")).toMatch(
+        /^--events: must list some of: .*guest\.created.* \(unknown: guest\.deleted\)$/
+      )
+      expect(yield* fails("membership-plans", "create", "--name", " ", "--days", "7")).toBe("--name: must be 1 to 50 characters")
+      expect(yield* fails("membership-plans", "create", "--name", "长卡", "--days", "40000")).toBe(
+        "--days: must be a whole number from 1 to 36500"
+      )
+      expect(yield* fails("users", "create", "--name", " ")).toBe("--name: must not be empty")
+      expect(yield* fails("webhooks", "redeliver", "--client", app_key, "--since", "yesterday")).toBe(
+        "--since: must be YYYY-MM-DDTHH:MM:SS (platform time), got yesterday"
+      )
+      // The webhook is off: each command says how to turn it on.
+      expect(yield* fails("webhooks", "redeliver", "--client", app_key, "--since", "2024-01-01T00:00:00")).toBe(
+        `the webhook of ${app_key} is off; turn it on first (clients webhook ${app_key} --url URL --events ...)`
+      )
+      expect(yield* fails("webhooks", "test", app_key)).toBe(
+        `${app_key} has no webhook URL (clients webhook ${app_key} --url URL --events ...)`
+      )
+
+      const refused = yield* Effect.flip(Effect.flatMap(Clients, (c) => c.setRateLimit(app_key, 0, 1.5)))
+      expect(refused).toBeInstanceOf(InvalidInput)
+      expect((refused as InvalidInput).issues).toEqual([
+        { path: "rps", message: "must be > 0" },
+        { path: "burst", message: "must be a whole number >= 1" }
+      ])
     }))
 
   it.effect("--help shows the commands; no answer is printed", () =>

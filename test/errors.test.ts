@@ -8,7 +8,7 @@ import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
-import { rawRequest } from "./support/raw.js"
+import { rawRequest, type RawResponse } from "./support/raw.js"
 
 const BASE = "/api/open/v1"
 
@@ -183,5 +183,42 @@ layer(testServerLayer().pipe(Layer.provide(captureLogs)))("request log", (it) =>
       expect(badLine).toMatchObject({ status: 401, app_key: credentials.appKey, error: "invalid_signature" })
       expect(okLine).toMatchObject({ status: 200, app_key: credentials.appKey })
       expect(okLine).not.toHaveProperty("error")
+    }))
+
+  it.effect("every error answer is logged with the reason of the error it was made of: the edge's, a handler's, one kept under an Idempotency-Key and its replay", () =>
+    Effect.gen(function*() {
+      const { baseUrl } = yield* TestServer
+      const credentials = yield* createCredentials()
+      const register = (body: string) =>
+        rawRequest(baseUrl, {
+          method: "POST",
+          path: `${BASE}/activities/2000000000/register`,
+          body,
+          credentials,
+          headers: { "idempotency-key": "log-reasons-1" }
+        })
+      const answers = [
+        // The edge's own refusals: a path it will not route, a body over the limit.
+        yield* rawRequest(baseUrl, { path: `${BASE}/companies;x`, credentials }),
+        yield* rawRequest(baseUrl, { method: "POST", path: `${BASE}/companies`, body: "x".repeat(2 * 1024 * 1024), credentials }),
+        // A handler's refusal, answered by the signature middleware.
+        yield* rawRequest(baseUrl, { path: `${BASE}/companies/2000000000`, credentials }),
+        // Answered inside the Idempotency-Key (and kept), then replayed from its bytes, then refused.
+        yield* register(JSON.stringify({ guest_id: 1 })),
+        yield* register(JSON.stringify({ guest_id: 1 })),
+        yield* register(JSON.stringify({ guest_id: 2 }))
+      ]
+      expect(answers.map((a) => [a.status, a.json.data.error])).toEqual([
+        [400, "invalid_parameter"],
+        [413, "payload_too_large"],
+        [404, "not_found"],
+        [404, "not_found"],
+        [404, "not_found"],
+        [422, "idempotency_key_reused"]
+      ])
+      expect(answers[4]!.headers.get("idempotent-replayed")).toBe("true")
+      const lines = logged.filter((l) => l.message === "request")
+      const lineOf = (answer: RawResponse) => lines.find((l) => l.request_id === answer.headers.get("x-request-id"))
+      expect(answers.map((a) => [lineOf(a)?.status, lineOf(a)?.error])).toEqual(answers.map((a) => [a.status, a.json.data.error]))
     }))
 })

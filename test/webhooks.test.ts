@@ -345,7 +345,7 @@ layer(
       const failure = yield* Effect.flip(runAdmin(["webhooks", "redeliver", "--client", hook.appKey]))
       expect((failure as { message: string }).message).toMatch(/--since/)
       const unknown = yield* Effect.flip(runAdmin(["webhooks", "redeliver", "999999"]))
-      expect((unknown as { message: string }).message).toBe("unknown delivery 999999")
+      expect((unknown as { message: string }).message).toBe("webhook_delivery 999999 not found")
     }))
 })
 

@@ -1,6 +1,6 @@
 // What every admin command shares: the services it runs on, its answer (one JSON-able value,
-// printed by main.ts on stdout or returned by runAdmin), its usage failure, and the parameters
-// several commands take.
+// printed by main.ts on stdout or returned by runAdmin), its usage failure, the wording of a refused
+// value in terms of the flags that gave it, and the parameters several commands take.
 import * as Argument from "effect/cli/Argument"
 import * as Command from "effect/cli/Command"
 import * as Flag from "effect/cli/Flag"
@@ -9,6 +9,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import type * as SqlClient from "effect/sql/SqlClient"
 
+import { InvalidInput } from "../domain/errors.js"
 import type { Activities } from "../services/Activities.js"
 import type { Clients } from "../services/Clients.js"
 import type { Companies } from "../services/Companies.js"
@@ -24,6 +25,23 @@ import type { Webhooks } from "../services/Webhooks.js"
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
 
 export const usage = (message: string): Effect.Effect<never, UsageError> => Effect.fail(new UsageError({ message }))
+
+/** A refused value's issues, each field named as the operator gave it (`flags`: `name` → `--name`). */
+export const describeRefusal = (error: InvalidInput, flags: Readonly<Record<string, string>> = {}): string =>
+  error.issues === undefined || error.issues.length === 0
+    ? error.message
+    : error.issues.map((issue) => `${flags[issue.path] ?? issue.path}: ${issue.message}`).join("; ")
+
+/**
+ * Services refuse values by their names (`InvalidInput` at `rps`); a command words the refusal in
+ * terms of the flags it took them from (`--rps: must be > 0`), as a usage error.
+ */
+export const withFlags = (flags: Readonly<Record<string, string>>) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    effect,
+    (e): e is E & InvalidInput => e instanceof InvalidInput,
+    (e) => usage(describeRefusal(e, flags))
+  )
 
 /** What the commands run on: the platform's services over its database. */
 export type AdminServices =

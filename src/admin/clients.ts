@@ -6,12 +6,23 @@ import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { Clients, parsePermissions } from "../services/Clients.js"
-import { answering, usage } from "./cli.js"
+import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { Clients } from "../services/Clients.js"
+import { answering, usage, type UsageError, withFlags } from "./cli.js"
 
 const appKey = Argument.String("APP_KEY").pipe(Argument.withDescription("the client's app_key (ak_…)"))
 const permissionList = Argument.String("PERMISSIONS").pipe(Argument.withDescription("P[,P...]: SPEC §5 permission strings"))
 const positiveNumber = (name: string) => Flag.Finite(name).pipe(Flag.filter((n) => n > 0, () => "a positive number"))
+
+/** `all` or a comma list of SPEC §5 permission strings. */
+export const parsePermissions = (text: string): Effect.Effect<ReadonlyArray<Permission>, UsageError> => {
+  const items = text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
+  if (items.length === 1 && items[0] === "all") return Effect.succeed(ALL_PERMISSIONS)
+  const unknown = items.filter((p) => !(ALL_PERMISSIONS as ReadonlyArray<string>).includes(p))
+  if (items.length === 0) return usage("no permissions given")
+  if (unknown.length > 0) return usage(`unknown permission(s): ${unknown.join(", ")}; use 'all' or some of: ${ALL_PERMISSIONS.join(", ")}`)
+  return Effect.succeed(items as ReadonlyArray<Permission>)
+}
 
 const create = answering("create", {
   name: Flag.String("name").pipe(Flag.withDescription("the client's name")),
@@ -21,7 +32,7 @@ const create = answering("create", {
   Effect.gen(function*() {
     const clients = yield* Clients
     return yield* clients.create({ name, permissions: yield* parsePermissions(permissions), masking })
-  })).pipe(Command.withDescription("Create a client; prints its app_key and app_secret"))
+  }).pipe(withFlags({ name: "--name" }))).pipe(Command.withDescription("Create a client; prints its app_key and app_secret"))
 
 const list = answering("list", {}, () => Effect.flatMap(Clients, (c) => c.list)).pipe(
   Command.withDescription("Every client, without secrets")
@@ -66,11 +77,16 @@ const masking = answering(
   Command.withDescription("Mask personal data in the client's answers (on) or not (off)")
 )
 
-const rateLimit = answering("rate-limit", {
-  appKey,
-  rps: positiveNumber("rps").pipe(Flag.withDescription("requests per second")),
-  burst: positiveNumber("burst").pipe(Flag.withDescription("requests at once"))
-}, ({ appKey, burst, rps }) => Effect.flatMap(Clients, (c) => c.setRateLimit(appKey, rps, burst))).pipe(
+const rateLimit = answering(
+  "rate-limit",
+  {
+    appKey,
+    rps: positiveNumber("rps").pipe(Flag.withDescription("requests per second")),
+    burst: positiveNumber("burst").pipe(Flag.withDescription("requests at once"))
+  },
+  ({ appKey, burst, rps }) =>
+    Effect.flatMap(Clients, (c) => c.setRateLimit(appKey, rps, burst)).pipe(withFlags({ rps: "--rps", burst: "--burst" }))
+).pipe(
   Command.withDescription("The client's own rate limit")
 )
 
@@ -89,7 +105,9 @@ const webhook = answering("webhook", {
     if (Option.isNone(events)) return yield* usage("--events VALUE is required")
     const list = events.value.split(",").map((s) => s.trim()).filter((s) => s !== "")
     return yield* clients.webhook(appKey, { _tag: "Set", url: url.value, events: list })
-  })).pipe(Command.withDescription("Webhook settings: --url URL --events E[,E...] | --off | --rotate-secret"))
+  }).pipe(withFlags({ url: "--url", events: "--events" }))).pipe(
+    Command.withDescription("Webhook settings: --url URL --events E[,E...] | --off | --rotate-secret")
+  )
 
 export const clientsCommand = Command.make("clients").pipe(
   Command.withDescription("API clients: credentials, permissions, limits, webhooks"),

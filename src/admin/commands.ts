@@ -15,12 +15,22 @@ import * as Option from "effect/Option"
 
 import { CompanyStatus } from "../../schema/Companies.js"
 import { CertLevel, MatchmakerStatus } from "../../schema/Matchmakers.js"
+import { InvalidInput } from "../domain/errors.js"
 import { Companies } from "../services/Companies.js"
 import { ImageBlacklist } from "../services/ImageBlacklist.js"
 import { Matchmakers } from "../services/Matchmakers.js"
 import { Users } from "../services/Users.js"
 import { activitiesCommand } from "./activities.js"
-import { AdminRuntime, type AdminServices, type AdminSetupError, answering, idArgument, UsageError } from "./cli.js"
+import {
+  AdminRuntime,
+  type AdminServices,
+  type AdminSetupError,
+  answering,
+  describeRefusal,
+  idArgument,
+  UsageError,
+  withFlags
+} from "./cli.js"
 import { clientsCommand } from "./clients.js"
 import { followUpCommand } from "./followUps.js"
 import { keysCommand } from "./keys.js"
@@ -81,6 +91,7 @@ const usersCommand = Command.make("users").pipe(
       },
       ({ name, phone, workWechatId }) =>
         Effect.flatMap(Users, (u) => u.create({ name, phone: Option.getOrNull(phone), work_wechat_id: Option.getOrNull(workWechatId) }))
+          .pipe(withFlags({ name: "--name" }))
     ).pipe(
       Command.withDescription("Create a user")
     ),
@@ -210,8 +221,9 @@ export const runAdmin = (argv: ReadonlyArray<string>) =>
     return outcome._tag === "Answer" ? outcome.value : outcome.text
   })
 
-/** The message an operator sees for a failed command. */
+/** The message an operator sees for a failed command (a refused value: each field at fault). */
 export const describeFailure = (error: unknown): string => {
+  if (error instanceof InvalidInput) return describeRefusal(error)
   if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
   return String(error)
 }

@@ -5,15 +5,16 @@ import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 
 import { Memberships } from "../services/Memberships.js"
-import { answering, idArgument, positiveIntFlag } from "./cli.js"
+import { answering, idArgument, positiveIntFlag, withFlags } from "./cli.js"
 
 /** A new plan; prints `{id, name, days}`. */
 const createPlan = answering("create", {
   name: Flag.String("name").pipe(Flag.withDescription("the plan's name")),
   days: positiveIntFlag("days").pipe(Flag.withDescription("how long a membership lasts"))
-}, ({ days, name }) => Effect.flatMap(Memberships, (m) => m.createPlan(name, days))).pipe(
-  Command.withDescription("Create a membership plan")
-)
+}, ({ days, name }) => Effect.flatMap(Memberships, (m) => m.createPlan(name, days)).pipe(withFlags({ name: "--name", days: "--days" })))
+  .pipe(
+    Command.withDescription("Create a membership plan")
+  )
 
 /** Every plan, seeded ones first. */
 const listPlans = answering("list", {}, () => Effect.flatMap(Memberships, (m) => m.plans)).pipe(

@@ -9,7 +9,10 @@ import * as Option from "effect/Option"
 
 import { DeliveryStatus } from "../repos/WebhooksRepo.js"
 import { Webhooks } from "../services/Webhooks.js"
-import { answering, idArgument, positiveIntFlag, usage } from "./cli.js"
+import { answering, idArgument, positiveIntFlag, usage, withFlags } from "./cli.js"
+
+/** The command that gives a client's webhook its URL and events. */
+const turnOn = (appKey: string) => `clients webhook ${appKey} --url URL --events ...`
 
 /** At most this many deliveries are listed, whatever --limit says. */
 const MAX_LIMIT = 1000
@@ -37,11 +40,17 @@ const redeliver = answering("redeliver", {
     if (Option.isNone(client) || Option.isNone(since)) {
       return yield* usage("redeliver takes a delivery ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS")
     }
-    return yield* webhooks.redeliverSince(client.value, since.value)
+    const appKey = client.value
+    return yield* webhooks.redeliverSince(appKey, since.value).pipe(
+      withFlags({ since: "--since" }),
+      Effect.catchTag("WebhookOff", () => usage(`the webhook of ${appKey} is off; turn it on first (${turnOn(appKey)})`))
+    )
   })).pipe(Command.withDescription("Send a delivery again: ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS"))
 
-const test = answering("test", { appKey: Argument.String("APP_KEY") }, ({ appKey }) => Effect.flatMap(Webhooks, (w) => w.test(appKey)))
-  .pipe(Command.withDescription("Send a test event to the client's webhook"))
+const test = answering("test", { appKey: Argument.String("APP_KEY") }, ({ appKey }) =>
+  Effect.flatMap(Webhooks, (w) => w.test(appKey)).pipe(
+    Effect.catchTag("WebhookOff", () => usage(`${appKey} has no webhook URL (${turnOn(appKey)})`))
+  )).pipe(Command.withDescription("Send a test event to the client's webhook"))
 
 export const webhooksCommand = Command.make("webhooks").pipe(
   Command.withDescription("Webhook deliveries: list, redeliver, test"),

@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { type CallerInfo, SIGNING_HEADERS } from "../../schema/Auth.js"
-import { Unauthorized } from "../../schema/Errors.js"
+import { Unauthorized } from "../../schema/EdgeErrors.js"
 import { AppConfig } from "../Config.js"
 import type { DatabaseUnavailable } from "../domain/errors.js"
 import { leaseSize, LocalTokens } from "../domain/rateLease.js"

@@ -1,5 +1,10 @@
 // Safe retries (DECISIONS §11): what an `Idempotency-Key` may be, what identifies "the same
-// request", and what a repeat gets, given what is kept for the key. Pure and table-tested.
+// request", what a repeat gets, given what is kept for the key, and the two refusals of a repeat.
+// Pure and table-tested.
+import * as Schema from "effect/Schema"
+
+import { DeclaredError } from "./errors.js"
+import { optionalOut } from "./schemaFields.js"
 
 /** 1 to 255 printable ASCII characters (space included, DEL and controls not). */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]{1,255}$/
@@ -21,6 +26,21 @@ export interface KeptRequest {
   readonly body: Uint8Array
   readonly contentType: string
 }
+
+/** A repeat of a key whose first request is still running (DECISIONS §11). */
+export class IdempotencyKeyInProgress extends DeclaredError<IdempotencyKeyInProgress>()("IdempotencyKeyInProgress", {
+  status: 409,
+  reason: "idempotency_key_in_progress"
+}, {
+  /** Seconds until a retry may find the first attempt's answer (also the Retry-After header). */
+  retry_after: optionalOut(Schema.Finite)
+}) {}
+
+/** The same key sent with a different request (DECISIONS §11). */
+export class IdempotencyKeyReused extends DeclaredError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  status: 422,
+  reason: "idempotency_key_reused"
+}) {}
 
 export type Repeat =
   /** Another request under the same key: 422 idempotency_key_reused. */

@@ -1,7 +1,7 @@
 // The one place where every response takes its final shape (DECISIONS §1): the body is read once
 // within its size limit, every failure and defect becomes an error envelope, and every response
-// gets X-Request-Id (and Retry-After where its envelope names a wait); each answer is counted,
-// timed and logged. A global router middleware: it wraps the routing itself, so an unknown route
+// gets X-Request-Id; each answer is counted, timed and logged with the reason of the error it was
+// made of. A global router middleware: it wraps the routing itself, so an unknown route
 // and an oversize body get the envelope too.
 import { IncomingMessage } from "node:http"
 
@@ -18,9 +18,12 @@ import * as UrlParams from "effect/http/UrlParams"
 import * as Option from "effect/Option"
 import type * as Types from "effect/Types"
 
-import { InvalidInput, PayloadTooLarge } from "../../schema/Errors.js"
+import { PayloadTooLarge } from "../../schema/EdgeErrors.js"
+import { reasonOf } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import { InvalidInput } from "../domain/errors.js"
 import { clip } from "../domain/text.js"
+import { answeredError } from "../observability/answers.js"
 import { hasPathDelimiter } from "./allow.js"
 import { responseOfCause } from "./errors.js"
 import { observeRequest, requestLogLevel } from "./observe.js"
@@ -28,8 +31,7 @@ import { makeRequestBody, type RequestBodyShape, requestIdFor, RequestScope } fr
 /** Multipart bodies carry the file plus the other parts and their headers. */
 const MULTIPART_SLACK = 256 * 1024
 
-const tooLarge = (limit: number) =>
-  new PayloadTooLarge({ error: "payload_too_large", message: `request body exceeds ${limit} bytes`, limit })
+const tooLarge = (limit: number) => new PayloadTooLarge({ message: `request body exceeds ${limit} bytes`, limit })
 
 /**
  * A declared or actual oversize body is still read (and discarded) up to this many bytes before
@@ -137,23 +139,6 @@ const mediaTypeOf = (request: HttpServerRequest.HttpServerRequest): string => (r
 /** The app_key a request sent, as far as it is fit for a log line (an unauthenticated request too). */
 const sentAppKey = (value: string | undefined): string | null => value === undefined || value === "" ? null : clip(value, 64)
 
-/** What an error envelope says of itself: its `data.error` and the wait it names, if any. */
-export const errorDataOf = (response: HttpServerResponse.HttpServerResponse): { error?: string; retryAfter?: number } => {
-  const body = response.body
-  if (body._tag !== "Uint8Array" || !body.contentType.startsWith("application/json")) return {}
-  try {
-    const parsed: unknown = JSON.parse(body.text ?? Buffer.from(body.body).toString("utf8"))
-    const data = typeof parsed === "object" && parsed !== null && "data" in parsed ? parsed.data : undefined
-    if (typeof data !== "object" || data === null) return {}
-    return {
-      ...("error" in data && typeof data.error === "string" ? { error: data.error } : {}),
-      ...("retry_after" in data && typeof data.retry_after === "number" ? { retryAfter: data.retry_after } : {})
-    }
-  } catch {
-    return {}
-  }
-}
-
 type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
 
 const makeEdge = (limits: { readonly json: number; readonly multipart: number }) =>
@@ -187,11 +172,11 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
     }).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : responseOfCause(cause, requestId))
     )
-    const { error, retryAfter } = response.status >= 400 ? errorDataOf(response) : {}
-    response = HttpServerResponse.setHeaders(response, {
-      ...(retryAfter !== undefined ? { "retry-after": String(retryAfter) } : {}),
-      "x-request-id": requestId
-    })
+    // The error the answer was made of (here, in a middleware, or the one a replay was kept with):
+    // its reason for the metrics and the log line; its headers came with the answer.
+    const answered = answeredError(response)
+    const error = answered === undefined ? undefined : reasonOf(answered)
+    response = HttpServerResponse.setHeader(response, "x-request-id", requestId)
     const ended = yield* Clock.currentTimeMillis
     yield* observeRequest({ method: original.method, url: original.url, status: response.status, startedAt, error })
     yield* Effect.logWithLevel(requestLogLevel(original.url))("request").pipe(

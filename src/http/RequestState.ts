@@ -1,6 +1,7 @@
 // What the edge provides to everything that runs inside a request: its id and its body, read once
 // within its limit. Values handed inward, never written back: the middlewares provide what they
-// find (the caller, the mask) the same way, and the edge reads the answer from the response itself.
+// find (the caller, the mask) the same way, and the edge learns an answer's error from the answer
+// itself (observability/answers.ts keeps it with the response).
 import { randomUUID } from "node:crypto"
 
 import * as Context from "effect/Context"

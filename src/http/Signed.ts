@@ -1,6 +1,6 @@
 // The middlewares of every signed group, in the order they run (the contract, schema/Auth.ts,
-// declares them): Authenticated verifies the signature and the client's rate limit and provides
-// the caller; Permitted checks the endpoint's permission; CheckedInput applies the text rules of
+// declares them): Authenticated verifies the signature and the client's rate limit, provides the
+// caller, and answers every typed failure inside it with its envelope; Permitted checks the endpoint's permission; CheckedInput applies the text rules of
 // DECISIONS §1 and the body's media type; Idempotent claims a POST's Idempotency-Key and keeps its
 // answer. Inside them, two of some self-service endpoints (DECISIONS §13): CurrentSecret refuses a
 // request signed with the previous secret, ActionLimited counts the call against its limit. Each
@@ -16,20 +16,22 @@ import type * as Types from "effect/Types"
 
 import { ActionLimited, Authenticated, Caller, CheckedInput, CurrentSecret, Idempotent, Permitted } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
-import { Conflict, Forbidden, TooManyRequests, UnprocessableEntity, UnsupportedMediaType } from "../../schema/Errors.js"
+import { Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/EdgeErrors.js"
+import { type ApiError, disclosesExistence, errorHeaders, isApiError } from "../../schema/Errors.js"
 import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
 import { ACTION_LIMITS, decideHit, describeLimit } from "../domain/actionLimits.js"
-import { EXISTENCE_REASONS, InvalidInput } from "../domain/errors.js"
-import { isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
+import { InvalidInput } from "../domain/errors.js"
+import { IdempotencyKeyInProgress, IdempotencyKeyReused, isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
+import { answeredError, answerOf, errorResponse, keptError } from "../observability/answers.js"
 import { recordDuplicateRefusal } from "../observability/metrics.js"
 import { ActionWindowsRepo } from "../repos/ActionWindowsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type Answer, Idempotency } from "../services/Idempotency.js"
-import { errorDataOf, withBody } from "./Edge.js"
+import { withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
 import { makeRequestBody, RequestBody } from "./RequestState.js"
 import { routeInfo } from "./routes.js"
@@ -43,18 +45,22 @@ const addToAnswer = (headers: Readonly<Record<string, string>>) =>
   HttpEffect.appendPreResponseHandler((_request, response) => Effect.succeed(HttpServerResponse.setHeaders(response, headers)))
 
 /**
- * Counts the duplicate_* refusals a masking client is answered (DECISIONS §13: trying phones one
- * by one tells which exist), read from the answer as sent, a replayed one excepted (it tells
- * nothing new).
+ * A signed request's typed failures answered here, where the error is still at hand (HttpApi would
+ * encode them the same way, but hand on a response that has forgotten its error).
  */
-const countExistenceAnswers = (appKey: string) =>
-  HttpEffect.appendPreResponseHandler((_request, response) => {
-    if (response.status !== 400 || response.headers["idempotent-replayed"] !== undefined) return Effect.succeed(response)
-    const { error } = errorDataOf(response)
-    return error !== undefined && EXISTENCE_REASONS.has(error)
-      ? Effect.as(recordDuplicateRefusal(appKey), response)
-      : Effect.succeed(response)
-  })
+const answered = <E, R>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.catchIf(effect, (e): e is E & ApiError => isApiError(e), (error) => Effect.succeed(errorResponse(error)))
+
+/**
+ * Counts the duplicate_* refusals a masking client is answered (DECISIONS §13: trying phones one
+ * by one tells which exist), a replayed one excepted (it tells nothing new).
+ */
+const countExistenceAnswer = (appKey: string, response: HttpServerResponse.HttpServerResponse): Effect.Effect<void> => {
+  const error = answeredError(response)
+  return error !== undefined && disclosesExistence(error) && response.headers["idempotent-replayed"] === undefined
+    ? recordDuplicateRefusal(appKey)
+    : Effect.void
+}
 
 /** The signature (DECISIONS §2) and the rate limit (§10): provides the caller and its mask. */
 export const AuthenticatedLive = Layer.effect(
@@ -63,7 +69,7 @@ export const AuthenticatedLive = Layer.effect(
     const auth = yield* Authenticator
     const masker = yield* Masker
     return (httpEffect) =>
-      Effect.gen(function*() {
+      answered(Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
         const body = yield* RequestBody
         const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
@@ -82,15 +88,16 @@ export const AuthenticatedLive = Layer.effect(
         })
         if (!bucket.allowed) {
           const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
-          return yield* Effect.fail(new TooManyRequests({ error: "rate_limited", message: "rate limit exceeded", retry_after: retryAfter }))
+          return yield* Effect.fail(new TooManyRequests({ message: "rate limit exceeded", retry_after: retryAfter }))
         }
         // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
         // Overlays (provideService), not a merged context: a merge copies the whole context.
         const withCaller = Effect.provideService(httpEffect, Caller, caller)
         if (!caller.masking) return yield* withCaller
-        yield* countExistenceAnswers(caller.appKey)
-        return yield* Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller))
-      })
+        const response = yield* answered(Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)))
+        yield* countExistenceAnswer(caller.appKey, response)
+        return response
+      }))
   })
 ).pipe(Layer.provide(Masker.layer))
 
@@ -150,7 +157,6 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
       if (type !== "application/json") {
         return yield* Effect.fail(
           new UnsupportedMediaType({
-            error: "unsupported_media_type",
             message: "this endpoint takes a JSON body (Content-Type: application/json)",
             expected: "application/json"
           })
@@ -180,7 +186,6 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
     } else if (info.body === "multipart" && type !== "multipart/form-data") {
       return yield* Effect.fail(
         new UnsupportedMediaType({
-          error: "unsupported_media_type",
           message: "this endpoint takes multipart/form-data",
           expected: "multipart/form-data"
         })
@@ -190,13 +195,20 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
   })
 })
 
-/** A kept answer, byte for byte, marked as a replay. */
-const replayed = (kept: { readonly status: number; readonly body: Uint8Array; readonly contentType: string }) =>
-  HttpServerResponse.uint8Array(kept.body, {
+/**
+ * A kept answer, byte for byte, marked as a replay. An error answer goes with the error its bytes
+ * encode (for the request log and the metrics, and its Retry-After), read back from them: the
+ * answer is kept as bytes, not as the error it was made of.
+ */
+const replayed = (kept: { readonly status: number; readonly body: Uint8Array; readonly contentType: string }) => {
+  const error = keptError(kept)
+  const response = HttpServerResponse.uint8Array(kept.body, {
     status: kept.status,
     contentType: kept.contentType,
-    headers: { "idempotent-replayed": "true" }
+    headers: { ...(error === undefined ? {} : errorHeaders(error)), "idempotent-replayed": "true" }
   })
+  return error === undefined ? response : answerOf(error, response)
+}
 
 /**
  * Safe retries (DECISIONS §11): a POST with an Idempotency-Key runs once per client and key, crash
@@ -247,16 +259,14 @@ export const IdempotentLive = Layer.effect(
             return attempt.value
           case "Reused":
             return yield* Effect.fail(
-              new UnprocessableEntity({
-                error: "idempotency_key_reused",
+              new IdempotencyKeyReused({
                 message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
               })
             )
           case "InProgress":
-            // The edge turns data.retry_after into Retry-After.
+            // Its answer carries data.retry_after as Retry-After too.
             return yield* Effect.fail(
-              new Conflict({
-                error: "idempotency_key_in_progress",
+              new IdempotencyKeyInProgress({
                 message: "the first request with this Idempotency-Key is still running; retry shortly",
                 retry_after: attempt.retryAfterSeconds
               })
@@ -304,10 +314,9 @@ export const ActionLimitedLive = Layer.effect(
         const nowMs = yield* Clock.currentTimeMillis
         const decision = decideHit(action, yield* windows.hit(caller.id, action, nowMs, windowMs), nowMs)
         if (decision._tag === "Refused") {
-          // The edge turns data.retry_after into Retry-After.
+          // Its answer carries data.retry_after as Retry-After too.
           return yield* Effect.fail(
             new TooManyRequests({
-              error: "rate_limited",
               // No number in the message: the wait is data.retry_after (and Retry-After).
               message: `this operation is limited to ${describeLimit(action)} per client; retry when its window ends (Retry-After)`,
               retry_after: decision.retryAfterSeconds

@@ -11,17 +11,10 @@ import * as FiberSet from "effect/FiberSet"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 
-import {
-  AnyErrorEnvelope,
-  type ApiError,
-  ErrorStatus,
-  ExpectationFailed,
-  HeadersTooLarge,
-  InvalidInput,
-  reasonOfError,
-  RequestTimeout
-} from "../../schema/Errors.js"
+import { ExpectationFailed, HeadersTooLarge, RequestTimeout } from "../../schema/EdgeErrors.js"
+import { AnyErrorEnvelope, type ApiError, errorHeaders, ErrorStatus, reasonOf } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import { InvalidInput } from "../domain/errors.js"
 import { clip } from "../domain/text.js"
 import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { routeNotFound } from "./errors.js"
@@ -103,13 +96,12 @@ const answerFor = (err: ParserError): Omit<Refused, "requestId"> | undefined => 
         method,
         url,
         error: new HeadersTooLarge({
-          error: "headers_too_large",
           message: `the request line and headers exceed ${MAX_HEADER_BYTES} bytes`,
           limit: MAX_HEADER_BYTES
         })
       }
     case "ERR_HTTP_REQUEST_TIMEOUT":
-      return { method, url, error: new RequestTimeout({ error: "request_timeout", message: "the request did not arrive in time" }) }
+      return { method, url, error: new RequestTimeout({ message: "the request did not arrive in time" }) }
     case "HPE_INVALID_METHOD": {
       // Bytes that do not start a request line at all (what followed a body shorter than its
       // Content-Length said, say) are a malformed request, not a method.
@@ -137,7 +129,7 @@ const bodyOf = (error: ApiError): string => JSON.stringify(encodeError(error))
 const headersOf = (error: ApiError, requestId: string): Record<string, string> => ({
   "content-type": "application/json",
   "x-request-id": requestId,
-  ...(error._tag === "MethodNotAllowed" ? { allow: error.allow.join(", ") } : {}),
+  ...errorHeaders(error),
   connection: "close"
 })
 
@@ -212,7 +204,7 @@ export const makeApiServer: Effect.Effect<Server, never, AppConfig | Scope.Scope
     const url = clip(refused.url, 512)
     run(
       Effect.andThen(
-        observeRequest({ method: refused.method, url, status, startedAt, error: reasonOfError(refused.error) }),
+        observeRequest({ method: refused.method, url, status, startedAt, error: reasonOf(refused.error) }),
         Effect.logInfo("request").pipe(Effect.annotateLogs({
           request_id: refused.requestId,
           method: clip(refused.method, 32),
@@ -220,7 +212,7 @@ export const makeApiServer: Effect.Effect<Server, never, AppConfig | Scope.Scope
           status,
           ms: 0,
           app_key: null,
-          error: reasonOfError(refused.error)
+          error: reasonOf(refused.error)
         }))
       )
     )
@@ -251,7 +243,6 @@ export const makeApiServer: Effect.Effect<Server, never, AppConfig | Scope.Scope
   server.on("checkExpectation", (request: IncomingMessage, response: ServerResponse) => {
     const startedAt = performance.now()
     const error = new ExpectationFailed({
-      error: "expectation_failed",
       message: `the expectation ${clip(String(request.headers.expect), 64)} cannot be met; only 100-continue is`
     })
     const requestId = requestIdFor(sentRequestId(request))

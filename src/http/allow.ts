@@ -5,7 +5,7 @@
 import * as FindMyWay from "effect/http/FindMyWay"
 
 import { API_PREFIX } from "../../schema/Api.js"
-import { MethodNotAllowed } from "../../schema/Errors.js"
+import { MethodNotAllowed } from "../../schema/EdgeErrors.js"
 import { clip } from "../domain/text.js"
 import { PROBE_PATHS } from "../observability/health.js"
 import { DOCS_PATH } from "./docs.js"
@@ -59,7 +59,6 @@ export const hasPathDelimiter = (url: string): boolean => {
 
 export const methodNotAllowed = (method: string, allow: ReadonlyArray<string>): MethodNotAllowed =>
   new MethodNotAllowed({
-    error: "method_not_allowed",
     message: allow.length === 0
       ? `${clip(method, 32)} is not served here`
       : `${clip(method, 32)} is not served on this path; it is served with ${allow.join(", ")}`,

@@ -1,32 +1,23 @@
 // Every way a request can go wrong, as the error envelope of DECISIONS §1: one mapping from a
-// failure or defect to an ApiError, used by the edge (for whatever reaches it) and by the
-// idempotency middleware (which keeps the answer a client would get).
+// failure or defect to an ApiError, used by the edge (for whatever reaches it), by the signature
+// middleware (a signed request's typed failures) and by the idempotency middleware (which keeps
+// the answer a client would get). Each answer goes with the error it was made of, for the request
+// log and the metrics (observability/answers.ts): nothing reads its own JSON back.
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as HttpServerError from "effect/http/HttpServerError"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { HttpApiSchemaError } from "effect/http-api/HttpApiError"
-import * as Schema from "effect/Schema"
 
-import { AnyErrorEnvelope, type ApiError, ErrorStatus, InternalError, isApiError } from "../../schema/Errors.js"
+import { InternalError } from "../../schema/EdgeErrors.js"
+import { type ApiError, isApiError } from "../../schema/Errors.js"
 import { InvalidInput, NotFound } from "../domain/errors.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
+import { errorResponse } from "../observability/answers.js"
 import { databaseFaultOf, refusedValueOf } from "../repos/databaseFaults.js"
 import { databaseUnavailable } from "../repos/sqlHelpers.js"
 import { allowedMethods, methodNotAllowed } from "./allow.js"
 import { RequestId } from "./RequestState.js"
-
-const encodeError = Schema.encodeSync(AnyErrorEnvelope)
-
-/** An ApiError as its response: the envelope, its status, and Retry-After where it names one. */
-export const errorResponse = (error: ApiError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.jsonUnsafe(encodeError(error), {
-    status: ErrorStatus[error._tag],
-    ...((error._tag === "ServiceUnavailable" || error._tag === "DatabaseUnavailable") && error.retry_after !== undefined
-      ? { headers: { "retry-after": String(error.retry_after) } }
-      : {}),
-    ...(error._tag === "MethodNotAllowed" ? { headers: { allow: error.allow.join(", ") } } : {})
-  })
 
 export const routeNotFound = new NotFound({ resource: "route", message: "no such endpoint" })
 
@@ -81,7 +72,6 @@ export const apiErrorOf = (cause: Cause.Cause<unknown>, requestId: string): Effe
   return Effect.as(
     logged("error", "request failed with a defect"),
     new InternalError({
-      error: "internal_error",
       message: "internal error; quote the request id when reporting it",
       request_id: requestId
     })

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { MAX_ID } from "../../schema/Common.js"
+import { PayloadTooLarge } from "../../schema/EdgeErrors.js"
 import { CardOverrides } from "../../schema/Guests.js"
 import { normalizeOverrides } from "../domain/card.js"
 import { InvalidInput, type Issue } from "../domain/errors.js"
@@ -52,11 +53,17 @@ export const readUpload: Effect.Effect<Upload, InvalidInput> = Effect.gen(functi
   return { file, fields }
 })
 
-/** The form's file; a form without one is 400 at path `file`. */
-export const requireFile = (upload: Upload): Effect.Effect<UploadedFile, InvalidInput> =>
-  upload.file === undefined
-    ? Effect.fail(InvalidInput.of([{ path: "file", message: "a JPEG or PNG file is required" }]))
-    : Effect.succeed(upload.file)
+/**
+ * The form's file, at most `limitBytes` (CARD_FILE_LIMIT_BYTES): a form without one is 400 at path
+ * `file`, a larger one 413 (the body's own limit leaves room for the form around it).
+ */
+export const requireFile = (upload: Upload, limitBytes: number): Effect.Effect<UploadedFile, InvalidInput | PayloadTooLarge> => {
+  if (upload.file === undefined) return Effect.fail(InvalidInput.of([{ path: "file", message: "a JPEG or PNG file is required" }]))
+  if (upload.file.bytes.length > limitBytes) {
+    return Effect.fail(new PayloadTooLarge({ message: `card images are at most ${limitBytes} bytes`, limit: limitBytes }))
+  }
+  return Effect.succeed(upload.file)
+}
 
 // ---------------------------------------------------------------------------------------------
 // The card forms' fields (SPEC §4.2): strings, as multipart sends them.

@@ -6,20 +6,15 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as HttpMiddleware from "effect/http/HttpMiddleware"
 import * as HttpRouter from "effect/http/HttpRouter"
-import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
 import type * as Types from "effect/Types"
 
-import { AnyErrorEnvelope, NotFound } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
+import { NotFound } from "../domain/errors.js"
+import { errorResponse } from "./answers.js"
 import { ProbeRoutesLive } from "./health.js"
-
-const notFound = HttpServerResponse.jsonUnsafe(
-  Schema.encodeSync(AnyErrorEnvelope)(new NotFound({ resource: "route", message: "no such endpoint" })),
-  { status: 404 }
-)
 
 type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
 
@@ -29,7 +24,9 @@ const NotFoundLive = HttpRouter.middleware(
     Effect.catchCause(
       app,
       (cause) =>
-        cause.reasons.some((r) => r._tag === "Fail" && isRouteNotFound(r.error)) ? Effect.succeed(notFound) : Effect.failCause(cause)
+        cause.reasons.some((r) => r._tag === "Fail" && isRouteNotFound(r.error))
+          ? Effect.succeed(errorResponse(new NotFound({ resource: "route", message: "no such endpoint" })))
+          : Effect.failCause(cause)
     ),
   { global: true }
 )

@@ -11,13 +11,13 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as Schema from "effect/Schema"
 
-import { AnyErrorEnvelope, ServiceUnavailable } from "../../schema/Errors.js"
+import { ServiceUnavailable } from "../../schema/EdgeErrors.js"
 import { AppConfig } from "../Config.js"
 import { MonitoringRepo } from "../repos/MonitoringRepo.js"
 import { DatabaseTimeout } from "../repos/sqlHelpers.js"
 import { MIGRATIONS_DIR } from "../sql/Sql.js"
+import { errorResponse } from "./answers.js"
 import { MetricsExporter, PROMETHEUS_CONTENT_TYPE } from "./prometheus.js"
 
 /** The probe paths: no signature, no rate limit, request logs at Debug, no trace. */
@@ -51,7 +51,7 @@ export class Readiness extends Context.Service<Readiness, {
       const repo = yield* MonitoringRepo
       const config = yield* AppConfig
       const shipped = shippedMigrations()
-      const notReady = (message: string) => new ServiceUnavailable({ error: "service_unavailable", message, retry_after: 2 })
+      const notReady = (message: string) => new ServiceUnavailable({ message, retry_after: 2 })
 
       const check: Effect.Effect<ReadyReport, ServiceUnavailable> = Effect.gen(function*() {
         const started = performance.now()
@@ -74,8 +74,6 @@ export class Readiness extends Context.Service<Readiness, {
   static readonly layer = Readiness.layerWithoutDependencies.pipe(Layer.provide(MonitoringRepo.layer))
 }
 
-const encodeError = Schema.encodeSync(AnyErrorEnvelope)
-
 const ok = (data: unknown) => HttpServerResponse.jsonUnsafe({ code: 200, message: "ok", data })
 
 const started = Date.now()
@@ -83,15 +81,8 @@ const started = Date.now()
 /** GET /healthz: the process runs and its event loop answers; nothing else is asked. */
 export const healthz = Effect.sync(() => ok({ status: "alive", uptime_seconds: Math.floor((Date.now() - started) / 1000) }))
 
-/** GET /readyz: 200 when ready, else 503 `service_unavailable` saying why. */
-export const readyz = Readiness.use((r) =>
-  r.check.pipe(
-    Effect.match({
-      onSuccess: ok,
-      onFailure: (e) => HttpServerResponse.jsonUnsafe(encodeError(e), { status: 503, headers: { "retry-after": "2" } })
-    })
-  )
-)
+/** GET /readyz: 200 when ready, else 503 `service_unavailable` saying why (with Retry-After: 2). */
+export const readyz = Readiness.use((r) => r.check.pipe(Effect.match({ onSuccess: ok, onFailure: errorResponse })))
 
 /** GET /metrics: every metric in the Prometheus text format. */
 export const metrics = MetricsExporter.use((m) =>

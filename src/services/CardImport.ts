@@ -11,12 +11,10 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 
 import { API_PREFIX } from "../../schema/Api.js"
-import { PayloadTooLarge } from "../../schema/Errors.js"
 import { type CardOverrides, type CreateFromCardResult, GuestCreate, type ParseCardResult } from "../../schema/Guests.js"
 import { imageErrorOf } from "../card/CardParser.js"
 import { detectImageType, md5Hex } from "../card/image.js"
 import { CardParser, type ParseOutcome } from "../card/types.js"
-import { AppConfig } from "../Config.js"
 import { cardGuestFields, cardSummary } from "../domain/card.js"
 import { ImageBlacklisted, InvalidInput, NotFound, ParserUnavailable, UnsupportedImage } from "../domain/errors.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../repos/CardTasksRepo.js"
@@ -28,7 +26,7 @@ import { Transaction } from "../repos/sqlHelpers.js"
 import { Guests } from "./Guests.js"
 import { ImageBlacklist } from "./ImageBlacklist.js"
 
-/** An uploaded card image that passed `checkImage`: at most the size limit, a JPEG or PNG. */
+/** An uploaded card image that passed `checkImage`: a JPEG or PNG (its size limit is the upload's, at the edge). */
 export interface CardImage {
   readonly bytes: Uint8Array
   readonly imageHash: string
@@ -61,19 +59,11 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     const matchmakers = yield* MatchmakersRepo
     const companies = yield* CompaniesRepo
     const outbox = yield* OutboxRepo
-    const config = yield* AppConfig
     const tx = yield* Transaction
 
-    /** The file is at most the size limit (10 MiB) and a JPEG or PNG by content. */
+    /** The file is a JPEG or PNG by content. */
     const checkImage = (bytes: Uint8Array) =>
       Effect.gen(function*() {
-        if (bytes.length > config.cardFileLimitBytes) {
-          return yield* new PayloadTooLarge({
-            error: "payload_too_large",
-            message: `card images are at most ${config.cardFileLimitBytes} bytes`,
-            limit: config.cardFileLimitBytes
-          })
-        }
         const type = yield* Effect.promise(() => detectImageType(bytes))
         if (type === null) return yield* new UnsupportedImage({ message: "the file is not a JPEG or PNG image" })
         const image: CardImage = { bytes, imageHash: md5Hex(bytes), contentType: type === "png" ? "image/png" : "image/jpeg" }

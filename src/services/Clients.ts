@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import type { Permission } from "../../schema/Common.js"
 import type { SubscribableEventType, WebhookSettings, WebhookUpdate, WebhookUpdated } from "../../schema/SelfService.js"
 import { ClientCache } from "../auth/ClientCache.js"
 import { placeOf, SecretBox } from "../auth/SecretBox.js"
@@ -23,27 +23,15 @@ import { ReplayRepo } from "../repos/ReplayRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WebhookDestinations } from "../webhooks/destinations.js"
 
-export class ClientCommandError extends Data.TaggedError("ClientCommandError")<{ readonly message: string }> {}
+/** No client has this app_key. */
+export class UnknownClient extends Data.TaggedError("UnknownClient")<{ readonly appKey: string; readonly message: string }> {
+  static of(appKey: string): UnknownClient {
+    return new UnknownClient({ appKey, message: `unknown app_key ${appKey}` })
+  }
+}
 
 /** The events a webhook may subscribe to: the catalogue (DECISIONS §12). */
 export const WEBHOOK_EVENT_TYPES = EVENT_TYPES
-
-/** `all` or a comma list of SPEC §5 permission strings. */
-export const parsePermissions = (text: string): Effect.Effect<ReadonlyArray<Permission>, ClientCommandError> => {
-  const items = text.split(",").map((s) => s.trim()).filter((s) => s.length > 0)
-  if (items.length === 1 && items[0] === "all") return Effect.succeed(ALL_PERMISSIONS)
-  const unknown = items.filter((p) => !(ALL_PERMISSIONS as ReadonlyArray<string>).includes(p))
-  if (items.length === 0 || unknown.length > 0) {
-    return Effect.fail(
-      new ClientCommandError({
-        message: items.length === 0
-          ? "no permissions given"
-          : `unknown permission(s): ${unknown.join(", ")}; use 'all' or some of: ${ALL_PERMISSIONS.join(", ")}`
-      })
-    )
-  }
-  return Effect.succeed(items as ReadonlyArray<Permission>)
-}
 
 export interface ClientSummary {
   readonly app_key: string
@@ -92,7 +80,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       Effect.flatMap(
         row,
         Option.match({
-          onNone: () => Effect.fail(new ClientCommandError({ message: `unknown app_key ${appKey}` })),
+          onNone: () => Effect.fail(UnknownClient.of(appKey)),
           onSome: Effect.succeed
         })
       )
@@ -115,7 +103,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
 
     const create = (input: { name: string; permissions: ReadonlyArray<Permission>; masking: boolean }) =>
       Effect.gen(function*() {
-        if (input.name.trim() === "") return yield* new ClientCommandError({ message: "--name must not be empty" })
+        if (input.name.trim() === "") return yield* InvalidInput.at("name", "must not be empty")
         const appSecret = newAppSecret()
         const appKey = newAppKey()
         const row = yield* repo.insert({
@@ -156,9 +144,11 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
 
     const setRateLimit = (appKey: string, rps: number, burst: number) =>
       Effect.gen(function*() {
-        if (!(rps > 0) || !Number.isInteger(burst) || burst < 1) {
-          return yield* new ClientCommandError({ message: "--rps must be > 0 and --burst a whole number >= 1" })
-        }
+        const issues = [
+          ...(rps > 0 ? [] : [{ path: "rps", message: "must be > 0" }]),
+          ...(Number.isInteger(burst) && burst >= 1 ? [] : [{ path: "burst", message: "must be a whole number >= 1" }])
+        ]
+        if (issues.length > 0) return yield* InvalidInput.of(issues)
         const row = yield* mustUpdate(appKey, { rate_rps: rps, rate_burst: burst })
         yield* replay.resetBucket(appKey)
         return summary(row)
@@ -237,22 +227,19 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
         return { updated, secret, expires }
       })
 
-    /** The operator's `--url` and `--events`: an http(s) URL to an allowed destination and known event types. */
+    /** The operator's webhook target: an http(s) URL to an allowed destination, and known event types. */
     const checkedWebhookTarget = (url: string, sent: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        if (!isWebhookUrl(url)) {
-          return yield* new ClientCommandError({ message: `--url must be an absolute http(s) URL: ${url}` })
-        }
+        if (!isWebhookUrl(url)) return yield* InvalidInput.at("url", `must be an absolute http(s) URL: ${url}`)
         const events = sent.filter(isEventType)
         const unknown = sent.filter((e) => !isEventType(e))
         if (sent.length === 0 || unknown.length > 0) {
-          return yield* new ClientCommandError({
-            message: `--events must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${
-              unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""
-            }`
-          })
+          return yield* InvalidInput.at(
+            "events",
+            `must list some of: ${WEBHOOK_EVENT_TYPES.join(", ")}${unknown.length ? ` (unknown: ${unknown.join(", ")})` : ""}`
+          )
         }
-        yield* Effect.mapError(destinations.check(url), (e) => new ClientCommandError({ message: `--url: ${e.message}` }))
+        yield* Effect.mapError(destinations.check(url), (e) => InvalidInput.at("url", e.message))
         return events
       })
 
@@ -303,8 +290,8 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
 
     // Self-service (DECISIONS §12): the calling client's own settings. Its app_key exists (it has
     // just signed the request), so an unknown one is a defect, not an answer.
-    const own = <A, E>(effect: Effect.Effect<A, E | ClientCommandError>) =>
-      Effect.catchIf(effect, (e): e is ClientCommandError => e instanceof ClientCommandError, Effect.die)
+    const own = <A, E>(effect: Effect.Effect<A, E | UnknownClient>) =>
+      Effect.catchIf(effect, (e): e is UnknownClient => e instanceof UnknownClient, Effect.die)
 
     const settingsOf = (row: ClientRow, nowMs: number): WebhookSettings => ({
       url: row.webhook_url,

@@ -8,6 +8,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
 import { Id } from "../../schema/Common.js"
+import { type ItemRefusal, reasonOf } from "../../schema/Errors.js"
 import {
   type BatchOutcome,
   type BatchResult,
@@ -19,7 +20,7 @@ import {
   type GuestUpdate,
   UPDATE_ONLY_FIELDS
 } from "../../schema/Guests.js"
-import { BatchTooLarge, type Issue, NotFound } from "../domain/errors.js"
+import { BatchTooLarge, InvalidInput, type Issue, NotFound, type ResourceName } from "../domain/errors.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
 import { jsonTextIssues } from "../domain/text.js"
@@ -41,22 +42,21 @@ const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown)
 
 const isId = Schema.is(Id)
 
-const invalidItem = (index: number, issues: ReadonlyArray<Issue>, id?: number): BatchResult => ({
+/** An item refused alone (DECISIONS §1): the refusal's reason as `error`, its message as `reason`, its issues. */
+const failedItem = (index: number, refusal: ItemRefusal, id?: number): BatchResult => ({
   index,
   status: "failure",
   ...(id !== undefined ? { id } : {}),
-  error: "invalid_parameter",
-  reason: issues.map((i) => `${i.path}: ${i.message}`).join("; "),
-  issues
+  error: reasonOf(refusal),
+  reason: refusal.message,
+  ...(refusal._tag === "InvalidInput" && refusal.issues !== undefined ? { issues: refusal.issues } : {})
 })
 
-const notFoundItem = (index: number, resource: string, refId: number, id?: number): BatchResult => ({
-  index,
-  status: "failure",
-  ...(id !== undefined ? { id } : {}),
-  error: "not_found",
-  reason: `${resource} ${refId} not found`
-})
+const invalidItem = (index: number, issues: ReadonlyArray<Issue>, id?: number): BatchResult =>
+  failedItem(index, InvalidInput.of(issues, issues.map((i) => `${i.path}: ${i.message}`).join("; ")), id)
+
+const notFoundItem = (index: number, resource: ResourceName, refId: number, id?: number): BatchResult =>
+  failedItem(index, NotFound.of(resource, refId), id)
 
 const outcome = (results: ReadonlyArray<BatchResult>): BatchOutcome => ({
   success_count: results.filter((r) => r.status === "success").length,
@@ -157,9 +157,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
 
     const checkBatchSize = (items: ReadonlyArray<unknown>) =>
       items.length > GUEST_BATCH_MAX
-        ? Effect.fail(
-          new BatchTooLarge({ message: `at most ${GUEST_BATCH_MAX} guests per call, got ${items.length}` })
-        )
+        ? Effect.fail(BatchTooLarge.of(GUEST_BATCH_MAX, items.length, "guests"))
         : Effect.void
 
     const batchCreate = Effect.fn("Guests.batchCreate")(function*(items: ReadonlyArray<unknown>) {

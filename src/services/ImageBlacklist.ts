@@ -24,8 +24,6 @@ const MD5 = /^[0-9a-fA-F]{32}$/
 const SOURCES: ReadonlyArray<string> = BlacklistSource.literals
 const isSource = Schema.is(BlacklistSource)
 
-const tooMany = (max: number, got: number) => new BatchTooLarge({ message: `at most ${max} items per call, got ${got}` })
-
 /** One add item checked on its own: a normalised item, or the reason it fails. */
 export const checkAddItem = (item: unknown): { item: BlacklistItem } | { md5: string | null; reason: string } => {
   if (typeof item !== "object" || item === null || Array.isArray(item)) return { md5: null, reason: "item must be an object" }
@@ -58,7 +56,7 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
       Effect.flatMap(syncWindow("image-blacklist", params, BLACKLIST_PAGE), (sync) => repo.list(params, sync))
 
     const add = Effect.fn("ImageBlacklist.add")(function*(items: ReadonlyArray<unknown>) {
-      if (items.length > BLACKLIST_ADD_MAX) return yield* tooMany(BLACKLIST_ADD_MAX, items.length)
+      if (items.length > BLACKLIST_ADD_MAX) return yield* BatchTooLarge.of(BLACKLIST_ADD_MAX, items.length)
       const valid: Array<BlacklistItem> = []
       const errors: Array<BlacklistAddOutcome["errors"][number]> = []
       items.forEach((raw, index) => {
@@ -77,7 +75,7 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
     })
 
     const check = Effect.fn("ImageBlacklist.check")(function*(md5List: ReadonlyArray<string>) {
-      if (md5List.length > BLACKLIST_CHECK_MAX) return yield* tooMany(BLACKLIST_CHECK_MAX, md5List.length)
+      if (md5List.length > BLACKLIST_CHECK_MAX) return yield* BatchTooLarge.of(BLACKLIST_CHECK_MAX, md5List.length)
       const invalid = md5List.filter((m) => !MD5.test(m))
       const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())
       const blockedSet = yield* repo.hit(valid)

@@ -1,12 +1,11 @@
 // Membership use cases (SPEC §4.10; DECISIONS §3, §5): create-or-renew, list, the operator's
 // cancel and plans. Expiry at expire_at is the daemon's (jobs/TimeMoves.ts).
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { MEMBERSHIP_PAGE, type MembershipCreate, type MembershipListParams } from "../../schema/Memberships.js"
-import { InvalidTransition, NotFound } from "../domain/errors.js"
+import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { membershipMove, validPlanDays } from "../domain/memberships.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
@@ -14,8 +13,6 @@ import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
 import { someOrNotFound, syncWindow } from "./common.js"
-
-export class PlanCommandError extends Data.TaggedError("PlanCommandError")<{ readonly message: string }> {}
 
 export class Memberships extends Context.Service<Memberships>()("Memberships/Service", {
   make: Effect.gen(function*() {
@@ -80,8 +77,8 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     const createPlan = (name: string, days: number) =>
       Effect.gen(function*() {
         const trimmed = name.trim()
-        if (trimmed === "" || [...trimmed].length > 50) return yield* new PlanCommandError({ message: "--name must be 1 to 50 characters" })
-        if (!validPlanDays(days)) return yield* new PlanCommandError({ message: "--days must be a whole number from 1 to 36500" })
+        if (trimmed === "" || [...trimmed].length > 50) return yield* InvalidInput.at("name", "must be 1 to 50 characters")
+        if (!validPlanDays(days)) return yield* InvalidInput.at("days", "must be a whole number from 1 to 36500")
         return yield* repo.insertPlan({ name: trimmed, days })
       })
 

@@ -1,16 +1,14 @@
 // Platform users, managed by the operator (DECISIONS §3): they count toward a work account's
 // user_count through users.work_wechat_id.
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
+import { InvalidInput, NotFound } from "../domain/errors.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-
-export class UserCommandError extends Data.TaggedError("UserCommandError")<{ readonly message: string }> {}
 
 export class Users extends Context.Service<Users>()("Users/Service", {
   make: Effect.gen(function*() {
@@ -28,12 +26,11 @@ export class Users extends Context.Service<Users>()("Users/Service", {
     const checkAccount = (id: number | null) =>
       id === null
         ? Effect.void
-        : Effect.flatMap(accounts.liveIds([id]), (live) =>
-          live.has(id) ? Effect.void : Effect.fail(new UserCommandError({ message: `unknown work WeChat account ${id}` })))
+        : Effect.flatMap(accounts.liveIds([id]), (live) => live.has(id) ? Effect.void : Effect.fail(NotFound.of("work_wechat", id)))
 
     const create = (input: { name: string; phone: string | null; work_wechat_id: number | null }) =>
       Effect.gen(function*() {
-        if (input.name.trim() === "") return yield* new UserCommandError({ message: "--name must not be empty" })
+        if (input.name.trim() === "") return yield* InvalidInput.at("name", "must not be empty")
         yield* checkAccount(input.work_wechat_id)
         const user = yield* tx.run(Effect.gen(function*() {
           yield* accounts.lockCounted(accountsOf([input.work_wechat_id]))
@@ -51,7 +48,7 @@ export class Users extends Context.Service<Users>()("Users/Service", {
           const before = yield* repo.workWechatOf(id)
           if (before !== workWechatId) yield* accounts.lockCounted(accountsOf([before, workWechatId]))
           const updated = yield* repo.setWorkWechat(id, workWechatId)
-          if (updated._tag === "None") return yield* new UserCommandError({ message: `unknown user ${id}` })
+          if (updated._tag === "None") return yield* NotFound.of("user", id)
           if (before !== workWechatId) yield* countMoved([before, workWechatId])
           return updated.value
         }))

@@ -22,8 +22,10 @@ import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { newEventId } from "../repos/OutboxRepo.js"
 import { type AttemptRecord, type ClaimedDelivery, type Delivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
 import { WebhookSender } from "../webhooks/sender.js"
+import { UnknownClient } from "./Clients.js"
 
-export class WebhookCommandError extends Data.TaggedError("WebhookCommandError")<{ readonly message: string }> {}
+/** A delivery the operator asks to send again while a daemon attempts it. */
+export class DeliveryInFlight extends Data.TaggedError("DeliveryInFlight")<{ readonly id: number; readonly message: string }> {}
 
 /** What one attempt came to (for the daemon's log and the tests). */
 export type AttemptOutcome = Decision["_tag"] | "Refused"
@@ -150,10 +152,16 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
       Effect.flatMap(
         clients.findByAppKey(appKey),
         Option.match({
-          onNone: () => Effect.fail(new WebhookCommandError({ message: `unknown app_key ${appKey}` })),
+          onNone: () => Effect.fail(UnknownClient.of(appKey)),
           onSome: Effect.succeed
         })
       )
+
+    /** The client's webhook is off, or has no URL (the operator's command line words it in its own terms). */
+    const webhookOff = (client: ClientRow) =>
+      client.webhook_url === null
+        ? new WebhookOff({ message: "no webhook URL is set (PUT /webhook)" })
+        : new WebhookOff({ message: "the webhook is off (PUT /webhook with enabled: true)" })
 
     const iso = (date: Date | null) => (date === null ? null : formatIso(date, config.timeZone))
 
@@ -184,9 +192,9 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     const redeliver = (id: number) =>
       Effect.gen(function*() {
         const row = yield* repo.redeliver(id)
-        if (Option.isNone(row)) return yield* new WebhookCommandError({ message: `unknown delivery ${id}` })
+        if (Option.isNone(row)) return yield* NotFound.of("webhook_delivery", id)
         if (row.value.in_flight) {
-          return yield* new WebhookCommandError({ message: `delivery ${id} is being attempted right now; try again in a moment` })
+          return yield* new DeliveryInFlight({ id, message: `delivery ${id} is being attempted right now; try again in a moment` })
         }
         return { redelivered: [id] }
       })
@@ -204,14 +212,8 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
       Effect.gen(function*() {
         const client = yield* clientOf(appKey)
         const instant = instantOf(since)
-        if (instant === undefined) {
-          return yield* new WebhookCommandError({ message: `--since must be YYYY-MM-DDTHH:MM:SS (platform time), got ${since}` })
-        }
-        if (!client.webhook_enabled || client.webhook_url === null) {
-          return yield* new WebhookCommandError({
-            message: `the webhook of ${appKey} is off; turn it on first (clients webhook ${appKey} --url URL --events ...)`
-          })
-        }
+        if (instant === undefined) return yield* InvalidInput.at("since", `must be YYYY-MM-DDTHH:MM:SS (platform time), got ${since}`)
+        if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
         return { app_key: appKey, since: formatIso(instant, config.timeZone), redelivered: yield* repo.redeliverSince(client.id, instant) }
       })
 
@@ -219,11 +221,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     const test = (appKey: string) =>
       Effect.gen(function*() {
         const client = yield* clientOf(appKey)
-        if (client.webhook_url === null || client.webhook_secret_enc === null) {
-          return yield* new WebhookCommandError({
-            message: `${appKey} has no webhook URL (clients webhook ${appKey} --url URL --events ...)`
-          })
-        }
+        if (client.webhook_url === null || client.webhook_secret_enc === null) return yield* webhookOff(client)
         const nowMs = yield* Clock.currentTimeMillis
         const id = newEventId()
         const sentAt = formatIso(new Date(nowMs), config.timeZone)
@@ -258,7 +256,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
 
     // Self-service (DECISIONS §12): the calling client's own deliveries only. Its app_key exists
     // (it has just signed the request), so an unknown one is a defect, not an answer.
-    const own = (caller: CallerInfo) => Effect.catchTag(clientOf(caller.appKey), "WebhookCommandError", Effect.die)
+    const own = (caller: CallerInfo) => Effect.catchTag(clientOf(caller.appKey), "UnknownClient", Effect.die)
 
     const at = (date: Date) => formatTimestamp(date, config.timeZone)
 
@@ -278,11 +276,6 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
         response: a.response
       }))
     })
-
-    const webhookOff = (client: ClientRow) =>
-      client.webhook_url === null
-        ? new WebhookOff({ message: "no webhook URL is set (PUT /webhook)" })
-        : new WebhookOff({ message: "the webhook is off (PUT /webhook with enabled: true)" })
 
     /** GET /webhook/deliveries: the caller's deliveries, newest first, with their attempts. */
     const ownDeliveries = Effect.fn("Webhooks.ownDeliveries")(function*(caller: CallerInfo, params: DeliveryListParams) {
