@@ -224,31 +224,34 @@ export class ProjectEnvFile extends Context.Service<ProjectEnvFile, {
 }>()("App/ProjectEnvFile") {}
 
 /**
- * The project-local .env (Node's own parser, as `node --env-file` reads it) filling in what the
- * environment does not set: ProjectEnvFile, and a ConfigProvider that reads the environment first,
- * then the file. A file that cannot be read adds nothing; the entry point reports its problem.
+ * An .env file (Node's own parser, as `node --env-file` reads it) filling in what the environment
+ * does not set: ProjectEnvFile, and a ConfigProvider that reads the environment first, then the
+ * file. A file that cannot be read adds nothing; the entry point reports its problem.
  */
-export const ProjectEnvLive: Layer.Layer<ProjectEnvFile> = Layer.unwrap(
-  Effect.sync((): ProjectEnvFile["Service"] => {
-    const file = path.join(projectRoot(), ".env")
-    try {
-      const settings = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {}
-      return {
-        settings: Object.fromEntries(Object.entries(settings).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))),
-        problem: undefined
+export const envFileLayer = (file: string): Layer.Layer<ProjectEnvFile> =>
+  Layer.unwrap(
+    Effect.sync((): ProjectEnvFile["Service"] => {
+      try {
+        const settings = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {}
+        return {
+          settings: Object.fromEntries(Object.entries(settings).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))),
+          problem: undefined
+        }
+      } catch (error) {
+        return { settings: {}, problem: `reading ${file} failed: ${errorMessage(error)}` }
       }
-    } catch (error) {
-      return { settings: {}, problem: `reading ${file} failed: ${errorMessage(error)}` }
-    }
-  }).pipe(
-    Effect.map((envFile) =>
-      Layer.merge(
-        Layer.succeed(ProjectEnvFile, envFile),
-        ConfigProvider.layerAdd(ConfigProvider.fromEnvRecord(envFile.settings))
+    }).pipe(
+      Effect.map((envFile) =>
+        Layer.merge(
+          Layer.succeed(ProjectEnvFile, envFile),
+          ConfigProvider.layerAdd(ConfigProvider.fromEnvRecord(envFile.settings))
+        )
       )
     )
   )
-)
+
+/** The project-local .env (see envFileLayer). */
+export const ProjectEnvLive: Layer.Layer<ProjectEnvFile> = Layer.suspend(() => envFileLayer(path.join(projectRoot(), ".env")))
 
 /** What the preparation supplied: settings the configuration lacked, and the embedded server. */
 export interface Prepared {
