@@ -9,6 +9,7 @@ import { isatty } from "node:tty"
 
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
@@ -241,6 +242,9 @@ const writeAll = (text: string): Effect.Effect<void> =>
     }
   }).pipe(Effect.ignore)
 
+/** How long a stopping process waits for stderr to take its last lines. */
+const SHUTDOWN_WRITE_LIMIT = Duration.seconds(2)
+
 /**
  * Writes `text` synchronously on stderr, for a process that exits now: a short write goes on, and a
  * full non-blocking stderr is waited for (1 ms at a time, 2 s at most: a reader that never comes
@@ -249,7 +253,7 @@ const writeAll = (text: string): Effect.Effect<void> =>
 const writeAllNow = (text: string): void => {
   const bytes = Buffer.from(text, "utf8")
   const pause = new Int32Array(new SharedArrayBuffer(4))
-  const giveUpAt = Date.now() + 2_000
+  const giveUpAt = Date.now() + Duration.toMillis(SHUTDOWN_WRITE_LIMIT)
   let offset = 0
   while (offset < bytes.length) {
     try {
@@ -267,9 +271,9 @@ const writeAllNow = (text: string): void => {
  * scrolling, a log collector behind) would block the event loop and every request with it. Here a
  * line joins a buffer (a log call never waits), and the writer fiber wakes, lets the rest of this
  * turn's lines join, and writes them all with one asynchronous write; lines that come while it
- * writes form the next batch. When the scope closes the writer finishes what is left; when the
- * process exits without closing it (process.exit, an uncaught exception), what is left is written
- * synchronously then.
+ * writes form the next batch. When the scope closes the writer finishes what is left (for at most
+ * SHUTDOWN_WRITE_LIMIT); when the process exits without closing it (process.exit, an uncaught
+ * exception), what is left is written synchronously then.
  */
 const stderrLines = Effect.gen(function*() {
   let pending: Array<string> = []
@@ -296,9 +300,11 @@ const stderrLines = Effect.gen(function*() {
     }))
   )
   process.on("exit", writeRestNow)
+  // A reader that takes nothing for that long must not hold the stop: the rest is lost then.
   yield* Effect.addFinalizer(() =>
     Fiber.interrupt(writer).pipe(
       Effect.andThen(Effect.whileLoop({ while: () => pending.length > 0, body: () => writeAll(take()), step: () => {} })),
+      Effect.timeoutOption(SHUTDOWN_WRITE_LIMIT),
       Effect.andThen(Effect.sync(() => void process.off("exit", writeRestNow)))
     )
   )

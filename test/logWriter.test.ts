@@ -20,7 +20,7 @@ const burst = (args: ReadonlyArray<string>, env: Record<string, string>, readFro
   Effect.gen(function*() {
     const child = spawn(process.execPath, ["--import", "tsx", "test/support/logBurst.ts", ...args], {
       env: { ...process.env, LOG_FORMAT: "json", LOG_LEVEL: "Info", ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: ["pipe", "pipe", "pipe"]
     })
     let stdout = ""
     let stderr = ""
@@ -34,6 +34,8 @@ const burst = (args: ReadonlyArray<string>, env: Record<string, string>, readFro
       yield* eventually("the child's event loop to turn", Effect.sync(() => stdout), (out) => out.includes(readFrom), 60_000)
       read()
     }
+    // The child may end now (`scope`: its logging closes while stderr is read).
+    child.stdin.end()
     const code = yield* Effect.promise(() => exited)
     const messages = stderr.split("\n").filter((line) => line !== "").map((line) => (JSON.parse(line) as { message: string }).message)
     return { code, messages }
