@@ -13,19 +13,35 @@ import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import type { Permission } from "../schema/Common.js"
-import { bootstrapEnv } from "../src/bootstrap.js"
+import { prepareDatabase, ProjectEnvFile, ProjectEnvLive } from "../src/bootstrap.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { HttpAppLive } from "../src/http/Server.js"
 import { AppLive } from "../src/Layers.js"
+import { LoggingLive } from "../src/logging.js"
 import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
 
 export const log = (line: string) => process.stderr.write(line + "\n")
 
+/**
+ * What `npm start` prepares (the .env, the embedded PostgreSQL and its key when DATABASE_URL is
+ * unset), put into this bench process's own environment, which the servers and floors it starts
+ * inherit.
+ */
+export const prepareBenchEnv = async (): Promise<void> => {
+  const { envFile, prepared } = await Effect.runPromise(
+    Effect.all({ envFile: ProjectEnvFile, prepared: prepareDatabase }).pipe(
+      Effect.provide(LoggingLive("bench").pipe(Layer.provideMerge(ProjectEnvLive)))
+    )
+  )
+  for (const [name, value] of Object.entries(envFile.settings)) process.env[name] ??= value
+  Object.assign(process.env, prepared.settings)
+}
+
 /** BENCH_DATABASE_URL, or `matchmaking_bench` on the server of DATABASE_URL / the embedded one. */
 export const benchDatabaseUrl = async (): Promise<string> => {
-  await bootstrapEnv()
+  await prepareBenchEnv()
   if (process.env.BENCH_DATABASE_URL) return process.env.BENCH_DATABASE_URL
   await withPgClient(process.env.DATABASE_URL!, async (client) => {
     const exists = await client.query("SELECT 1 FROM pg_database WHERE datname = 'matchmaking_bench'")

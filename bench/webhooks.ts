@@ -12,14 +12,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { WebhooksJob } from "../jobs/Webhooks.js"
-import { bootstrapEnv } from "../src/bootstrap.js"
 import { AppLive } from "../src/Layers.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
-import { log, percentile, runWithBenchConfig } from "./support.js"
+import { log, percentile, prepareBenchEnv, runWithBenchConfig } from "./support.js"
 
 const EVENTS = Number(process.argv[2] ?? process.env.BENCH_WEBHOOK_EVENTS ?? 10_000)
 const PER_TX = 10
@@ -69,7 +68,7 @@ const stop = (r: Receiver) =>
   })
 
 const freshDatabase = async (): Promise<string> => {
-  await bootstrapEnv()
+  await prepareBenchEnv()
   await withPgClient(process.env.DATABASE_URL!, async (client) => {
     await client.query(`DROP DATABASE IF EXISTS ${DATABASE} WITH (FORCE)`)
     await client.query(`CREATE DATABASE ${DATABASE} ENCODING 'UTF8' TEMPLATE template0`)

@@ -1,19 +1,29 @@
 // `npm run migrate`: applies pending migrations (under the advisory lock) and prints them as JSON.
 // Without DATABASE_URL it uses the embedded PostgreSQL of `npm start`, starting it when none runs
 // (and then says so, with the command that stops it).
-import { bootstrapOrExit, noteLeftRunning } from "../src/bootstrap.js"
-import { errorMessage } from "../src/domain/text.js"
-import { exitWithError, setLogProcess } from "../src/logging.js"
-import { migrateDatabase } from "../src/sql/migrateUrl.js"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
 
-setLogProcess("migrate")
-const { embedded } = await bootstrapOrExit("migrate")
-noteLeftRunning("migrate", embedded)
+import { noteLeftRunning, preparedConfig, prepareOrFail } from "../src/bootstrap.js"
+import { databaseUrlConfig } from "../src/Config.js"
+import { runScript } from "../src/runProcess.js"
+import { migrateThrough } from "../src/sql/migrate.js"
+import { pgClientLayer } from "../src/sql/Sql.js"
+import { ProcessFailure } from "../src/startup.js"
 
-// bootstrapOrExit has set DATABASE_URL (the given one, or the embedded server's).
-const applied = await migrateDatabase(process.env["DATABASE_URL"] ?? "").catch((error: unknown) =>
-  // A failure is one line on stderr, like every other line there.
-  exitWithError("migrate", `migrating failed: ${errorMessage(error)}`)
-)
-process.stdout.write(JSON.stringify({ applied }) + "\n")
-process.exit(0)
+const program = Effect.gen(function*() {
+  const prepared = yield* prepareOrFail("migrate")
+  yield* noteLeftRunning("migrate", prepared.embedded)
+  const applied = yield* Effect.gen(function*() {
+    const url = yield* databaseUrlConfig
+    return yield* migrateThrough(Number.POSITIVE_INFINITY).pipe(Effect.provide(pgClientLayer(url, "migrate")))
+  }).pipe(
+    Effect.provide(preparedConfig(prepared)),
+    // A failure is one line on stderr, like every other line there.
+    Effect.catchCause((cause) => Effect.fail(ProcessFailure.of("migrating", Cause.squash(cause))))
+  )
+  yield* Effect.sync(() => process.stdout.write(JSON.stringify({ applied }) + "\n"))
+  return 0
+})
+
+runScript("migrate", program)

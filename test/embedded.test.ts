@@ -41,7 +41,7 @@ describe("ensureEmbeddedPostgres", () => {
   let port: number
 
   beforeAll(async () => {
-    folder = await makeServerTempDir("mm-test-pg-")
+    folder = await makeServerTempDir("mm-test-pg-", quiet)
     dataDir = path.join(folder, "pg")
     port = await findFreePort()
   })

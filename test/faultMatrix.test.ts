@@ -63,7 +63,7 @@ interface Cluster {
 }
 
 const startCluster = async (): Promise<Cluster> => {
-  const folder = await makeServerTempDir("mm-faults-pg-")
+  const folder = await makeServerTempDir("mm-faults-pg-", quiet)
   const dataDir = path.join(folder, "pg")
   const port = await findFreePort()
   const start = async () => {

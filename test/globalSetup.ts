@@ -28,7 +28,7 @@ const log = (line: string) => {
 // Starts a private server in a fresh temp folder owned by the server's OS user (as root, PostgreSQL
 // runs as the postgres user; its binaries are copied where that user can run them when needed).
 async function startThrowawayServer(): Promise<{ url: string; teardown: () => Promise<void> }> {
-  const folder = await makeServerTempDir("mm-test-pg-")
+  const folder = await makeServerTempDir("mm-test-pg-", (line) => log(line))
   const removeFolder = () => fs.rm(folder, { recursive: true, force: true })
   try {
     const server = await ensureEmbeddedPostgres({

@@ -377,12 +377,12 @@ describe("traces and logs", () => {
             lines.push(renderLog({
               message: entry.message,
               level: entry.level,
-              timestamp: logTimestamp(new Date(entry.timestamp)),
+              timestamp: logTimestamp(new Date(entry.timestamp), "Asia/Shanghai"),
               cause: entry.cause,
               annotations: entry.annotations,
               spans: entry.spans,
               fiberId: entry.fiberId
-            }, "json")))
+            }, { format: "json", colors: false })))
         ])
         yield* Effect.scoped(
           Effect.gen(function*() {

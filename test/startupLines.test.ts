@@ -1,5 +1,5 @@
 // What a person sees of the API process: on a terminal (a pseudo-terminal from util-linux's
-// `script`) readable lines, each with the platform time and the process name, and after "Listening
+// `script`) readable lines, each with the platform time (and its offset) and the process name, and after "Listening
 // on" the docs URL and the command that creates a client; a port in use is one line naming the
 // setting, and a non-zero exit.
 import { spawn } from "node:child_process"
@@ -57,13 +57,14 @@ layer(testServerLayer(), { timeout: 120_000 })("the API's start-up as a person s
         const lines = api.output().split(/\r?\n/).filter((line) => line.trim() !== "")
         const listening = lines.find((line) => line.includes("Listening on"))!
         const next = lines.find((line) => line.includes("API reference:"))!
-        const shape = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) api {3}INFO {2}(.*)$/
+        const shape = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3})([+-]\d\d:\d\d) api {3}INFO {2}(.*)$/
         expect(listening).toMatch(shape)
-        expect(shape.exec(listening)![2]).toBe(`Listening on http://0.0.0.0:${port}`)
-        expect(shape.exec(next)![2]).toBe(
+        expect(shape.exec(listening)![3]).toBe(`Listening on http://0.0.0.0:${port}`)
+        expect(shape.exec(next)![3]).toBe(
           `API reference: http://localhost:${port}/docs · create a client to sign requests with: npm run -s admin -- clients create --name my-app --permissions all`
         )
-        // The time is Shanghai's wall clock.
+        // The time is Shanghai's wall clock, with Shanghai's offset.
+        expect(shape.exec(listening)![2]).toBe("+08:00")
         const at = Date.parse(`${shape.exec(listening)![1]!.replace(" ", "T")}+08:00`)
         expect(Math.abs(at - Date.now())).toBeLessThan(120_000)
         // No JSON on a terminal.

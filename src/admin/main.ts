@@ -3,58 +3,60 @@
 // (a usage error, or the platform refused it), 1 anything else (no database, an old schema …).
 // The database must be migrated already (the API, the daemon or `npm run migrate` do that).
 import * as NodeDns from "@effect/platform-node/NodeDns"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Cause from "effect/Cause"
-import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
 
-import { bootstrapEnv, noteLeftRunning } from "../bootstrap.js"
+import { noteLeftRunning, prepareDatabase, preparedConfig, ProjectEnvFile } from "../bootstrap.js"
 import { AppConfigLive } from "../Config.js"
-import { errorMessage } from "../domain/text.js"
 import { CardParserFromEnv, ServicesLive } from "../Layers.js"
-import { setLogProcess, StderrLogLive } from "../logging.js"
+import { LogOutput } from "../logging.js"
+import { runScript } from "../runProcess.js"
 import { PgLive } from "../sql/Sql.js"
 import { AdminSetupError, describeFailure, runCommand } from "./commands.js"
 import { SchemaCheckLive } from "./schemaCheck.js"
 
-/**
- * The services over the database. Built only when a command runs (not for --help or a usage
- * error): the environment is completed first (.env; without DATABASE_URL the embedded PostgreSQL of
- * `npm start`, started when none runs, which is then said with the command that stops it), and the
- * database's schema must be current.
- */
+/** The services over the database, on the configuration given to the layer; the schema must be current. */
 const AdminLive = ServicesLive.pipe(
   Layer.provide(CardParserFromEnv),
   Layer.provide(NodeDns.layer),
   Layer.provideMerge(SchemaCheckLive),
   Layer.provideMerge(PgLive),
-  Layer.provideMerge(AppConfigLive),
-  // The environment as the bootstrap left it (effect's default provider keeps an older copy).
-  Layer.provide(ConfigProvider.layer(Effect.sync(() => ConfigProvider.fromEnv())))
+  Layer.provideMerge(AppConfigLive)
 )
 
 const setupFailed = (e: unknown) => new AdminSetupError({ message: describeFailure(e) })
+const preparingFailed = (why: string) => new AdminSetupError({ message: `preparing the environment failed: ${why}` })
 
-/** A command's effect with its services, for as long as it runs. */
+/**
+ * A command's effect with its services, for as long as it runs. Built only when a command runs
+ * (not for --help or a usage error): the configuration is completed first (.env; without
+ * DATABASE_URL the embedded PostgreSQL of `npm start`, started when none runs, which is then said
+ * with the command that stops it), and given to the services as their ConfigProvider.
+ */
 const withServices = Effect.fnUntraced(function*<A, E>(effect: Effect.Effect<A, E, Layer.Success<typeof AdminLive>>) {
-  const { embedded } = yield* Effect.tryPromise({
-    try: () => bootstrapEnv(),
-    catch: (e) => new AdminSetupError({ message: `preparing the environment failed: ${errorMessage(e)}` })
-  })
-  noteLeftRunning("admin", embedded)
-  const services = yield* Layer.build(AdminLive).pipe(Effect.mapError(setupFailed))
+  const envFile = yield* ProjectEnvFile
+  if (envFile.problem !== undefined) return yield* preparingFailed(envFile.problem)
+  const prepared = yield* prepareDatabase.pipe(Effect.mapError((e) => preparingFailed(e.message)))
+  yield* noteLeftRunning("admin", prepared.embedded)
+  const services = yield* Layer.build(AdminLive.pipe(Layer.provide(preparedConfig(prepared)))).pipe(Effect.mapError(setupFailed))
   return yield* Effect.provideContext(effect, services)
 }, Effect.scoped)
 
 const write = (stream: NodeJS.WriteStream, text: string) => Effect.sync(() => void stream.write(text.endsWith("\n") ? text : `${text}\n`))
 
-setLogProcess("admin")
-
-const program = runCommand(process.argv.slice(2), withServices).pipe(
+const program = Effect.gen(function*() {
+  const envFile = yield* ProjectEnvFile
+  const output = yield* LogOutput
+  // Inside the command line, which gives its commands --log-level (the preparation's own lines
+  // follow LOG_LEVEL, as in every process).
+  return yield* runCommand(
+    process.argv.slice(2),
+    (effect) => withServices(effect).pipe(Effect.provideService(ProjectEnvFile, envFile), Effect.provideService(LogOutput, output))
+  )
+}).pipe(
   Effect.matchCauseEffect({
     onSuccess: (outcome) =>
       outcome._tag === "Answer"
@@ -67,11 +69,7 @@ const program = runCommand(process.argv.slice(2), withServices).pipe(
     }
   }),
   // Only warnings and worse (or --log-level): stdout is the command's answer, stderr stays quiet for scripts.
-  Effect.provideService(References.MinimumLogLevel, "Warn"),
-  Effect.provide(StderrLogLive)
+  Effect.provideService(References.MinimumLogLevel, "Warn")
 )
 
-NodeRuntime.runMain(program, {
-  disableErrorReporting: true,
-  teardown: (exit, onExit) => onExit(Exit.isSuccess(exit) && typeof exit.value === "number" ? exit.value : 1)
-})
+runScript("admin", program)

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
@@ -196,25 +197,24 @@ export const isDatabaseFaultCause = (cause: Cause.Cause<unknown>): boolean =>
 
 /** Runs of a transaction after a serialization failure or deadlock: 3 more, 5 ms apart and up, jittered. */
 export const CONFLICT_RETRIES = 3
-const FIRST_CONFLICT_DELAY_MS = 5
 
-/** A wait of `ms` give or take 20% (as Schedule.jittered), so that two losers do not meet again. */
-const jittered = (ms: number): Duration.Duration => Duration.millis(ms * (0.8 + 0.4 * Math.random()))
+/**
+ * The waits before each run again: 5, 10 and 20 ms, each give or take 20% (Schedule.jittered), so
+ * that two losers do not meet again.
+ */
+const conflictWaits = Schedule.exponential(Duration.millis(5)).pipe(Schedule.jittered)
 
 /**
  * A transaction run again while it ends in a serialization failure or deadlock (PostgreSQL rolled
- * it back, so running it again is safe), after 5, 10 and 20 ms (jittered); the last conflict is
- * left as it was (answered 503). A transaction that succeeds pays one handler, no schedule: every
- * write runs through here.
+ * it back, so running it again is safe), at most CONFLICT_RETRIES times; the last conflict is left
+ * as it was (answered 503). The conflict arrives as a defect (the SqlError the repository edge let
+ * die), so the whole cause is what is retried on (sandbox), and put back as it was afterwards.
  */
-export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> => {
-  const attempt = (retriesLeft: number, delayMs: number): Effect.Effect<A, E, R> =>
-    Effect.catchCause(self, (cause) =>
-      retriesLeft > 0 && isConflictOnly(cause)
-        ? Effect.andThen(Effect.sleep(jittered(delayMs)), attempt(retriesLeft - 1, delayMs * 2))
-        : Effect.failCause(cause))
-  return attempt(CONFLICT_RETRIES, FIRST_CONFLICT_DELAY_MS)
-}
+export const retryConflicts = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.sandbox(self).pipe(
+    Effect.retry({ schedule: conflictWaits, times: CONFLICT_RETRIES, while: isConflictOnly }),
+    Effect.catch(Effect.failCause)
+  )
 
 /**
  * Whether a transaction's end failed because its connection is gone. The ROLLBACK (or ROLLBACK TO

@@ -3,9 +3,11 @@
 // operator's plans and task generation (also run by the job daemon).
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 
 import {
   type CompleteBody,
@@ -43,6 +45,23 @@ import { syncWindow } from "./common.js"
 
 /** A report or dispatch whose conditional update lost a race with its own state read is tried again this often. */
 const ATTEMPTS = 3
+
+/** The conditional update changed nothing, yet the state read shows it would now apply: it raced a change. */
+class Raced extends Data.TaggedError("Raced")<{ readonly why: string }> {}
+
+/**
+ * An action run again at once while it loses races, ATTEMPTS runs in all (no wait: the race is
+ * already over when the state read sees it); still racing after that is a defect, `what` kept racing.
+ */
+const retryRaces = (what: string) => <A, E, R>(action: Effect.Effect<A, E | Raced, R>): Effect.Effect<A, Exclude<E, Raced>, R> =>
+  action.pipe(
+    Effect.retry({ schedule: Schedule.recurs(ATTEMPTS - 1), while: (e) => e instanceof Raced }),
+    Effect.catchIf(
+      (e): e is Raced => e instanceof Raced,
+      (e) => Effect.die(new Error(`${what} kept racing${e.why}`)),
+      Effect.fail
+    )
+  )
 
 const verbs: Record<TaskAction, string> = { dispatch: "dispatch", complete: "complete", fail: "fail", skip: "skip" }
 
@@ -148,7 +167,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       })
 
     const dispatch = Effect.fn("FollowUps.dispatch")(function*(id: number, caller: string) {
-      for (let attempt = 1;; attempt++) {
+      return yield* Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
         const lock = yield* tx.run(Effect.gen(function*() {
           const taken = yield* repo.dispatch(id, caller, nowMs, leaseMs)
@@ -158,10 +177,8 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         }))
         if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
         const why = yield* explain(id, "dispatch", caller, nowMs)
-        if (attempt >= ATTEMPTS) {
-          return yield* Effect.die(new Error(`follow-up task ${id}: dispatch kept racing (${why})`))
-        }
-      }
+        return yield* new Raced({ why: ` (${why})` })
+      }).pipe(retryRaces(`follow-up task ${id}: dispatch`))
     })
 
     /** Runs a report's conditional update until it applies or its refusal is explained. */
@@ -172,15 +189,13 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       apply: (nowMs: number) => Effect.Effect<boolean, E, R>
     ) =>
       Effect.gen(function*() {
-        for (let attempt = 1;; attempt++) {
-          const nowMs = yield* Clock.currentTimeMillis
-          const status = FINAL_STATE_OF[action]
-          if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
-          const why = yield* explain(id, action, caller, nowMs)
-          if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
-          if (attempt >= ATTEMPTS) return yield* Effect.die(new Error(`follow-up task ${id}: ${action} kept racing`))
-        }
-      })
+        const nowMs = yield* Clock.currentTimeMillis
+        const status = FINAL_STATE_OF[action]
+        if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
+        const why = yield* explain(id, action, caller, nowMs)
+        if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
+        return yield* new Raced({ why: "" })
+      }).pipe(retryRaces(`follow-up task ${id}: ${action}`))
 
     const complete = Effect.fn("FollowUps.complete")(function*(id: number, caller: string, body: CompleteBody) {
       const matched = body.matched_guest_id ?? null

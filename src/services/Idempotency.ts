@@ -19,6 +19,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Schedule from "effect/Schedule"
 
 import { placeOf, SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
@@ -51,6 +52,12 @@ export interface Handlers<A, E, R2> {
 
 /** A result whose answer is not kept (a 5xx): the transaction rolls back with it. */
 class NotKept extends Data.TaggedError("NotKept")<{ readonly value: unknown }> {}
+
+/** The claim failed, yet no answer is kept under the key: it expired (or was freed) in between. */
+class KeyVanished extends Data.TaggedError("KeyVanished") {}
+
+/** A key that vanishes between a failed claim and the read is claimed again at once, three claims in all. */
+const CLAIMS = 3
 
 export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Service", {
   make: Effect.gen(function*() {
@@ -108,6 +115,25 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
       )
 
     /**
+     * Claims the key (undefined), or gives the repeat its kept answer makes. The key can vanish
+     * between a failed claim and the read (it expired): then it is claimed again; still vanishing
+     * after CLAIMS claims, the request is told to come back in a second.
+     */
+    const claimOrRepeat = (request: KeyedRequest) =>
+      Effect.gen(function*() {
+        if (yield* claim(request)) return undefined
+        const repeat = yield* repeatOf(request)
+        return repeat ?? (yield* new KeyVanished())
+      }).pipe(
+        Effect.retry({ schedule: Schedule.recurs(CLAIMS - 1), while: (e) => e instanceof KeyVanished }),
+        Effect.catchIf(
+          (e): e is KeyVanished => e instanceof KeyVanished,
+          (): Effect.Effect<Repeat> => Effect.succeed({ _tag: "InProgress", retryAfterSeconds: 1 }),
+          Effect.fail
+        )
+      )
+
+    /**
      * Runs `attempt` at most once per client and key: in one transaction with the claim of the key
      * and the keeping of its answer. The attempt runs in its own savepoint, so a failure (which
      * `recover` turns into its answer) leaves no writes of its own and the key's row intact;
@@ -117,21 +143,14 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
      */
     const once = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
       tx.run(Effect.gen(function*() {
-        // The key can vanish between a failed claim and the read (it expired): then claim again.
-        for (let round = 0; round < 3; round++) {
-          if (!(yield* claim(request))) {
-            const repeat = yield* repeatOf(request)
-            if (repeat === undefined) continue
-            return repeat
-          }
-          const value = yield* settle(tx.run(attempt), handlers.recover)
-          const answer = handlers.answerOf(value)
-          if (answer === undefined) yield* repo.release(request.appKey, request.key)
-          else if (!isKept(answer.status)) return yield* new NotKept({ value })
-          else yield* keep(request, answer)
-          return { _tag: "Ran", value } satisfies Attempt<A>
-        }
-        return { _tag: "InProgress", retryAfterSeconds: 1 } satisfies Attempt<A>
+        const repeat = yield* claimOrRepeat(request)
+        if (repeat !== undefined) return repeat
+        const value = yield* settle(tx.run(attempt), handlers.recover)
+        const answer = handlers.answerOf(value)
+        if (answer === undefined) yield* repo.release(request.appKey, request.key)
+        else if (!isKept(answer.status)) return yield* new NotKept({ value })
+        else yield* keep(request, answer)
+        return { _tag: "Ran", value } satisfies Attempt<A>
       })).pipe(
         Effect.catchIf((e): e is NotKept => e instanceof NotKept, (e) => Effect.succeed<Attempt<A>>({ _tag: "Ran", value: e.value as A })),
         inProgress

@@ -12,16 +12,14 @@ import type * as LogLevel from "effect/LogLevel"
 import { Client } from "pg"
 
 import { errorMessage } from "../domain/text.js"
-import { writeLog } from "../logging.js"
 
 /** Optional detail of a log line: its level (default Info) and source (default "embedded-postgres"). */
 export interface LogFields {
   readonly level?: LogLevel.Severity
   readonly source?: string
 }
+/** Where the set-up's lines go (the caller's logger); PostgreSQL's own output comes with source "postgres". */
 export type Log = (message: string, fields?: LogFields) => void
-// JSON lines on stderr like the services' own logs; PostgreSQL's output is tagged source "postgres".
-const defaultLog: Log = (message, fields) => writeLog(fields?.level ?? "Info", message, { source: fields?.source ?? "embedded-postgres" })
 
 /** The `code` of a Node system error ("ENOENT") or of a PostgreSQL error ("42P04"), if it has one. */
 export const errorCode = (error: unknown): string | undefined =>
@@ -143,8 +141,8 @@ const canEnter = (dir: string, user: RunAs): Promise<boolean> =>
     : succeedsAs("/bin/sh", ["-c", "test -d \"$1\" && test -x \"$1\"", "sh", dir], user)
 
 /** Whether the OS user that runs the PostgreSQL server can pass through every folder down to `dir`. */
-export async function serverCanReach(dir: string): Promise<boolean> {
-  return canEnter(dir, await runAs(defaultLog))
+export async function serverCanReach(dir: string, log: Log): Promise<boolean> {
+  return canEnter(dir, await runAs(log))
 }
 
 const tempRoots = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp"])]
@@ -153,8 +151,8 @@ const tempRoots = (): ReadonlyArray<string> => [...new Set([os.tmpdir(), "/tmp"]
  * A new empty folder for a throwaway cluster (tests): under the temp folder, owned by the server's
  * OS user (PostgreSQL wants its data folder private to itself).
  */
-export async function makeServerTempDir(prefix: string): Promise<string> {
-  const user = await runAs(defaultLog)
+export async function makeServerTempDir(prefix: string, log: Log): Promise<string> {
+  const user = await runAs(log)
   for (const base of tempRoots()) {
     if (!(await canEnter(base, user))) continue
     const folder = await fs.mkdtemp(path.join(base, prefix))
@@ -236,8 +234,8 @@ async function copyNative(native: string, target: string, log: Log): Promise<voi
  * is private), a copy in the temp folder named after the package version, made once and reused by
  * every later process. Permissions of folders that are not this module's own are never changed.
  */
-export async function runnableNativeFolder(native: string, opts?: { log?: Log }): Promise<string> {
-  const log = opts?.log ?? defaultLog
+export async function runnableNativeFolder(native: string, opts: { log: Log }): Promise<string> {
+  const log = opts.log
   const user = await runAs(log)
   if (user.uid === undefined || (await succeedsAs(binariesIn(native).postgres, ["--version"], user))) return native
   const pkg: unknown = JSON.parse(await fs.readFile(path.join(native, "..", "package.json"), "utf8"))
@@ -447,9 +445,9 @@ async function failIfPortTaken(port: number, dataDir: string): Promise<void> {
 export async function ensureEmbeddedPostgres(opts: {
   dataDir: string
   port: number
-  log?: Log
+  log: Log
 }): Promise<{ url: string; startedHere: boolean; stop: () => Promise<void> }> {
-  const log = opts.log ?? defaultLog
+  const log = opts.log
   const dataDir = await resolveDataDir(opts.dataDir)
   const user = await runAs(log)
   await fs.mkdir(path.dirname(dataDir), { recursive: true })
@@ -509,9 +507,9 @@ export async function ensureEmbeddedPostgres(opts: {
 }
 
 /** Stops the server of `dataDir` if one runs (by default `fast`); true when it stopped one. */
-export async function stopEmbeddedPostgres(dataDir: string, opts?: { log?: Log; mode?: StopMode }): Promise<boolean> {
-  const log = opts?.log ?? defaultLog
+export async function stopEmbeddedPostgres(dataDir: string, opts: { log: Log; mode?: StopMode }): Promise<boolean> {
+  const log = opts.log
   const resolved = await resolveDataDir(dataDir)
   if (!(await exists(path.join(resolved, "PG_VERSION")))) return false
-  return stopServer(resolved, await runAs(log), log, opts?.mode)
+  return stopServer(resolved, await runAs(log), log, opts.mode)
 }

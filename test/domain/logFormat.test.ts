@@ -8,7 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 
 import { docsUrl, nextStepsLine } from "../../src/http/docs.js"
-import { listenFailureMessage, logFormatConfig, logTimestamp, parseLogFormat, renderLog } from "../../src/logging.js"
+import { logFormatConfig, logSettingsConfig, logStyle, logTimestamp, parseLogFormat, renderLog } from "../../src/logging.js"
+import { listenFailureMessage } from "../../src/startup.js"
 
 const read = (value: string) => Effect.runSync(Effect.result(logFormatConfig.parse(ConfigProvider.fromEnv({ env: { LOG_FORMAT: value } }))))
 
@@ -25,6 +26,9 @@ describe("LOG_FORMAT", () => {
   })
 })
 
+const json = { format: "json", colors: false } as const
+const pretty = { format: "pretty", colors: false } as const
+
 describe("a log line", () => {
   const record = {
     message: "Listening on http://0.0.0.0:8080",
@@ -37,22 +41,14 @@ describe("a log line", () => {
   }
 
   it("times are ISO with the platform zone's offset (TZ, Asia/Shanghai by default)", () => {
-    const saved = process.env["TZ"]
-    try {
-      delete process.env["TZ"]
-      expect(logTimestamp(new Date("2026-11-25T19:40:16.817Z"))).toBe("2026-11-26T03:40:16.817+08:00")
-      process.env["TZ"] = "America/New_York"
-      expect(logTimestamp(new Date("2026-07-01T12:00:00.005Z"))).toBe("2026-07-01T08:00:00.005-04:00")
-      process.env["TZ"] = "UTC"
-      expect(logTimestamp(new Date("2026-07-01T12:00:00.000Z"))).toBe("2026-07-01T12:00:00.000+00:00")
-    } finally {
-      if (saved === undefined) delete process.env["TZ"]
-      else process.env["TZ"] = saved
-    }
+    expect(logTimestamp(new Date("2026-11-25T19:40:16.817Z"), "Asia/Shanghai")).toBe("2026-11-26T03:40:16.817+08:00")
+    expect(logTimestamp(new Date("2026-07-01T12:00:00.005Z"), "America/New_York")).toBe("2026-07-01T08:00:00.005-04:00")
+    expect(logTimestamp(new Date("2026-07-01T12:00:00.000Z"), "UTC")).toBe("2026-07-01T12:00:00.000+00:00")
+    expect(logTimestamp(new Date("2026-07-01T12:00:00.000Z"), "Nowhere/Atlantis")).toBe("2026-07-01T12:00:00.000Z")
   })
 
   it("as JSON: the service's fields plus the process that wrote it", () => {
-    expect(JSON.parse(renderLog(record, "json"))).toEqual({
+    expect(JSON.parse(renderLog(record, json))).toEqual({
       message: record.message,
       logLevel: "INFO",
       timestamp: record.timestamp,
@@ -63,13 +59,47 @@ describe("a log line", () => {
     })
   })
 
-  it("pretty: local time, process, level, message, then the annotations (a source naming the process left out)", () => {
-    expect(renderLog(record, "pretty")).toBe(
-      `2026-11-26 03:40:16.817 api   INFO  Listening on http://0.0.0.0:8080 job=webhooks note="two words"`
+  it("pretty: local time with its offset, process, level, message, then the annotations (a source naming the process left out)", () => {
+    expect(renderLog(record, pretty)).toBe(
+      `2026-11-26 03:40:16.817+08:00 api   INFO  Listening on http://0.0.0.0:8080 job=webhooks note="two words"`
     )
-    expect(renderLog({ ...record, level: "ERROR", cause: "Error: boom\n    at x", annotations: {} }, "pretty")).toBe(
-      "2026-11-26 03:40:16.817 api   ERROR Listening on http://0.0.0.0:8080\n    Error: boom\n        at x"
+    expect(renderLog({ ...record, level: "ERROR", cause: "Error: boom\n    at x", annotations: {} }, pretty)).toBe(
+      "2026-11-26 03:40:16.817+08:00 api   ERROR Listening on http://0.0.0.0:8080\n    Error: boom\n        at x"
     )
+  })
+
+  it("pretty in colour: the time and field names dim, a warning yellow, an error red", () => {
+    expect(renderLog({ ...record, level: "WARN", annotations: { job: "webhooks" } }, { format: "pretty", colors: true })).toBe(
+      "\x1b[2m2026-11-26 03:40:16.817+08:00\x1b[0m api   \x1b[33mWARN \x1b[0m Listening on http://0.0.0.0:8080 \x1b[2mjob=\x1b[0mwebhooks"
+    )
+    expect(renderLog({ ...record, level: "ERROR", annotations: {} }, { format: "pretty", colors: true })).toContain("\x1b[31mERROR\x1b[0m")
+  })
+})
+
+describe("the style of the lines", () => {
+  const settings = { level: "Info", format: "auto", timeZone: "Asia/Shanghai", noColor: false } as const
+
+  it("auto is pretty on a terminal and JSON elsewhere; colours only on a terminal, never with NO_COLOR or TERM=dumb", () => {
+    expect(logStyle(settings, true)).toEqual({ format: "pretty", colors: true, timeZone: "Asia/Shanghai" })
+    expect(logStyle(settings, false)).toEqual({ format: "json", colors: false, timeZone: "Asia/Shanghai" })
+    expect(logStyle({ ...settings, format: "pretty" }, false)).toMatchObject({ format: "pretty", colors: false })
+    expect(logStyle({ ...settings, noColor: true }, true)).toMatchObject({ format: "pretty", colors: false })
+  })
+
+  it("NO_COLOR (set to anything) and TERM=dumb turn colours off; TZ names the zone of the times, Asia/Shanghai by default", () => {
+    const read = (env: Record<string, string>) => Effect.runSync(logSettingsConfig.parse(ConfigProvider.fromEnv({ env })))
+    expect(read({})).toEqual(settings)
+    expect(read({ NO_COLOR: "1" }).noColor).toBe(true)
+    expect(read({ NO_COLOR: "" }).noColor).toBe(false)
+    expect(read({ TERM: "dumb" }).noColor).toBe(true)
+    expect(read({ TERM: "xterm-256color" }).noColor).toBe(false)
+    expect(read({ TZ: "UTC" }).timeZone).toBe("UTC")
+  })
+
+  it("a bad LOG_LEVEL or LOG_FORMAT is read as its default by the logger (the start-up check names it)", () => {
+    const read = (env: Record<string, string>) => Effect.runSync(logSettingsConfig.parse(ConfigProvider.fromEnv({ env })))
+    expect(read({ LOG_LEVEL: "verbose", LOG_FORMAT: "text" })).toMatchObject({ level: "Info", format: "auto" })
+    expect(read({ LOG_LEVEL: "warning", LOG_FORMAT: "json" })).toMatchObject({ level: "Warn", format: "json" })
   })
 })
 

@@ -7,7 +7,8 @@ import type * as LogLevel from "effect/LogLevel"
 import * as Result from "effect/Result"
 
 import { appConfig } from "../../src/Config.js"
-import { configProblems, logLevelConfig, parseLogLevel } from "../../src/logging.js"
+import { logLevelConfig, parseLogLevel } from "../../src/logging.js"
+import { configProblems } from "../../src/startup.js"
 
 const read = <A>(config: Config.Config<A>, env: ReadonlyArray<readonly [string, string]>) =>
   Effect.runSync(Effect.result(config.parse(ConfigProvider.fromEnv({ env: Object.fromEntries(env) }))))

@@ -2,13 +2,17 @@
 // repositories, time on the TestClock: no database, no network. The same rules end to end, with
 // real row locks and races, are in test/followUps.test.ts and test/followUpDispatchRace.test.ts.
 import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 
 import { appConfigWith } from "../../src/Config.js"
+import { FollowUpsRepo } from "../../src/repos/FollowUpsRepo.js"
 import { FollowUps } from "../../src/services/FollowUps.js"
-import { storedTask, storedTasksOf } from "../fakes/followUpsRepo.js"
+import { makeFakeFollowUpsRepo, storedTask, storedTasksOf } from "../fakes/followUpsRepo.js"
 import { recordedEvents } from "../fakes/outboxRepo.js"
 import { seedGuest } from "../fakes/seed.js"
 import { FakeStore } from "../fakes/store.js"
@@ -209,4 +213,50 @@ describe("follow-up service over fakes", () => {
         "follow_up.task_skipped"
       ])
     }))
+})
+
+describe("a dispatch that loses a race", () => {
+  /**
+   * The service over a store whose first `lose` dispatch updates change nothing although the task
+   * is free, as when another caller's change commits between the update and the state read.
+   */
+  const racing = (lose: number) => {
+    let runs = 0
+    const RacingRepo = Layer.effect(
+      FollowUpsRepo,
+      Effect.map(makeFakeFollowUpsRepo, (repo) =>
+        FollowUpsRepo.of({
+          ...repo,
+          dispatch: (...args) => Effect.suspend(() => ++runs <= lose ? Effect.succeed(Option.none()) : repo.dispatch(...args))
+        }))
+    )
+    const layer = FollowUps.layerWithoutDependencies.pipe(
+      Layer.provide(RacingRepo),
+      Layer.provideMerge(FakeStore),
+      Layer.provideMerge(appConfigWith({ followUpLeaseSeconds: LEASE_S })),
+      Layer.provideMerge(Layer.effectDiscard(TestClock.setTime(START)))
+    )
+    return { layer, runs: () => runs }
+  }
+
+  it.effect("is run again at once: two lost races, and the third run locks the task, with one event", () => {
+    const { layer, runs } = racing(2)
+    return Effect.gen(function*() {
+      const { taskId } = yield* taskToday
+      expect(yield* (yield* FollowUps).dispatch(taskId, "ak_a")).toMatchObject({ status: "dispatched", dispatched_to: "ak_a" })
+      expect(runs()).toBe(3)
+      expect((yield* recordedEvents).map((e) => e.type)).toEqual(["follow_up.task_created", "follow_up.task_dispatched"])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("still racing after three runs is a defect naming the task, and the task stays pending", () => {
+    const { layer, runs } = racing(Number.MAX_SAFE_INTEGER)
+    return Effect.gen(function*() {
+      const { taskId } = yield* taskToday
+      const exit = yield* Effect.exit((yield* FollowUps).dispatch(taskId, "ak_a"))
+      expect(runs()).toBe(3)
+      expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toEqual(new Error(`follow-up task ${taskId}: dispatch kept racing (retry)`))
+      expect(yield* storedTask(taskId)).toMatchObject({ status: "pending" })
+    }).pipe(Effect.provide(layer))
+  })
 })

@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import { keyIdOf, makeSecretBox, type Place, placeOf, UnopenableSecret } from "../../src/auth/SecretBox.js"
 import { derivedKeyId, singleKey } from "../../src/auth/secretKeys.js"
 import { appConfig } from "../../src/Config.js"
-import { configProblems } from "../../src/logging.js"
+import { configProblems } from "../../src/startup.js"
 
 const A = "ab".repeat(32)
 const B = "cd".repeat(32)
