@@ -3,6 +3,7 @@
 import * as Context from "effect/Context"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
+import type { CompanyScope } from "../src/domain/scope.js"
 import type { Permission } from "./Common.js"
 import { ErrorEnvelopes, ForbiddenEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
 
@@ -12,6 +13,8 @@ export interface CallerInfo {
   readonly name: string
   readonly permissions: ReadonlySet<Permission>
   readonly masking: boolean
+  /** The companies whose records it may read and change (DECISIONS §14): every one, or its own. */
+  readonly scope: CompanyScope
   /**
    * The request was signed with the previous app secret during its grace (answers carry
    * X-Secret-Deprecated: true): it may not change credentials or webhook settings (CurrentSecret).
@@ -85,6 +88,15 @@ export class CurrentSecret extends HttpApiMiddleware.Service<CurrentSecret, { re
  */
 export class ActionLimited extends HttpApiMiddleware.Service<ActionLimited, { requires: Caller }>()("Auth/ActionLimited", {
   error: [ErrorEnvelopes.TooManyRequests, ErrorEnvelopes.DatabaseUnavailable]
+}) {}
+
+/**
+ * Operations open only to unscoped clients (DECISIONS §14): the platform-wide resources (work
+ * WeChat accounts, WeChat groups, the image blacklist) and company creation answer a client bound
+ * to companies 403 out_of_scope. Declared on the group (or endpoint), inside the signing ones.
+ */
+export class Unscoped extends HttpApiMiddleware.Service<Unscoped, { requires: Caller }>()("Auth/Unscoped", {
+  error: [ErrorEnvelopes.OutOfScope]
 }) {}
 
 export const SIGNING_HEADERS = {

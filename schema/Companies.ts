@@ -5,6 +5,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { Unscoped } from "./Auth.js"
 import { ErrorEnvelopes } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"
 
@@ -106,7 +107,11 @@ export class CompaniesApi extends HttpApiGroup.make("companies")
     })
       .annotate(RequiredPermission, "open:company:manage")
       .annotate(OpenApi.Summary, "Create a company")
-      .annotate(OpenApi.Description, "A new company is active; its status and cert_level are set by the platform's operators.")
+      .annotate(
+        OpenApi.Description,
+        "A new company is active; its status and cert_level are set by the platform's operators. A client bound to companies may not create one: 403 out_of_scope."
+      )
+      .middleware(Unscoped)
   )
   .add(
     HttpApiEndpoint.put("update", "/companies/:id", {

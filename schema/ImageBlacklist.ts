@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
+import { Unscoped } from "./Auth.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
 export const BLACKLIST_PAGE = { default: 100, max: 10000 } as const
@@ -114,4 +115,6 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
       .annotate(OpenApi.Description, "Permanent removal.")
   )
   .annotate(OpenApi.Description, "MD5s of images refused at card import, for synchronisation with other systems and checks before upload.")
+  // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
+  .middleware(Unscoped)
 {}

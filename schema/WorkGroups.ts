@@ -19,6 +19,7 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
+import { Unscoped } from "./Auth.js"
 import { ErrorEnvelopes } from "./Errors.js"
 import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 
@@ -298,4 +299,6 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
       .annotate(OpenApi.Description, "Readable after the group is deleted: the audit trail outlives the record.")
   )
   .annotate(OpenApi.Description, "WeChat groups and their members (matchmakers and work WeChat accounts), with operation logs.")
+  // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
+  .middleware(Unscoped)
 {}

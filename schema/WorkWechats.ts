@@ -8,6 +8,7 @@ import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { parseLogValue, renderLogValue } from "../src/domain/operationLog.js"
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
+import { Unscoped } from "./Auth.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const
@@ -357,4 +358,6 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
     OpenApi.Description,
     "Work WeChat accounts: associations with matchmakers, companies and franchisees, transfers and operation logs."
   )
+  // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
+  .middleware(Unscoped)
 {}

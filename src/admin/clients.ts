@@ -77,6 +77,28 @@ const masking = answering(
   Command.withDescription("Mask personal data in the client's answers (on) or not (off)")
 )
 
+const scope = answering("scope", {
+  appKey,
+  companies: Flag.String("companies").pipe(Flag.withDescription("ID[,ID...]: the companies whose records it may use"), Flag.optional),
+  none: Flag.Boolean("none").pipe(Flag.withDescription("remove the scope: every company's records"), Flag.withDefault(false))
+}, ({ appKey, companies, none }) =>
+  Effect.gen(function*() {
+    const clients = yield* Clients
+    if (none && Option.isSome(companies)) return yield* usage("--companies and --none exclude each other")
+    if (none) return yield* clients.setScope(appKey, null)
+    if (Option.isNone(companies)) return yield* usage("--companies ID[,ID...] is required (or --none)")
+    const parts = companies.value.split(",").map((s) => s.trim()).filter((s) => s !== "")
+    const ids = parts.map(Number)
+    if (parts.length === 0 || ids.some((id) => !Number.isSafeInteger(id) || id < 1)) {
+      return yield* usage("--companies takes positive company ids separated by commas")
+    }
+    return yield* clients.setScope(appKey, ids)
+  }).pipe(withFlags({ companies: "--companies" }))).pipe(
+    Command.withDescription(
+      "Bind the client to companies (--companies ID[,ID...]): it reads and changes only their records; --none removes the scope"
+    )
+  )
+
 const rateLimit = answering(
   "rate-limit",
   {
@@ -111,5 +133,5 @@ const webhook = answering("webhook", {
 
 export const clientsCommand = Command.make("clients").pipe(
   Command.withDescription("API clients: credentials, permissions, limits, webhooks"),
-  Command.withSubcommands([create, list, grant, revoke, disable, enable, resetSecret, endGrace, masking, rateLimit, webhook])
+  Command.withSubcommands([create, list, grant, revoke, disable, enable, resetSecret, endGrace, masking, scope, rateLimit, webhook])
 )

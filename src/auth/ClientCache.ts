@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 
 import type { CallerInfo } from "../../schema/Auth.js"
+import * as Scopes from "../domain/scope.js"
 import { type ClientRow, ClientsRepo } from "../repos/ClientsRepo.js"
 import { listen, type ListenerHandlers } from "../sql/Listener.js"
 import { DatabaseUrl } from "../sql/Sql.js"
@@ -88,6 +89,7 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
         name: row.name,
         permissions: new Set(row.permissions),
         masking: row.masking,
+        scope: row.scoped ? Scopes.of(row.companies) : Scopes.all,
         deprecatedSecret: false
       }
       return {

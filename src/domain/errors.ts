@@ -187,6 +187,13 @@ export class BatchTooLarge extends DeclaredError<BatchTooLarge>()("BatchTooLarge
     return new BatchTooLarge({ message: `at most ${max} ${what} per call, got ${got}` })
   }
 }
+/**
+ * A company-scoped client (DECISIONS §14) named a company outside its scope, or called an
+ * operation open only to unscoped clients (company creation, the platform-wide resources).
+ */
+export class OutOfScope extends DeclaredError<OutOfScope>()("OutOfScope", { status: 403, reason: "out_of_scope", item: true }, {
+  company_id: optionalOut(Schema.Finite)
+}) {}
 /** A webhook test or redelivery while the client's webhook is off or has no URL. */
 export class WebhookOff extends DeclaredError<WebhookOff>()("WebhookOff", { status: 400, reason: "webhook_off" }) {}
 /** A follow-up task held by another client (DECISIONS §7). */

@@ -14,7 +14,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import type * as Types from "effect/Types"
 
-import { ActionLimited, Authenticated, Caller, CheckedInput, CurrentSecret, Idempotent, Permitted } from "../../schema/Auth.js"
+import { ActionLimited, Authenticated, Caller, CheckedInput, CurrentSecret, Idempotent, Permitted, Unscoped } from "../../schema/Auth.js"
 import { ResponseMask } from "../../schema/Common.js"
 import { Forbidden, TooManyRequests, UnsupportedMediaType } from "../../schema/EdgeErrors.js"
 import { type ApiError, disclosesExistence, errorHeaders, isApiError } from "../../schema/Errors.js"
@@ -22,8 +22,9 @@ import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
 import { ACTION_LIMITS, decideHit, describeLimit } from "../domain/actionLimits.js"
-import { InvalidInput } from "../domain/errors.js"
+import { InvalidInput, OutOfScope } from "../domain/errors.js"
 import { IdempotencyKeyInProgress, IdempotencyKeyReused, isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
+import { isScoped } from "../domain/scope.js"
 import { sortedQuery, splitUrl } from "../domain/signing.js"
 import { clip, jsonTextIssues, pathIssues, queryIssues } from "../domain/text.js"
 import { answeredError, answerOf, errorResponse, keptError } from "../observability/answers.js"
@@ -294,6 +295,19 @@ export const CurrentSecretLive = Layer.succeed(CurrentSecret)((httpEffect) =>
   )
 )
 
+const outOfScope = new OutOfScope({
+  message: "this operation is open only to clients not bound to companies (its records belong to no company, or it creates one)"
+})
+
+/** Operations open only to unscoped clients (DECISIONS §14): 403 out_of_scope to a client bound to companies. */
+export const UnscopedLive = Layer.succeed(Unscoped)((httpEffect) =>
+  Effect.flatMap(
+    Caller,
+    (caller): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled | OutOfScope> =>
+      isScoped(caller.scope) ? Effect.fail(outOfScope) : httpEffect
+  )
+)
+
 /**
  * A self-service limit (DECISIONS §13): the call is a hit on the client's window of its action,
  * shared by every API instance. The hit and the call run in one transaction (a savepoint of the
@@ -336,5 +350,6 @@ export const SignedLive = Layer.mergeAll(
   CheckedInputLive,
   IdempotentLive,
   CurrentSecretLive,
-  ActionLimitedLive
+  ActionLimitedLive,
+  UnscopedLive
 )

@@ -37,7 +37,10 @@ const ClientRow = Schema.Struct({
   webhook_secret_enc: Schema.NullOr(Schema.String),
   webhook_prev_secret_enc: Schema.NullOr(Schema.String),
   webhook_prev_expires_at: Schema.NullOr(Instant),
-  created_at: IsoTimestamp
+  created_at: IsoTimestamp,
+  /** Bound to companies (DECISIONS §14): it reads and changes only `companies`' records. */
+  scoped: Schema.Boolean,
+  companies: Schema.Array(Schema.Int)
 })
 export type ClientRow = typeof ClientRow.Type
 
@@ -70,7 +73,8 @@ const NewClient = Schema.Struct({
 
 const COLUMNS = `id::int AS id, app_key, name, status, permissions, masking, secret_enc, prev_secret_enc,
   prev_secret_expires_at, rate_rps, rate_burst, webhook_url, webhook_events, webhook_enabled,
-  webhook_secret_enc, webhook_prev_secret_enc, webhook_prev_expires_at, created_at`
+  webhook_secret_enc, webhook_prev_secret_enc, webhook_prev_expires_at, created_at, scoped,
+  ARRAY(SELECT cc.company_id::int FROM client_companies cc WHERE cc.client_id = clients.id ORDER BY cc.company_id) AS companies`
 
 export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", {
   make: Effect.gen(function*() {
@@ -119,6 +123,28 @@ export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", 
       }
     })
 
+    // One statement: the binding and the flag change together, and the row's NOTIFY (and the
+    // binding table's) reach every API instance's cache at commit.
+    const replaceScope = SqlSchema.findOneOption({
+      Request: Schema.Struct({ appKey: Schema.String, companies: Schema.NullOr(Schema.Array(Schema.Int)) }),
+      Result: ClientRow,
+      execute: ({ appKey, companies }) =>
+        sql`WITH c AS (
+            UPDATE clients SET scoped = ${companies !== null}, updated_at = now() WHERE app_key = ${appKey} RETURNING id
+          ), gone AS (
+            DELETE FROM client_companies cc USING c
+            WHERE cc.client_id = c.id AND NOT (cc.company_id = ANY (${companies ?? []}::bigint[]))
+          ), added AS (
+            INSERT INTO client_companies (client_id, company_id)
+            SELECT c.id, x.id FROM c, unnest(${companies ?? []}::bigint[]) AS x(id)
+            WHERE EXISTS (SELECT 1 FROM companies WHERE companies.id = x.id)
+            ON CONFLICT DO NOTHING
+          )
+          SELECT id FROM c`.pipe(
+          Effect.flatMap((rows) => rows.length === 0 ? Effect.succeed(rows) : sql`SELECT ${cols} FROM clients WHERE app_key = ${appKey}`)
+        )
+    })
+
     return {
       findByAppKey: (appKey: string) => sqlEdge(findByAppKey(appKey)),
       /** The row, locked until the enclosing transaction ends (none for an unknown app_key). */
@@ -126,7 +152,13 @@ export class ClientsRepo extends Context.Service<ClientsRepo>()("Clients/Repo", 
       list: sqlEdge(listAll(undefined)),
       insert: (row: typeof NewClient.Type) => sqlEdge(insert(row)),
       /** Applies a partial change; returns the updated row, or none for an unknown app_key. */
-      update: (appKey: string, change: ClientChange) => sqlEdge(update({ appKey, change }))
+      update: (appKey: string, change: ClientChange) => sqlEdge(update({ appKey, change })),
+      /**
+       * Binds the client to these companies (null: unbinds it); the row as it is now, or none for an
+       * unknown app_key. Ids of no company are left out (the caller compares). Run it in a
+       * transaction: the second statement reads what the first wrote.
+       */
+      replaceScope: (appKey: string, companies: ReadonlyArray<number> | null) => sqlEdge(replaceScope({ appKey, companies }))
     } as const
   })
 }) {

@@ -9,6 +9,8 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { EventType } from "../../schema/Events.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
@@ -26,6 +28,8 @@ type Cursor = typeof Cursor.Type
 
 const PageRequest = Schema.Struct({
   cursor: Schema.NullOr(Cursor),
+  /** A scoped client's companies (DECISIONS §14): only events that belong to one of them; null: all. */
+  companies: Schema.NullOr(Schema.Array(Schema.Int)),
   permissions: Schema.Array(Schema.String),
   types: Schema.NullOr(Schema.Array(Schema.String)),
   retention_days: Schema.Number,
@@ -37,9 +41,11 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
     const sql = yield* SqlClient.SqlClient
 
     const cursorRow = SqlSchema.findOneOption({
-      Request: Schema.String,
+      Request: Schema.Struct({ eventId: Schema.String, companies: Schema.NullOr(Schema.Array(Schema.Int)) }),
       Result: Cursor,
-      execute: (eventId) => sql`SELECT tx_id::text AS tx_id, id::float8 AS id FROM events WHERE event_id = ${eventId}`
+      execute: ({ companies, eventId }) =>
+        sql`SELECT tx_id::text AS tx_id, id::float8 AS id FROM events WHERE event_id = ${eventId}
+          ${companies === null ? sql`` : sql`AND company_ids && ${companies}::bigint[]`}`
     })
 
     // Only events whose transaction is older than every transaction still running: all of them
@@ -54,6 +60,7 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
             AND created_at >= now() - ${r.retention_days} * interval '1 day'
             AND permission = ANY (${r.permissions}::text[])
             AND client_id IS NULL
+            ${r.companies === null ? sql`` : sql`AND company_ids && ${r.companies}::bigint[]`}
             ${r.types === null ? sql`` : sql`AND type = ANY (${r.types}::text[])`}
             ${r.cursor === null ? sql`` : sql`AND (tx_id, id) > (${r.cursor.tx_id}::xid8, ${r.cursor.id}::bigint)`}
           ORDER BY tx_id, id
@@ -74,11 +81,13 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
           SELECT count(*)::int AS n FROM gone`
     })
 
-    /** The position of an event in the feed's order; none for an unknown (or pruned) id. */
-    const cursorOf = (eventId: string) => sqlEdge(cursorRow(eventId))
+    /** The position of an event in the feed's order; none for an unknown (or pruned) id, or one outside the scope. */
+    const cursorOf = (scope: CompanyScope, eventId: string) =>
+      sqlEdge(cursorRow({ eventId, companies: Scopes.companyIds(scope) }))
 
-    /** Up to `limit` events the permissions let the client read, oldest first, after the cursor. */
-    const page = (request: typeof PageRequest.Type) => sqlEdge(pageRows(request))
+    /** Up to `limit` events of the scope the permissions let the client read, oldest first, after the cursor. */
+    const page = (scope: CompanyScope, request: Omit<typeof PageRequest.Type, "companies">) =>
+      sqlEdge(pageRows({ ...request, companies: Scopes.companyIds(scope) }))
 
     /** Removes up to `batch` events older than the retention with no pending delivery; how many. */
     const prune = (retentionDays: number, batch: number) =>

@@ -14,7 +14,7 @@ import type { SubscribableEventType, WebhookSettings, WebhookUpdate, WebhookUpda
 import { ClientCache } from "../auth/ClientCache.js"
 import { placeOf, SecretBox } from "../auth/SecretBox.js"
 import { AppConfig } from "../Config.js"
-import { InvalidInput } from "../domain/errors.js"
+import { InvalidInput, NotFound } from "../domain/errors.js"
 import { EVENT_TYPES, isEventType } from "../domain/eventTypes.js"
 import { formatIso, formatTimestamp } from "../domain/time.js"
 import { changeWebhook, isWebhookUrl } from "../domain/webhooks.js"
@@ -39,6 +39,8 @@ export interface ClientSummary {
   readonly status: string
   readonly permissions: ReadonlyArray<string>
   readonly masking: boolean
+  /** null: every company; otherwise the companies it is bound to (DECISIONS §14). */
+  readonly scope: { readonly companies: ReadonlyArray<number> } | null
   readonly rate_limit: { readonly rps: number; readonly burst: number; readonly custom: boolean }
   readonly webhook: { readonly enabled: boolean; readonly url: string | null; readonly events: ReadonlyArray<string> }
   readonly previous_secret_expires_at: string | null
@@ -66,6 +68,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       status: row.status,
       permissions: row.permissions,
       masking: row.masking,
+      scope: row.scoped ? { companies: row.companies } : null,
       rate_limit: {
         rps: row.rate_rps ?? config.rateLimitRps,
         burst: row.rate_burst ?? config.rateLimitBurst,
@@ -141,6 +144,25 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
     const setStatus = (appKey: string, status: "active" | "disabled") => Effect.map(mustUpdate(appKey, { status }), summary)
 
     const setMasking = (appKey: string, masking: boolean) => Effect.map(mustUpdate(appKey, { masking }), summary)
+
+    /**
+     * Binds the client to companies (null: unbinds it, DECISIONS §14). Every id must be a company
+     * (404 naming the unknown ones, nothing changed). Takes effect on this instance at once, on the
+     * others when the change's NOTIFY reaches their caches.
+     */
+    const setScope = (appKey: string, companies: ReadonlyArray<number> | null) =>
+      inTurn(
+        appKey,
+        Effect.gen(function*() {
+          if (companies !== null && companies.length === 0) {
+            return yield* InvalidInput.at("companies", "name at least one company (or remove the scope)")
+          }
+          const row = yield* known(appKey, repo.replaceScope(appKey, companies))
+          const missing = (companies ?? []).filter((id) => !row.companies.includes(id))
+          if (missing.length > 0) return yield* NotFound.ids("company", [...new Set(missing)])
+          return summary(row)
+        })
+      )
 
     const setRateLimit = (appKey: string, rps: number, burst: number) =>
       Effect.gen(function*() {
@@ -361,6 +383,7 @@ export class Clients extends Context.Service<Clients>()("Clients/Service", {
       revoke,
       setStatus,
       setMasking,
+      setScope,
       setRateLimit,
       resetSecret,
       endGrace,

@@ -19,7 +19,7 @@ export class Events extends Context.Service<Events>()("Events/Service", {
     const list = Effect.fn("Events.list")(function*(caller: CallerInfo, params: EventsParams) {
       let cursor: { readonly tx_id: string; readonly id: number } | null = null
       if (params.after !== undefined) {
-        const found = yield* repo.cursorOf(params.after)
+        const found = yield* repo.cursorOf(caller.scope, params.after)
         if (Option.isNone(found)) {
           return yield* InvalidInput.of(
             [{ path: "after", message: `unknown event id: not an event of the last ${config.eventsRetentionDays} days` }],
@@ -28,7 +28,7 @@ export class Events extends Context.Service<Events>()("Events/Service", {
         }
         cursor = found.value
       }
-      const rows = yield* repo.page({
+      const rows = yield* repo.page(caller.scope, {
         cursor,
         permissions: [...caller.permissions],
         types: params.types === undefined || params.types.length === 0 ? null : params.types,

@@ -44,12 +44,27 @@ export const clientsRepoContract = (name: string, repo: Layer.Layer<ClientsRepo>
           rate_burst: null,
           webhook_url: null,
           webhook_events: [],
-          webhook_enabled: false
+          webhook_enabled: false,
+          scoped: false,
+          companies: []
         })
         expect(Option.getOrThrow(yield* clients.findByAppKey(key))).toEqual(row)
         // Locked for a change computed from it (test/rotations.test.ts holds what the lock is for).
         expect(Option.getOrThrow(yield* clients.lockByAppKey(key))).toEqual(row)
         expect(Option.isNone(yield* clients.lockByAppKey(appKey()))).toBe(true)
+      }))
+
+    it.effect("a scope binds the client (bound to no company is still bound) until it is removed; an unknown app_key is none", () =>
+      Effect.gen(function*() {
+        const clients = yield* ClientsRepo
+        const key = appKey()
+        yield* clients.insert(newClient(key))
+        const bound = Option.getOrThrow(yield* clients.replaceScope(key, []))
+        expect([bound.scoped, bound.companies]).toEqual([true, []])
+        expect(Option.getOrThrow(yield* clients.findByAppKey(key))).toMatchObject({ scoped: true, companies: [] })
+        const unbound = Option.getOrThrow(yield* clients.replaceScope(key, null))
+        expect([unbound.scoped, unbound.companies]).toEqual([false, []])
+        expect(Option.isNone(yield* clients.replaceScope(appKey(), [1]))).toBe(true)
       }))
 
     it.effect("app_key is unique: a second insert with it is refused", () =>

@@ -73,9 +73,9 @@ describe("the table: one row per error", () => {
     })
   }
 
-  it("a batch item can fail with every 400 refusal of DECISIONS §1 and with not_found, and with nothing else", () => {
+  it("a batch item can fail with every 400 refusal of DECISIONS §1, with not_found and with out_of_scope (§14), and with nothing else", () => {
     const itemReasons = tags.filter((tag) => "item" in ERRORS[tag].row).flatMap((tag) => reasonsOf(ERRORS[tag]))
-    expect([...itemReasons].sort()).toEqual([...BAD_REQUEST_REASONS, "not_found"].sort())
+    expect([...itemReasons].sort()).toEqual([...BAD_REQUEST_REASONS, "not_found", "out_of_scope"].sort())
   })
 
   it("the refusals that tell a masking client a value exists are the duplicate_* ones (DECISIONS §13)", () => {

@@ -38,7 +38,9 @@ export const makeFakeClientsRepo = (createdAt = "2026-01-01T08:00:00") =>
             webhook_secret_enc: null,
             webhook_prev_secret_enc: null,
             webhook_prev_expires_at: null,
-            created_at: createdAt
+            created_at: createdAt,
+            scoped: false,
+            companies: []
           }
           rows.set(created.app_key, created)
           return Effect.succeed(created)
@@ -49,6 +51,18 @@ export const makeFakeClientsRepo = (createdAt = "2026-01-01T08:00:00") =>
           if (current === undefined) return Option.none()
           const defined = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined))
           const next = { ...current, ...defined } as ClientRow
+          rows.set(appKey, next)
+          return Option.some(next)
+        }),
+      replaceScope: (appKey, companies) =>
+        Effect.sync(() => {
+          const current = rows.get(appKey)
+          if (current === undefined) return Option.none()
+          const next: ClientRow = {
+            ...current,
+            scoped: companies !== null,
+            companies: [...new Set(companies ?? [])].sort((a, b) => a - b)
+          }
           rows.set(appKey, next)
           return Option.some(next)
         })

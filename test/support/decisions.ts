@@ -1,5 +1,5 @@
 // The reasons (`data.error`) DECISIONS §1 lists, by status, with those §13 adds (401
-// signed_before_restart, 403 deprecated_secret): what the tests hold the error table and the API
+// signed_before_restart, 403 deprecated_secret) and §14 adds (403 out_of_scope): what the tests hold the error table and the API
 // description to.
 export const DECISIONS_REASONS: ReadonlyArray<readonly [number, ReadonlyArray<string>]> = [
   [400, [
@@ -31,7 +31,7 @@ export const DECISIONS_REASONS: ReadonlyArray<readonly [number, ReadonlyArray<st
     "invalid_signature",
     "signed_before_restart"
   ]],
-  [403, ["permission_denied", "deprecated_secret"]],
+  [403, ["permission_denied", "deprecated_secret", "out_of_scope"]],
   [404, ["not_found"]],
   [405, ["method_not_allowed"]],
   [409, ["task_locked", "idempotency_key_in_progress"]],

@@ -136,21 +136,25 @@ export const sharedTestDatabase = (config: Partial<AppConfigShape> = {}, clock: 
   }
 }
 
-/** Creates an API client with the given permissions and returns its credentials. */
+/**
+ * Creates an API client with the given permissions (bound to the `scope` companies when given,
+ * DECISIONS §14) and returns its credentials.
+ */
 export const createCredentials = (
   permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS,
-  options: { masking?: boolean; name?: string } = {}
+  options: { masking?: boolean; name?: string; scope?: ReadonlyArray<number> } = {}
 ) =>
   Effect.flatMap(Clients, (clients) =>
-    Effect.map(
-      Effect.orDie(clients.create({ name: options.name ?? "test", permissions, masking: options.masking ?? false })),
-      (c) => ({ appKey: c.app_key, appSecret: c.app_secret })
-    ))
+    Effect.gen(function*() {
+      const c = yield* Effect.orDie(clients.create({ name: options.name ?? "test", permissions, masking: options.masking ?? false }))
+      if (options.scope !== undefined) yield* Effect.orDie(clients.setScope(c.app_key, options.scope))
+      return { appKey: c.app_key, appSecret: c.app_secret }
+    }))
 
 /** A signed typed client for a new API client with these permissions. */
 export const signedClient = (
   permissions: ReadonlyArray<Permission> = ALL_PERMISSIONS,
-  options: { masking?: boolean; sign?: ClientOptions } = {}
+  options: { masking?: boolean; scope?: ReadonlyArray<number>; sign?: ClientOptions } = {}
 ) =>
   Effect.gen(function*() {
     const { baseUrl } = yield* TestServer
