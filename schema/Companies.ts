@@ -4,8 +4,8 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
-import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { Unscoped } from "./Auth.js"
+import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 import { CertLevel } from "./Matchmakers.js"
 

@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import { Unscoped } from "./Auth.js"
 import {
   BooleanFromQuery,
   EmptyEnvelope,
@@ -19,7 +20,6 @@ import {
   Text,
   Timestamp
 } from "./Common.js"
-import { Unscoped } from "./Auth.js"
 import { ErrorEnvelopes } from "./Errors.js"
 import { AccountStatus, StatusParams, WorkGroupLogFields } from "./WorkWechats.js"
 

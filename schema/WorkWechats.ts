@@ -7,8 +7,8 @@ import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { parseLogValue, renderLogValue } from "../src/domain/operationLog.js"
-import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { Unscoped } from "./Auth.js"
+import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
 export const WORK_WECHAT_PAGE = { default: 20, max: 100 } as const

@@ -20,8 +20,7 @@ const twoCompanies = Effect.gen(function*() {
   return { platform, a: a.id, b: b.id }
 })
 
-const feedOf = (client: Api) =>
-  Effect.map(client.events.list({ query: { page_size: 200 } }), (page) => page.list)
+const feedOf = (client: Api) => Effect.map(client.events.list({ query: { page_size: 200 } }), (page) => page.list)
 
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser, shared.database))("company-scoped clients", (it) => {
   it.effect("clients scope binds a client to companies, clients list shows it, --none removes it, unknown companies are 404", () =>

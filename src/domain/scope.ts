@@ -17,8 +17,7 @@ export const of = (ids: ReadonlyArray<number>): CompanyScope => ({
   ids: [...new Set(ids)].sort((a, b) => a - b)
 })
 
-export const isScoped = (scope: CompanyScope): scope is Extract<CompanyScope, { readonly _tag: "Companies" }> =>
-  scope._tag === "Companies"
+export const isScoped = (scope: CompanyScope): scope is Extract<CompanyScope, { readonly _tag: "Companies" }> => scope._tag === "Companies"
 
 /**
  * The companies a query is limited to, as a SQL parameter: null for every company. A repository
@@ -52,7 +51,10 @@ export const companyOfWrite = (
   scope: CompanyScope,
   named: number | undefined,
   path = "company_id"
-): { readonly _tag: "Company"; readonly id: number | undefined } | { readonly _tag: "Refused"; readonly error: OutOfScope | InvalidInput } => {
+): { readonly _tag: "Company"; readonly id: number | undefined } | {
+  readonly _tag: "Refused"
+  readonly error: OutOfScope | InvalidInput
+} => {
   if (named !== undefined) {
     const refused = checkNamed(scope, named, path)
     return refused === undefined ? { _tag: "Company", id: named } : { _tag: "Refused", error: refused }

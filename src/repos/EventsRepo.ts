@@ -82,8 +82,7 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
     })
 
     /** The position of an event in the feed's order; none for an unknown (or pruned) id, or one outside the scope. */
-    const cursorOf = (scope: CompanyScope, eventId: string) =>
-      sqlEdge(cursorRow({ eventId, companies: Scopes.companyIds(scope) }))
+    const cursorOf = (scope: CompanyScope, eventId: string) => sqlEdge(cursorRow({ eventId, companies: Scopes.companyIds(scope) }))
 
     /** Up to `limit` events of the scope the permissions let the client read, oldest first, after the cursor. */
     const page = (scope: CompanyScope, request: Omit<typeof PageRequest.Type, "companies">) =>
