@@ -10,6 +10,10 @@ const INTERNAL_MODULE = /^(effect|@effect\/[^/]+)\/(.+\/)?internal(\/|$)/
 const INTERNAL_MESSAGE = "Effect's internal modules are not its API: use the package's public exports."
 const CONTEXT_MESSAGE = "No unsafe Context functions: read services with yield*, provide them with Effect.provideService or layers."
 const SERVE_MESSAGE = "Serve with HttpRouter.serve (or HttpRouter.toHttpEffect); build layers with Layer.build."
+/** A relative import of the contract (schema/) from below it. */
+const CONTRACT_MODULE = /^(\.\.\/)+schema(\/|$)/
+const CONTRACT_MESSAGE =
+  "The domain is the ground floor: it imports nothing from the contract (schema/ imports the domain). Move the literal or schema down into src/domain."
 const RUN_MESSAGE = "Run an effect from a callback with a scoped FiberSet.makeRuntime (or fork it with Effect.forkDetach)."
 
 export default tseslint.config(
@@ -104,6 +108,21 @@ export default tseslint.config(
             "No object built over another's prototype and getters (a request with other parts: HttpServerRequest.fromClientRequest or modify)."
         }
       ]
+    }
+  },
+  {
+    // Layers only point down (docs/contributor.md, "Code layout"): src/domain is the ground floor, so
+    // none of its files imports the contract. The contract's literals that the rules read live in
+    // src/domain and schema/ names them. This entry replaces the rule's options for src/domain, so it
+    // repeats the guard on Effect's internal modules.
+    files: ["src/domain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [
+          { regex: INTERNAL_MODULE.source, message: INTERNAL_MESSAGE },
+          { regex: CONTRACT_MODULE.source, caseSensitive: true, message: CONTRACT_MESSAGE }
+        ]
+      }]
     }
   }
 )

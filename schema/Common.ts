@@ -17,9 +17,9 @@ export const ResponseMask = Context.Reference<(data: unknown) => unknown>("Contr
 })
 export type ResponseMask = typeof ResponseMask
 
-export { optionalOut, trusted } from "../src/domain/schemaFields.js"
+export { Int, optionalOut, Text, trusted } from "../src/domain/schemaFields.js"
 import type { LimitedAction } from "../src/domain/actionLimits.js"
-import { trusted } from "../src/domain/schemaFields.js"
+import { Int, trusted } from "../src/domain/schemaFields.js"
 import { existsAsUtc } from "../src/domain/time.js"
 
 /**
@@ -61,12 +61,6 @@ export const IdOnly = Schema.Struct({ id: Schema.Int })
 
 /** Largest id: ids are PostgreSQL `integer` (int4). */
 export const MAX_ID = 2_147_483_647
-
-/**
- * An integer in a JSON body. Its integer check stops the checks that follow (ranges), so a
- * fraction reports one issue, as a refinement chain did.
- */
-export const Int = Schema.Number.check(Schema.isInt().abort())
 
 /** An id in a JSON body: a positive int4. */
 export const Id = Int.check(
@@ -216,18 +210,6 @@ export const pageOf = (
   const pageSize = Math.min(params.page_size ?? limits.default, limits.max)
   return { page, pageSize, offset: (page - 1) * pageSize }
 }
-
-/** Bounded string with the length limits of SPEC §8 (counted in characters, not bytes). */
-export const Text = (max: number, min = 0) =>
-  Schema.String.check(
-    Schema.makeFilter(
-      (s: string) => {
-        const n = [...s].length
-        return n >= min && n <= max ? undefined : min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`
-      },
-      { toJsonSchema: () => ({ minLength: min, maxLength: max }) }
-    ).abort()
-  )
 
 /** Exactly 11 digits (DECISIONS §1). */
 export const Phone = Schema.String.check(Schema.isPattern(/^\d{11}$/u, { message: "must be exactly 11 digits" }))

@@ -5,11 +5,13 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import { MatchStatus } from "../src/domain/matches.js"
 import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
-export const MatchStatus = Schema.Literals(["pending", "pending_date", "dating", "completed", "rejected", "closed"])
-export type MatchStatus = typeof MatchStatus.Type
+/** The status literals are the domain's (its moves are written over them); the contract names them. */
+export { MatchStatus }
+
 /** The states a client may set (a match is created pending). */
 export const MatchTargetStatus = Schema.Literals(["pending_date", "dating", "completed", "rejected", "closed"])
 

@@ -1,6 +1,12 @@
 // Activity rules of DECISIONS §4 and §5: the operator's audit and opening, the time window, and
 // which quota and fee a guest's gender picks.
-import type { ActivityStatus, AuditStatus } from "../../schema/Activities.js"
+import * as Schema from "effect/Schema"
+
+/** An activity's status and its audit's (SPEC §2.9, §3.3): the contract's fields and the states below. */
+export const ActivityStatus = Schema.Literals(["draft", "registering", "ongoing", "ended"])
+export type ActivityStatus = typeof ActivityStatus.Type
+export const AuditStatus = Schema.Literals(["pending", "approved", "rejected"])
+export type AuditStatus = typeof AuditStatus.Type
 
 export type OperatorAction = "approve" | "reject" | "open"
 

@@ -1,7 +1,7 @@
 // What a guest card gives (DECISIONS §8): the parsed card itself, and from it the fields of a
 // guest — SPEC's camelCase parsed keys become guest field names, overrides replace or add fields,
 // and a short summary is written. The recognisers in src/card produce ParsedCard values.
-import type { Education, MaritalStatus } from "../../schema/Guests.js"
+import type { Education, MaritalStatus } from "./guestFields.js"
 
 /** The structured partner requirement read from a card (a subset of the API's requirement_tags). */
 export interface CardRequirementTags {

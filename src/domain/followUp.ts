@@ -1,6 +1,6 @@
 // Follow-up tasks as pure rules (SPEC §2.6, §3.1; DECISIONS §4, §5, §7): the transitions and the
 // lock with its lease, the numeric codes of the task detail, plan days and their dates.
-import { Education, MaritalStatus } from "../../schema/Guests.js"
+import { Education, MaritalStatus } from "./guestFields.js"
 import { INCOME_LEVELS } from "./income.js"
 import { AREAS, CITIES, PROVINCES } from "./regions.js"
 

@@ -1,8 +1,8 @@
 // The derived data of a guest write (DECISIONS §6), in one place for create, update and both
 // batches: requirement_tags → req_*, income amount/level, family income, req_income_text,
 // region codes and completeness. Pure: the current state and what was sent in, the next state out.
-import type { GuestStatus, RequirementTags } from "../../schema/Guests.js"
 import { completeness } from "./completeness.js"
+import type { GuestStatus, RequirementTags } from "./guestFields.js"
 import { type IncomeLevel, incomeLevelLowerBound, incomeLevelMinAmount, incomeLevelOf, parseIncomeText } from "./income.js"
 import { locationCodes, nativePlaceCode } from "./regions.js"
 

@@ -1,6 +1,6 @@
 // The match score of DECISIONS §6: 0-100, how well each guest meets the other's hard filters
 // (req_* fields and the tags only the score reads), averaged over both directions.
-import { Education, type RequirementTags } from "../../schema/Guests.js"
+import { Education, type RequirementTags } from "./guestFields.js"
 import { incomeLevelCode, incomeLevelOf } from "./income.js"
 
 /** What the score reads of a guest: its own profile and its requirements of a partner. */

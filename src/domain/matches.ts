@@ -1,6 +1,10 @@
 // Match rules of DECISIONS §5 and §6: the allowed status moves, which matches are open (one per
 // pair), and the matchmakers whose counters a match moves.
-import type { MatchStatus } from "../../schema/Matches.js"
+import * as Schema from "effect/Schema"
+
+/** A match's status (SPEC §2.10): the contract's field and the states of the moves below. */
+export const MatchStatus = Schema.Literals(["pending", "pending_date", "dating", "completed", "rejected", "closed"])
+export type MatchStatus = typeof MatchStatus.Type
 
 /** Where each status may go; the final ones go nowhere. */
 export const MATCH_MOVES: Readonly<Record<MatchStatus, ReadonlyArray<MatchStatus>>> = {

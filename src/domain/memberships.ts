@@ -1,7 +1,12 @@
 // Membership rules of DECISIONS §5: active → expired (the daemon, at expire_at) and active →
 // cancelled (the operator); a renewal of an expired or cancelled one makes a new record.
-import type { MembershipStatus } from "../../schema/Memberships.js"
+import * as Schema from "effect/Schema"
+
 import type { Move } from "./matches.js"
+
+/** A membership's status (SPEC §2.11, §3.3): the contract's field and the states of the moves below. */
+export const MembershipStatus = Schema.Literals(["active", "expired", "cancelled"])
+export type MembershipStatus = typeof MembershipStatus.Type
 
 export const MEMBERSHIP_MOVES: Readonly<Record<MembershipStatus, ReadonlyArray<MembershipStatus>>> = {
   active: ["expired", "cancelled"],

@@ -1,4 +1,4 @@
-// Two schema building blocks shared by the contract (schema/) and the domain's own tagged errors,
+// The schema building blocks shared by the contract (schema/) and the domain's own tagged errors,
 // kept here so that the domain needs nothing from the contract above it.
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -27,4 +27,22 @@ export const optionalOut = <S extends Schema.Top>(schema: S) =>
       decode: SchemaGetter.passthrough(),
       encode: SchemaGetter.transformOptional(Option.filter(Predicate.isNotUndefined))
     })
+  )
+
+/**
+ * An integer in a JSON body. Its integer check stops the checks that follow (ranges), so a
+ * fraction reports one issue, as a refinement chain did.
+ */
+export const Int = Schema.Number.check(Schema.isInt().abort())
+
+/** Bounded string with the length limits of SPEC §8 (counted in characters, not bytes). */
+export const Text = (max: number, min = 0) =>
+  Schema.String.check(
+    Schema.makeFilter(
+      (s: string) => {
+        const n = [...s].length
+        return n >= min && n <= max ? undefined : min > 0 ? `must be ${min} to ${max} characters` : `must be at most ${max} characters`
+      },
+      { toJsonSchema: () => ({ minLength: min, maxLength: max }) }
+    ).abort()
   )

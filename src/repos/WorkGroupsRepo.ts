@@ -18,28 +18,17 @@ import {
   MatchmakerMember,
   WorkGroup,
   WorkGroupCreate,
-  WorkGroupListParams,
+  type WorkGroupListParams,
   WorkGroupLog,
   WorkWechatMember
 } from "../../schema/WorkGroups.js"
 import { DuplicateGroupNo } from "../domain/errors.js"
-import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import type { KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
-import { makeOperationLogs, StoredLogValues } from "./operationLogs.js"
+import { type ListRequest, makeLoggedRecords } from "./loggedRecords.js"
+import { StoredLogValues } from "./operationLogs.js"
 import { CountRow, Timestamp } from "./rows.js"
-import {
-  containsPattern,
-  keywordMatch,
-  listPage,
-  onUniqueViolation,
-  pageTail,
-  SearchRequest,
-  sinceFilter,
-  sqlEdge,
-  syncColumns,
-  SyncKeyFields,
-  uncountedList
-} from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
 
 /** What a page row has beyond its record: the window total (by `page`) and the sync key. */
 const PageKeys = { total_count: Schema.optional(Schema.Int), ...SyncKeyFields }
@@ -48,9 +37,9 @@ export const MemberKind = Schema.Literals(["matchmaker", "work_wechat"])
 export type MemberKind = typeof MemberKind.Type
 
 /** A non-empty group_no belongs to one live group: a write that takes another's is the client's 400. */
-const mapDuplicateGroupNo = onUniqueViolation({
+const DUPLICATES = {
   work_groups_group_no_key: () => new DuplicateGroupNo({ message: "group_no is already used by another group" })
-})
+}
 
 const MEMBER_TABLE = { matchmaker: "work_group_matchmakers", work_wechat: "work_group_work_wechats" } as const
 const MEMBER_COLUMN = { matchmaker: "matchmaker_id", work_wechat: "work_wechat_id" } as const
@@ -63,11 +52,6 @@ const GROUP_COLUMNS = `g.id::int AS id, g.name, g.group_no, g.qr_code, g.status,
 /** A group as selected by GROUP_COLUMNS: the contract's record, instants as platform-time text. */
 const GroupRow = Schema.Struct({ ...WorkGroup.fields, created_at: Timestamp, updated_at: Timestamp })
 const GroupPageRow = Schema.Struct({ ...GroupRow.fields, ...PageKeys })
-const ListRequest = Schema.Struct({
-  ...SearchRequest(WorkGroupListParams, KEYWORD_FIELDS.work_group).fields,
-  sync: Schema.UndefinedOr(SyncWindow)
-})
-
 /** The columns an update may change, with the id and status, of a locked live group. */
 const LockedGroup = WorkGroup.mapFields(Struct.pick(["id", "status", "name", "group_no", "qr_code", "remark"]))
 
@@ -88,42 +72,6 @@ const MemberPageRequest = Schema.Struct({
 export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroups/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(GROUP_COLUMNS)
-
-    const insert = SqlSchema.findOne({
-      Request: Schema.toType(WorkGroupCreate),
-      Result: IdRow,
-      execute: (input) => sql`INSERT INTO work_groups ${sql.insert({ ...input })} RETURNING id::int AS id`
-    })
-
-    const findLive = SqlSchema.findOneOption({
-      Request: Schema.Int,
-      Result: GroupRow,
-      execute: (id) => sql`SELECT ${cols} FROM work_groups g WHERE g.id = ${id} AND g.deleted_at IS NULL`
-    })
-
-    const lockLive = SqlSchema.findOneOption({
-      Request: Schema.Int,
-      Result: LockedGroup,
-      execute: (id) =>
-        sql`SELECT id::int AS id, status, name, group_no, qr_code, remark FROM work_groups
-          WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
-    })
-
-    const update = SqlSchema.void({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
-      execute: ({ change, id }) => sql`UPDATE work_groups SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id}`
-    })
-
-    /** Soft delete; a suffix on group_no keeps the deleted row's number out of the way. */
-    const softDelete = SqlSchema.findOne({
-      Request: Schema.Int,
-      Result: Schema.Struct({ id: Schema.Int, deleted_at: Timestamp }),
-      execute: (id) =>
-        sql`UPDATE work_groups SET deleted_at = now(), updated_at = now(),
-          group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END WHERE id = ${id}
-          RETURNING id::int AS id, deleted_at`
-    })
 
     const memberCounts = SqlSchema.findOne({
       Request: Schema.Int,
@@ -134,8 +82,23 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           (SELECT count(*)::int FROM work_group_work_wechats WHERE work_group_id = ${id}) AS accounts`
     })
 
+    const records = makeLoggedRecords(sql, {
+      table: "work_groups",
+      alias: "g",
+      columns: GROUP_COLUMNS,
+      create: Schema.toType(WorkGroupCreate),
+      row: GroupRow,
+      pageRow: GroupPageRow,
+      locked: { row: LockedGroup, columns: "id::int AS id, status, name, group_no, qr_code, remark" },
+      // A suffix on group_no keeps the deleted row's number out of the way.
+      deleteSets: "group_no = CASE WHEN group_no = '' THEN '' ELSE group_no || '#deleted-' || id END",
+      duplicates: DUPLICATES,
+      list: { limits: GROUP_PAGE, where: (request: ListRequest<WorkGroupListParams, KeywordField<"work_group">>) => where(request) },
+      logs: { table: "work_group_logs", owner: "work_group_id", limits: GROUP_LOG_PAGE, pageRow: LogPageRow }
+    })
+
     const keywordColumns = { name: sql`lower(g.name)`, group_no: sql`lower(g.group_no)`, remark: sql`lower(g.remark)` }
-    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
+    const where = ({ params: p, searchable, sync }: ListRequest<WorkGroupListParams, KeywordField<"work_group">>) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`g.deleted_at IS NULL`,
@@ -168,32 +131,6 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           : [])
       ])
     }
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
-      Result: GroupPageRow,
-      execute: ({ window, ...request }) => {
-        const { offset, pageSize } = pageOf(request.params, GROUP_PAGE)
-        return sql`SELECT ${cols}, ${syncColumns(sql, "g.updated_at", "g.id")}${
-          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
-        } FROM work_groups g ${
-          pageTail(sql, {
-            sync: request.sync,
-            where: where(request),
-            at: "g.updated_at",
-            id: "g.id",
-            offsetOrder: "g.id DESC",
-            pageSize,
-            offset
-          })
-        }`
-      }
-    })
-    const count = SqlSchema.findAll({
-      Request: ListRequest,
-      Result: CountRow,
-      execute: (request) => sql`SELECT count(*)::int AS n FROM work_groups g WHERE ${where(request)}`
-    })
-
     const insertMembers = SqlSchema.findAll({
       Request: Schema.Struct({ groupId: Schema.Int, kind: MemberKind, ids: Ids, remark: Schema.NullOr(Schema.String) }),
       Result: Schema.Struct({ member: Schema.Int }),
@@ -266,8 +203,6 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           WHERE ${sql.and([sql`y.work_group_id = ${groupId}`, ...sinceFilter(sql, sync, "y.joined_at")])}`
     })
 
-    const logs = makeOperationLogs(sql, { table: "work_group_logs", owner: "work_group_id", limits: GROUP_LOG_PAGE, pageRow: LogPageRow })
-
     const selectExisting = SqlSchema.findAll({
       Request: Schema.Struct({ kind: MemberKind, ids: Ids }),
       Result: IdRow,
@@ -278,20 +213,8 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
     })
 
     return {
-      insert: (input: WorkGroupCreate) => sqlEdge(mapDuplicateGroupNo(Effect.map(insert(input), (r) => r.id))),
-      findLive: (id: number) => sqlEdge(findLive(id)),
-      /** The live group, locked for the rest of the transaction. */
-      lockLive: (id: number) => sqlEdge(lockLive(id)),
-      /** Sets the given columns (the changed ones of an update, a status). */
-      update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicateGroupNo(update({ id, change }))),
-      /** Soft-deletes; the `*.deleted` payload, `{id, deleted_at}`. */
-      softDelete: (id: number) => sqlEdge(softDelete(id)),
+      ...records,
       memberCounts: (id: number) => sqlEdge(memberCounts(id)),
-      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: WorkGroupListParams, searchable: ReadonlyArray<KeywordField<"work_group">>, sync: SyncWindow | undefined) => {
-        const request = { params, searchable, sync }
-        return uncountedList({ page: page, count: count }, request, pageOf(params, GROUP_PAGE).offset)
-      },
       /** Adds members that are not members yet; returns the member ids added. */
       addMembers: (groupId: number, kind: MemberKind, ids: ReadonlyArray<number>, remark: string | null) =>
         ids.length === 0
@@ -319,10 +242,6 @@ export class WorkGroupsRepo extends Context.Service<WorkGroupsRepo>()("WorkGroup
           offset
         }))
       },
-      /** Writes log entries for one group (operator: this interface). */
-      log: logs.write,
-      listLogs: logs.page,
-      logOwnerEverExisted: logs.ownerEverExisted,
       /** Of these ids, those that exist (matchmakers) or are live (accounts). */
       existingMembers: (kind: MemberKind, ids: ReadonlyArray<number>) =>
         ids.length === 0

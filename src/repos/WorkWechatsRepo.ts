@@ -11,51 +11,35 @@ import * as Struct from "effect/Struct"
 
 import { pageOf } from "../../schema/Common.js"
 import {
-  type AccountStatus,
   Association,
   AssociationListParams,
   TargetType,
   WORK_WECHAT_PAGE,
   WorkWechat,
   WorkWechatCreate,
-  WorkWechatListParams,
+  type WorkWechatListParams,
   WorkWechatLog
 } from "../../schema/WorkWechats.js"
 import { DuplicateDeviceId, DuplicatePhone, DuplicateWechatNumber } from "../domain/errors.js"
-import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import type { KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
-import { makeOperationLogs, StoredLogValues } from "./operationLogs.js"
+import { type ListRequest, makeLoggedRecords } from "./loggedRecords.js"
+import { StoredLogValues } from "./operationLogs.js"
 import { CountRow, Timestamp } from "./rows.js"
-import {
-  containsPattern,
-  keywordMatch,
-  onUniqueViolation,
-  pageTail,
-  SearchRequest,
-  sinceFilter,
-  sqlEdge,
-  syncColumns,
-  SyncKeyFields,
-  uncountedList
-} from "./sqlHelpers.js"
+import { containsPattern, keywordMatch, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields, uncountedList } from "./sqlHelpers.js"
 
 const taken = (field: string) => ({ message: `${field} is already used by another work WeChat account` })
 
 /** The unique rules of an account, by constraint: a write that breaks one is the client's 400. */
-const mapDuplicates = onUniqueViolation<DuplicateWechatNumber | DuplicatePhone | DuplicateDeviceId>({
+const DUPLICATES: Readonly<Record<string, () => DuplicateWechatNumber | DuplicatePhone | DuplicateDeviceId>> = {
   work_wechats_wechat_number_key: () => new DuplicateWechatNumber(taken("wechat_number")),
   work_wechats_phone_key: () => new DuplicatePhone(taken("phone")),
   work_wechats_device_id_key: () => new DuplicateDeviceId(taken("device_id"))
-})
+}
 
 /** An account as selected by ACCOUNT_COLUMNS: the contract's record, instants as platform-time text. */
 const AccountRow = Schema.Struct({ ...WorkWechat.fields, created_at: Timestamp, updated_at: Timestamp })
 const AccountPageRow = Schema.Struct({ ...AccountRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
-const ListRequest = Schema.Struct({
-  ...SearchRequest(WorkWechatListParams, KEYWORD_FIELDS.work_wechat).fields,
-  sync: Schema.UndefinedOr(SyncWindow)
-})
-
 /** The columns an update may change, with the id and status, of a locked live account. */
 const LockedAccount = WorkWechat.mapFields(Struct.pick([
   "id",
@@ -87,7 +71,6 @@ const LogPageRow = Schema.Struct({
 const IdRow = Schema.Struct({ id: Schema.Int })
 const TargetRow = Schema.Struct({ target_id: Schema.Int })
 const Ids = Schema.Array(Schema.Int)
-const Change = Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) })
 
 const ACCOUNT_COLUMNS = `w.id::int AS id, w.admin_id::int AS admin_id, w.wechat_number, w.phone, w.device_id,
   w.wechat_nickname, w.avatar, w.qr_code, w.status, w.remark,
@@ -98,33 +81,6 @@ const ACCOUNT_COLUMNS = `w.id::int AS id, w.admin_id::int AS admin_id, w.wechat_
 export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWechats/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(ACCOUNT_COLUMNS)
-
-    const insert = SqlSchema.findOne({
-      Request: Schema.toType(WorkWechatCreate),
-      Result: IdRow,
-      execute: (input) => sql`INSERT INTO work_wechats ${sql.insert({ ...input })} RETURNING id::int AS id`
-    })
-
-    const findLive = SqlSchema.findOneOption({
-      Request: Schema.Int,
-      Result: AccountRow,
-      execute: (id) => sql`SELECT ${cols} FROM work_wechats w WHERE w.id = ${id} AND w.deleted_at IS NULL`
-    })
-
-    const lockLive = SqlSchema.findOneOption({
-      Request: Schema.Int,
-      Result: LockedAccount,
-      execute: (id) =>
-        sql`SELECT id::int AS id, status, admin_id::int AS admin_id, wechat_number, phone, device_id, wechat_nickname, avatar,
-            qr_code, remark
-          FROM work_wechats WHERE id = ${id} AND deleted_at IS NULL FOR UPDATE`
-    })
-
-    const update = SqlSchema.void({
-      Request: Change,
-      execute: ({ change, id }) => sql`UPDATE work_wechats SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id}`
-    })
 
     // In id order, so two writes moving the same counts cannot deadlock; NO KEY UPDATE does not
     // wait for the KEY SHARE locks the users' foreign keys hold on the same rows.
@@ -138,14 +94,6 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       execute: (id) => sql`UPDATE work_wechats SET updated_at = now() WHERE id = ${id}`
     })
 
-    const softDelete = SqlSchema.findOne({
-      Request: Schema.Int,
-      Result: Schema.Struct({ id: Schema.Int, deleted_at: Timestamp }),
-      execute: (id) =>
-        sql`UPDATE work_wechats SET deleted_at = now(), updated_at = now() WHERE id = ${id}
-          RETURNING id::int AS id, deleted_at`
-    })
-
     const attachments = SqlSchema.findOne({
       Request: Schema.Int,
       Result: Schema.Struct({ associations: Schema.Int, users: Schema.Int }),
@@ -155,13 +103,33 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
           (SELECT count(*)::int FROM users WHERE work_wechat_id = ${id}) AS users`
     })
 
+    const records = makeLoggedRecords(sql, {
+      table: "work_wechats",
+      alias: "w",
+      columns: ACCOUNT_COLUMNS,
+      create: Schema.toType(WorkWechatCreate),
+      row: AccountRow,
+      pageRow: AccountPageRow,
+      locked: {
+        row: LockedAccount,
+        columns: `id::int AS id, status, admin_id::int AS admin_id, wechat_number, phone, device_id, wechat_nickname, avatar,
+          qr_code, remark`
+      },
+      duplicates: DUPLICATES,
+      list: {
+        limits: WORK_WECHAT_PAGE,
+        where: (request: ListRequest<WorkWechatListParams, KeywordField<"work_wechat">>) => where(request)
+      },
+      logs: { table: "work_wechat_logs", owner: "work_wechat_id", limits: WORK_WECHAT_PAGE, pageRow: LogPageRow }
+    })
+
     const keywordColumns = {
       wechat_number: sql`lower(w.wechat_number)`,
       phone: sql`w.phone`,
       device_id: sql`lower(w.device_id)`,
       wechat_nickname: sql`lower(w.wechat_nickname)`
     }
-    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
+    const where = ({ params: p, searchable, sync }: ListRequest<WorkWechatListParams, KeywordField<"work_wechat">>) => {
       const kw = p.keyword?.trim() ? containsPattern(p.keyword.trim()) : undefined
       return sql.and([
         sql`w.deleted_at IS NULL`,
@@ -176,32 +144,6 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
         ...sinceFilter(sql, sync, "w.updated_at")
       ])
     }
-    const page = SqlSchema.findAll({
-      Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
-      Result: AccountPageRow,
-      execute: ({ window, ...request }) => {
-        const { offset, pageSize } = pageOf(request.params, WORK_WECHAT_PAGE)
-        return sql`SELECT ${cols}, ${syncColumns(sql, "w.updated_at", "w.id")}${
-          window ? sql`, count(*) OVER ()::int AS total_count` : sql``
-        } FROM work_wechats w ${
-          pageTail(sql, {
-            sync: request.sync,
-            where: where(request),
-            at: "w.updated_at",
-            id: "w.id",
-            offsetOrder: "w.id DESC",
-            pageSize,
-            offset
-          })
-        }`
-      }
-    })
-    const count = SqlSchema.findAll({
-      Request: ListRequest,
-      Result: CountRow,
-      execute: (request) => sql`SELECT count(*)::int AS n FROM work_wechats w WHERE ${where(request)}`
-    })
-
     const targetKinds = SqlSchema.findAll({
       Request: Schema.Struct({ type: TargetType, ids: Ids }),
       Result: Schema.Struct({ id: Schema.Int, kind: Schema.String }),
@@ -315,13 +257,6 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
       execute: (request) => sql`SELECT count(*)::int AS n FROM work_wechat_associations a WHERE ${associationWhere(request)}`
     })
 
-    const logs = makeOperationLogs(sql, {
-      table: "work_wechat_logs",
-      owner: "work_wechat_id",
-      limits: WORK_WECHAT_PAGE,
-      pageRow: LogPageRow
-    })
-
     const selectLive = SqlSchema.findAll({
       Request: Ids,
       Result: IdRow,
@@ -329,23 +264,9 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
     })
 
     return {
-      insert: (input: WorkWechatCreate) => sqlEdge(mapDuplicates(Effect.map(insert(input), (r) => r.id))),
-      findLive: (id: number) => sqlEdge(findLive(id)),
-      /** The live account, locked for the rest of the transaction. */
-      lockLive: (id: number) => sqlEdge(lockLive(id)),
-      /** Sets the given columns (the changed ones of an update, an admin); a taken unique value is refused. */
-      update: (id: number, change: Readonly<Record<string, unknown>>) => sqlEdge(mapDuplicates(update({ id, change }))),
-      /** Sets the status: no unique rule involves it, so it cannot collide. */
-      setStatus: (id: number, status: AccountStatus) => sqlEdge(update({ id, change: { status } })),
+      ...records,
       touch: (id: number) => sqlEdge(touch(id)),
-      /** Soft-deletes; the `*.deleted` payload, `{id, deleted_at}`. */
-      softDelete: (id: number) => sqlEdge(softDelete(id)),
       attachments: (id: number) => sqlEdge(attachments(id)),
-      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: WorkWechatListParams, searchable: ReadonlyArray<KeywordField<"work_wechat">>, sync: SyncWindow | undefined) => {
-        const request = { params, searchable, sync }
-        return uncountedList({ page: page, count: count }, request, pageOf(params, WORK_WECHAT_PAGE).offset)
-      },
       checkTargets,
       associate,
       disassociate: (accountId: number, type: TargetType, targetId: number) =>
@@ -362,17 +283,13 @@ export class WorkWechatsRepo extends Context.Service<WorkWechatsRepo>()("WorkWec
         const request = { accountId, params, sync }
         return uncountedList({ page: associationPage, count: associationCount }, request, pageOf(params, WORK_WECHAT_PAGE).offset)
       },
-      /** Writes log entries for one account (operator: this interface). */
-      log: logs.write,
-      listLogs: logs.page,
-      logOwnerEverExisted: logs.ownerEverExisted,
-      /** Of these account ids, the live ones. */
       /**
        * Locks the accounts whose user_count a write moves, before the write, for the rest of the
        * transaction: concurrent moves of one account's count then commit one after the other, each
        * event reading the count the previous one committed (DECISIONS §12).
        */
       lockCounted: (ids: ReadonlyArray<number>) => ids.length === 0 ? Effect.void : sqlEdge(lockCounted(ids)),
+      /** Of these account ids, the live ones. */
       liveIds: (ids: ReadonlyArray<number>) =>
         ids.length === 0
           ? Effect.succeed(new Set<number>())

@@ -11,16 +11,15 @@ import {
   GROUP_MATCHMAKER_PAGE,
   GROUP_PAGE,
   type WorkGroupCreate,
-  type WorkGroupListParams,
   type WorkGroupUpdate
 } from "../../schema/WorkGroups.js"
-import type { AccountStatus } from "../../schema/WorkWechats.js"
 import { AlreadyMember, GroupHasMembers, NotFound } from "../domain/errors.js"
-import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
+import type { LogEntry } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type MemberKind, WorkGroupsRepo } from "../repos/WorkGroupsRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
+import { syncWindow } from "./common.js"
+import { loggedRecordCases } from "./loggedRecords.js"
 
 const resourceOf = (kind: MemberKind) => (kind === "matchmaker" ? "matchmaker" as const : "work_wechat" as const)
 
@@ -29,59 +28,29 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
     const repo = yield* WorkGroupsRepo
     const tx = yield* Transaction
     const events = yield* ChangeEvents
-    const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_group", id))
+    const records = loggedRecordCases({
+      resource: "work_group",
+      repo,
+      tx,
+      events,
+      path: "work-groups",
+      limits: { list: GROUP_PAGE, logs: GROUP_LOG_PAGE },
+      removal: {
+        held: repo.memberCounts,
+        refusal: ({ accounts, matchmakers }) =>
+          matchmakers > 0 || accounts > 0
+            ? new GroupHasMembers({
+              message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
+            })
+            : undefined
+      }
+    })
+    const { get, locked } = records
 
-    const create = (input: WorkGroupCreate) =>
-      tx.run(Effect.gen(function*() {
-        const id = yield* repo.insert({ ...input, group_no: input.group_no ?? "" })
-        yield* repo.log(id, [{ action: "create" }])
-        yield* events.records("work_group.created", [id])
-        return { id }
-      }))
-
-    const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_group", id))
-    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = (params: WorkGroupListParams, masking: boolean) =>
-      Effect.gen(function*() {
-        const searchable = yield* searchableFields("work_group", masking, params)
-        return yield* repo.list(params, searchable, yield* syncWindow("work-groups", params, GROUP_PAGE))
-      })
+    const create = (input: WorkGroupCreate) => records.create({ ...input, group_no: input.group_no ?? "" })
 
     const update = (id: number, change: WorkGroupUpdate) =>
-      tx.run(Effect.gen(function*() {
-        const normalized = "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change
-        const update = updateOf(yield* locked(id), normalized)
-        if (update === undefined) return null
-        yield* repo.update(id, update.set)
-        yield* repo.log(id, [update.entry])
-        yield* events.updated("work_group.updated", [id], Object.keys(update.set))
-        return null
-      }))
-
-    const setStatus = (id: number, status: AccountStatus) =>
-      tx.run(Effect.gen(function*() {
-        const entry = statusChangeOf((yield* locked(id)).status, status)
-        if (entry === undefined) return null
-        yield* repo.update(id, { status })
-        yield* repo.log(id, [entry])
-        yield* events.updated("work_group.updated", [id], ["status"])
-        return null
-      }))
-
-    const remove = (id: number) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const { matchmakers, accounts } = yield* repo.memberCounts(id)
-        if (matchmakers > 0 || accounts > 0) {
-          return yield* new GroupHasMembers({
-            message: `the group still has ${matchmakers} matchmaker(s) and ${accounts} work account(s); remove them first`
-          })
-        }
-        const deleted = yield* repo.softDelete(id)
-        yield* repo.log(id, [{ action: "delete" }])
-        yield* events.payloads("work_group.deleted", [deleted])
-        return null
-      }))
+      records.update(id, "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change)
 
     const addMember = (id: number, kind: MemberKind, memberId: number, remark: string | null) =>
       tx.run(Effect.gen(function*() {
@@ -135,26 +104,19 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
         yield* get(id)
         return yield* repo.accountMembers(id, p, yield* syncWindow("work-groups/work-wechats", p, GROUP_ACCOUNT_PAGE, { id }))
       })
-    // The logs of a soft-deleted group stay readable (DECISIONS §5): its delete entry is there.
-    const logs = (id: number, p: PageParams) =>
-      Effect.gen(function*() {
-        if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_group", id)
-        return yield* repo.listLogs(id, p, yield* syncWindow("work-groups/logs", p, GROUP_LOG_PAGE, { id }))
-      })
-
     return {
       create,
       get,
-      list,
+      list: records.list,
       update,
-      setStatus,
-      remove,
+      setStatus: records.setStatus,
+      remove: records.remove,
       addMember,
       addMembers,
       removeMember,
       matchmakerMembers,
       accountMembers,
-      logs
+      logs: records.logs
     } as const
   })
 }) {

@@ -5,7 +5,6 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import type { PageParams } from "../../schema/Common.js"
 import type {
   AccountStatus,
   Associate,
@@ -17,16 +16,16 @@ import type {
   TransferAdmin,
   TransferOutcome,
   WorkWechatCreate,
-  WorkWechatListParams,
   WorkWechatUpdate
 } from "../../schema/WorkWechats.js"
 import { WORK_WECHAT_PAGE } from "../../schema/WorkWechats.js"
 import { AccountDisabled, AlreadyAssociated, HasAssociations, InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
-import { type LogEntry, statusChangeOf, updateOf } from "../domain/operationLog.js"
+import type { LogEntry } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { searchableFields, someOrNotFound, syncWindow } from "./common.js"
+import { syncWindow } from "./common.js"
+import { loggedRecordCases } from "./loggedRecords.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
 
@@ -38,7 +37,24 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
     const tx = yield* Transaction
     const events = yield* ChangeEvents
 
-    const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound("work_wechat", id))
+    const records = loggedRecordCases({
+      resource: "work_wechat",
+      repo,
+      tx,
+      events,
+      path: "work-wechats",
+      limits: { list: WORK_WECHAT_PAGE, logs: WORK_WECHAT_PAGE },
+      removal: {
+        held: repo.attachments,
+        refusal: ({ associations, users }) =>
+          associations > 0 || users > 0
+            ? new HasAssociations({
+              message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
+            })
+            : undefined
+      }
+    })
+    const { get, locked } = records
 
     const checkTargets = (type: TargetType, ids: ReadonlyArray<number>, path: string) =>
       Effect.gen(function*() {
@@ -59,58 +75,12 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         : Effect.void
 
     const create = Effect.fn("WorkWechats.create")(function*(input: WorkWechatCreate) {
-      return yield* tx.run(Effect.gen(function*() {
-        const id = yield* repo.insert(input)
-        yield* repo.log(id, [{ action: "create" }])
-        yield* events.records("work_wechat.created", [id])
-        return { id }
-      }))
+      return yield* records.create(input)
     })
-
-    const get = (id: number) => repo.findLive(id).pipe(someOrNotFound("work_wechat", id))
-
-    /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = (params: WorkWechatListParams, masking: boolean) =>
-      Effect.gen(function*() {
-        const searchable = yield* searchableFields("work_wechat", masking, params)
-        return yield* repo.list(params, searchable, yield* syncWindow("work-wechats", params, WORK_WECHAT_PAGE))
-      })
 
     const update = Effect.fn("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
-      return yield* tx.run(Effect.gen(function*() {
-        const update = updateOf(yield* locked(id), change)
-        if (update === undefined) return null
-        yield* repo.update(id, update.set)
-        yield* repo.log(id, [update.entry])
-        yield* events.updated("work_wechat.updated", [id], Object.keys(update.set))
-        return null
-      }))
+      return yield* records.update(id, change)
     })
-
-    const setStatus = (id: number, status: AccountStatus) =>
-      tx.run(Effect.gen(function*() {
-        const entry = statusChangeOf((yield* locked(id)).status, status)
-        if (entry === undefined) return null
-        yield* repo.setStatus(id, status)
-        yield* repo.log(id, [entry])
-        yield* events.updated("work_wechat.updated", [id], ["status"])
-        return null
-      }))
-
-    const remove = (id: number) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const { associations, users } = yield* repo.attachments(id)
-        if (associations > 0 || users > 0) {
-          return yield* new HasAssociations({
-            message: `the account still has ${associations} association(s) and ${users} user(s); remove them first`
-          })
-        }
-        const deleted = yield* repo.softDelete(id)
-        yield* repo.log(id, [{ action: "delete" }])
-        yield* events.payloads("work_wechat.deleted", [deleted])
-        return null
-      }))
 
     const associate = (id: number, body: Associate) =>
       tx.run(Effect.gen(function*() {
@@ -228,27 +198,20 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         return yield* repo.listAssociations(id, params, yield* syncWindow("work-wechats/associations", params, WORK_WECHAT_PAGE, { id }))
       })
 
-    // The logs of a soft-deleted account stay readable (DECISIONS §5): its delete entry is there.
-    const logs = (id: number, params: PageParams) =>
-      Effect.gen(function*() {
-        if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of("work_wechat", id)
-        return yield* repo.listLogs(id, params, yield* syncWindow("work-wechats/logs", params, WORK_WECHAT_PAGE, { id }))
-      })
-
     return {
       create,
       get,
-      list,
+      list: records.list,
       update,
-      setStatus,
-      remove,
+      setStatus: records.setStatus,
+      remove: records.remove,
       associate,
       batchAssociate,
       disassociate,
       transfer,
       transferAdmin,
       associations,
-      logs
+      logs: records.logs
     } as const
   })
 }) {

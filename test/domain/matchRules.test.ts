@@ -2,12 +2,16 @@
 // counts for (§6).
 import { describe, expect, it } from "@effect/vitest"
 
-import type { ActivityStatus, AuditStatus } from "../../schema/Activities.js"
-import { MatchStatus } from "../../schema/Matches.js"
-import { type MembershipStatus } from "../../schema/Memberships.js"
-import { type OperatorAction, operatorMove, statusByTime, windowIsValid } from "../../src/domain/activities.js"
-import { countedMatchmakers, matchMove, type Move } from "../../src/domain/matches.js"
-import { membershipMove, validPlanDays } from "../../src/domain/memberships.js"
+import {
+  type ActivityStatus,
+  type AuditStatus,
+  type OperatorAction,
+  operatorMove,
+  statusByTime,
+  windowIsValid
+} from "../../src/domain/activities.js"
+import { countedMatchmakers, matchMove, MatchStatus, type Move } from "../../src/domain/matches.js"
+import { membershipMove, type MembershipStatus, validPlanDays } from "../../src/domain/memberships.js"
 
 describe("match status moves", () => {
   const allowed = new Set([
