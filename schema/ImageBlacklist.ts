@@ -5,6 +5,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -115,3 +116,9 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   )
   .annotate(OpenApi.Description, "MD5s of images refused at card import, for synchronisation with other systems and checks before upload.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const ImageBlacklistArea = Area.permitted(ImageBlacklistApi, {
+  permissions: ["open:image_blacklist:read", "open:image_blacklist:write"],
+  resources: ["image_blacklist"]
+})

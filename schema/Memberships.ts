@@ -5,6 +5,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -76,3 +77,9 @@ export class MembershipsApi extends HttpApiGroup.make("memberships")
   )
   .annotate(OpenApi.Description, "Platform users' memberships, bought by plan; they expire at expire_at.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const MembershipsArea = Area.permitted(MembershipsApi, {
+  permissions: ["open:membership:read", "open:membership:write"],
+  resources: ["membership", "plan"]
+})

@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import {
   BooleanFromQuery,
   EmptyEnvelope,
@@ -299,3 +300,9 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
   )
   .annotate(OpenApi.Description, "WeChat groups and their members (matchmakers and work WeChat accounts), with operation logs.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const WorkGroupsArea = Area.permitted(WorkGroupsApi, {
+  permissions: ["open:work_group:read", "open:work_group:write"],
+  resources: ["work_group"]
+})
