@@ -5,12 +5,31 @@
 // and repositories each process builds, the admin command line its commands. Keyed by group: a
 // group of the API without its entry here, or an entry without a group, does not compile.
 import type * as Command from "effect/cli/Command"
-import * as Effect from "effect/Effect"
 import type * as HttpApi from "effect/http-api/HttpApi"
 import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as Layer from "effect/Layer"
 
 import type { OpenApiDef } from "../schema/Api.js"
+import { activitiesCommand } from "./admin/activities.js"
+import { blacklistCommand } from "./admin/blacklist.js"
+import { companiesCommand } from "./admin/companies.js"
+import { followUpCommand } from "./admin/followUps.js"
+import { matchmakersCommand } from "./admin/matchmakers.js"
+import { membershipPlansCommand, membershipsCommand } from "./admin/memberships.js"
+import { usersCommand } from "./admin/users.js"
+import { ActivitiesHandlers } from "./http/handlers/Activities.js"
+import { CompaniesHandlers } from "./http/handlers/Companies.js"
+import { EventsHandlers } from "./http/handlers/Events.js"
+import { FollowUpsHandlers } from "./http/handlers/FollowUps.js"
+import { GuestsHandlers } from "./http/handlers/Guests.js"
+import { ImageBlacklistHandlers } from "./http/handlers/ImageBlacklist.js"
+import { MatchesHandlers } from "./http/handlers/Matches.js"
+import { MatchmakersHandlers } from "./http/handlers/Matchmakers.js"
+import { MembershipsHandlers } from "./http/handlers/Memberships.js"
+import { SelfServiceHandlers } from "./http/handlers/SelfService.js"
+import { SystemHandlers } from "./http/handlers/System.js"
+import { WorkGroupsHandlers } from "./http/handlers/WorkGroups.js"
+import { WorkWechatsHandlers } from "./http/handlers/WorkWechats.js"
 import { ActivitiesRepo } from "./repos/ActivitiesRepo.js"
 import { CardTasksRepo } from "./repos/CardTasksRepo.js"
 import { CompaniesRepo } from "./repos/CompaniesRepo.js"
@@ -45,13 +64,6 @@ type Groups = typeof OpenApiDef extends HttpApi.HttpApi<string, infer G> ? G : n
 /** The identifier of every group of the API ("system", "guests", …). */
 export type GroupName = HttpApiGroup.Identifier<Groups>
 
-/**
- * A layer whose module is loaded when the layer is built: the API loads no admin command, the
- * admin command line no handler (each process loads only the modules of what it builds).
- */
-const loaded = <M, A, E, R>(load: () => Promise<M>, pick: (module: M) => Layer.Layer<A, E, R>) =>
-  Layer.unwrap(Effect.map(Effect.promise(load), pick))
-
 /** Any layer (its output, error and requirements are whatever it is). */
 type AnyLayer = Layer.Layer<never, unknown, unknown>
 
@@ -68,7 +80,7 @@ export interface RuntimeArea<Name extends string> {
   readonly repos: ReadonlyArray<AnyLayer>
   /** Its operator commands (`npm run admin -- <command>`), and the services they call. */
   readonly admin?: {
-    readonly commands: () => Promise<ReadonlyArray<Command.Command.Any>>
+    readonly commands: ReadonlyArray<Command.Command.Any>
     readonly services: ReadonlyArray<AnyLayer>
   }
 }
@@ -78,116 +90,54 @@ export interface RuntimeArea<Name extends string> {
  * --help (the API's routes follow schema/Api.ts's AREAS).
  */
 export const AREA_RUNTIMES = {
-  system: { handlers: loaded(() => import("./http/handlers/System.js"), (m) => m.SystemHandlers), services: [], repos: [] },
+  system: { handlers: SystemHandlers, services: [], repos: [] },
   companies: {
-    handlers: loaded(() => import("./http/handlers/Companies.js"), (m) => m.CompaniesHandlers),
+    handlers: CompaniesHandlers,
     services: [Companies.layer],
     repos: [CompaniesRepo.layer],
-    admin: {
-      commands: async () => {
-        const { companiesCommand } = await import("./admin/companies.js")
-        return [companiesCommand]
-      },
-      services: [Companies.layer]
-    }
+    admin: { commands: [companiesCommand], services: [Companies.layer] }
   },
   matchmakers: {
-    handlers: loaded(() => import("./http/handlers/Matchmakers.js"), (m) => m.MatchmakersHandlers),
+    handlers: MatchmakersHandlers,
     services: [Matchmakers.layer],
     repos: [MatchmakersRepo.layer],
-    admin: {
-      commands: async () => {
-        const { matchmakersCommand } = await import("./admin/matchmakers.js")
-        return [matchmakersCommand]
-      },
-      services: [Matchmakers.layer]
-    }
+    admin: { commands: [matchmakersCommand], services: [Matchmakers.layer] }
   },
   workWechats: {
-    handlers: loaded(() => import("./http/handlers/WorkWechats.js"), (m) => m.WorkWechatsHandlers),
+    handlers: WorkWechatsHandlers,
     services: [WorkWechats.layer],
     repos: [WorkWechatsRepo.layer, UsersRepo.layer],
-    admin: {
-      commands: async () => {
-        const { usersCommand } = await import("./admin/users.js")
-        return [usersCommand]
-      },
-      services: [Users.layer]
-    }
+    admin: { commands: [usersCommand], services: [Users.layer] }
   },
   imageBlacklist: {
-    handlers: loaded(() => import("./http/handlers/ImageBlacklist.js"), (m) => m.ImageBlacklistHandlers),
+    handlers: ImageBlacklistHandlers,
     services: [ImageBlacklist.layer],
     repos: [ImageBlacklistRepo.layer],
-    admin: {
-      commands: async () => {
-        const { blacklistCommand } = await import("./admin/blacklist.js")
-        return [blacklistCommand]
-      },
-      services: [ImageBlacklist.layer]
-    }
+    admin: { commands: [blacklistCommand], services: [ImageBlacklist.layer] }
   },
   memberships: {
-    handlers: loaded(() => import("./http/handlers/Memberships.js"), (m) => m.MembershipsHandlers),
+    handlers: MembershipsHandlers,
     services: [Memberships.layer],
     repos: [MembershipsRepo.layer],
-    admin: {
-      commands: async () => {
-        const { membershipPlansCommand, membershipsCommand } = await import("./admin/memberships.js")
-        return [membershipPlansCommand, membershipsCommand]
-      },
-      services: [Memberships.layer]
-    }
+    admin: { commands: [membershipPlansCommand, membershipsCommand], services: [Memberships.layer] }
   },
   activities: {
-    handlers: loaded(() => import("./http/handlers/Activities.js"), (m) => m.ActivitiesHandlers),
+    handlers: ActivitiesHandlers,
     services: [Activities.layer],
     repos: [ActivitiesRepo.layer],
-    admin: {
-      commands: async () => {
-        const { activitiesCommand } = await import("./admin/activities.js")
-        return [activitiesCommand]
-      },
-      services: [Activities.layer]
-    }
+    admin: { commands: [activitiesCommand], services: [Activities.layer] }
   },
   followUps: {
-    handlers: loaded(() => import("./http/handlers/FollowUps.js"), (m) => m.FollowUpsHandlers),
+    handlers: FollowUpsHandlers,
     services: [FollowUps.layer],
     repos: [FollowUpsRepo.layer],
-    admin: {
-      commands: async () => {
-        const { followUpCommand } = await import("./admin/followUps.js")
-        return [followUpCommand]
-      },
-      services: [FollowUps.layer]
-    }
+    admin: { commands: [followUpCommand], services: [FollowUps.layer] }
   },
-  guests: {
-    handlers: loaded(() => import("./http/handlers/Guests.js"), (m) => m.GuestsHandlers),
-    services: [Guests.layer, CardImport.layer],
-    repos: [GuestsRepo.layer, CardTasksRepo.layer]
-  },
-  workGroups: {
-    handlers: loaded(() => import("./http/handlers/WorkGroups.js"), (m) => m.WorkGroupsHandlers),
-    services: [WorkGroups.layer],
-    repos: [WorkGroupsRepo.layer]
-  },
-  events: {
-    handlers: loaded(() => import("./http/handlers/Events.js"), (m) => m.EventsHandlers),
-    services: [Events.layer],
-    repos: [EventsRepo.layer]
-  },
-  matches: {
-    handlers: loaded(() => import("./http/handlers/Matches.js"), (m) => m.MatchesHandlers),
-    services: [Matches.layer],
-    repos: [MatchesRepo.layer]
-  },
-  selfService: {
-    handlers: loaded(() => import("./http/handlers/SelfService.js"), (m) => m.SelfServiceHandlers),
-    services: [Clients.layer, Webhooks.layer],
-    repos: [WebhooksRepo.layer]
-  }
+  guests: { handlers: GuestsHandlers, services: [Guests.layer, CardImport.layer], repos: [GuestsRepo.layer, CardTasksRepo.layer] },
+  workGroups: { handlers: WorkGroupsHandlers, services: [WorkGroups.layer], repos: [WorkGroupsRepo.layer] },
+  events: { handlers: EventsHandlers, services: [Events.layer], repos: [EventsRepo.layer] },
+  matches: { handlers: MatchesHandlers, services: [Matches.layer], repos: [MatchesRepo.layer] },
+  selfService: { handlers: SelfServiceHandlers, services: [Clients.layer, Webhooks.layer], repos: [WebhooksRepo.layer] }
 } as const satisfies { readonly [Name in GroupName]: RuntimeArea<Name> }
 
 type Runtimes = typeof AREA_RUNTIMES
@@ -206,11 +156,10 @@ export const AREA_REPOS = runtimes.flatMap((area): ReadonlyArray<Runtime["repos"
 
 type Admin = Extract<Runtime, { readonly admin: unknown }>["admin"]
 
-/** Every area's operator commands, in the registry's order (their modules loaded when asked for). */
-export const areaCommands = Effect.map(
-  Effect.promise(() => Promise.all(runtimes.map((area) => ("admin" in area ? area.admin.commands() : [])))),
-  (lists) => lists.flat()
-)
+/** Every area's operator commands, in the registry's order. */
+export const AREA_COMMANDS = runtimes.flatMap((
+  area
+): ReadonlyArray<Admin["commands"][number]> => ("admin" in area ? area.admin.commands : []))
 
 /** The services the areas' operator commands call. */
 export const AREA_ADMIN_SERVICES = runtimes.flatMap((

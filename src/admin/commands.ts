@@ -11,7 +11,7 @@ import type * as HelpDoc from "effect/cli/HelpDoc"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { areaCommands } from "../areas.js"
+import { AREA_COMMANDS } from "../areas.js"
 import { InvalidInput } from "../domain/errors.js"
 import { AdminRuntime, type AdminServices, type AdminSetupError, describeRefusal, UsageError } from "./cli.js"
 import { clientsCommand } from "./clients.js"
@@ -27,11 +27,17 @@ const VERSION = "0.1.0"
  * Every command: `admin <group> <command> ...`: the platform's own (clients, their webhooks, the
  * master keys, status), and each area's from its registration (src/areas.ts).
  */
-export const adminCommand = Effect.map(areaCommands, (commands) =>
-  Command.make("admin").pipe(
-    Command.withDescription("The operator command line: prints one JSON value on stdout"),
-    Command.withSubcommands([clientsCommand, webhooksCommand, keysCommand, ...commands, statusCommand, daemonsCommand])
-  ))
+export const adminCommand = Command.make("admin").pipe(
+  Command.withDescription("The operator command line: prints one JSON value on stdout"),
+  Command.withSubcommands([
+    clientsCommand,
+    webhooksCommand,
+    keysCommand,
+    ...AREA_COMMANDS,
+    statusCommand,
+    daemonsCommand
+  ])
+)
 
 /** What a run came to: a command's answer, or text the operator asked for (--help, --version). */
 export type AdminOutcome =
@@ -82,7 +88,7 @@ export const runCommand = (
           }
         })
     }
-    yield* Command.runWith(yield* adminCommand, { version: VERSION, renderErrors: false })(argv).pipe(
+    yield* Command.runWith(adminCommand, { version: VERSION, renderErrors: false })(argv).pipe(
       Effect.provideService(AdminRuntime, {
         run,
         answer: (value) =>
