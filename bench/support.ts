@@ -16,7 +16,7 @@ import type { Permission } from "../schema/Common.js"
 import { prepareDatabase, ProjectEnvFile, ProjectEnvLive } from "../src/bootstrap.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { HttpAppLive } from "../src/http/Server.js"
-import { AppLive } from "../src/Layers.js"
+import { processLayer, ServicesLive } from "../src/Layers.js"
 import { LoggingLive } from "../src/logging.js"
 import { Clients } from "../src/services/Clients.js"
 import { withPgClient } from "../src/sql/embedded.js"
@@ -83,12 +83,12 @@ export const portOf = (server: HttpServer.HttpServer["Service"]): number => {
 
 /**
  * The service in this process on the bench database: its HTTP app on a Node server (a free port),
- * its services, the database (migrated) and its configuration, and an HTTP client.
+ * every service and repository (benchmarks look at them), the database (migrated) and its configuration, and an HTTP client.
  */
 export const inProcessService = () => {
   return HttpAppLive.pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provideMerge(AppLive),
+    Layer.provideMerge(processLayer(ServicesLive)),
     Layer.provideMerge(FetchHttpClient.layer)
   )
 }

@@ -12,7 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 
 import { WebhooksJob } from "../jobs/Webhooks.js"
-import { AppLive } from "../src/Layers.js"
+import { processLayer, ServicesLive } from "../src/Layers.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { Clients } from "../src/services/Clients.js"
@@ -137,7 +137,7 @@ const serviceRun = async (withSlow: boolean, events = EVENTS, perSecond?: number
     }
   })
   try {
-    return await runWithBenchConfig(url, Effect.provide(program, WebhooksJob.pipe(Layer.provideMerge(AppLive))))
+    return await runWithBenchConfig(url, Effect.provide(program, WebhooksJob.pipe(Layer.provideMerge(processLayer(ServicesLive)))))
   } finally {
     await Promise.all(receivers.map(stop))
     await dropDatabase()

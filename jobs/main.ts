@@ -7,7 +7,7 @@ import * as Layer from "effect/Layer"
 
 import { cardParserConfig } from "../src/card/CardParser.js"
 import { appConfig } from "../src/Config.js"
-import { AppLive } from "../src/Layers.js"
+import { DaemonAppLive } from "../src/Layers.js"
 import { DaemonProbesLive } from "../src/observability/daemonProbes.js"
 import { HeartbeatLive } from "../src/observability/heartbeat.js"
 import { tracingConfig, TracingLive } from "../src/observability/tracing.js"
@@ -25,7 +25,7 @@ const Daemon = Layer.effectDiscard(Effect.logInfo("job daemon ready")).pipe(
   Layer.provide(JobsLive),
   Layer.provide(HeartbeatLive),
   Layer.provide(DaemonProbesLive),
-  Layer.provide(AppLive),
+  Layer.provide(DaemonAppLive),
   Layer.provide(StoppedLog),
   Layer.provide(TracingLive(SERVICE_NAME))
 )

@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { ActivityStatus, AuditStatus } from "../src/domain/activities.js"
+import * as Area from "./Area.js"
 import { Envelope, Id, IdPath, Int, ListOf, Paging, Phone, PositiveIntFromString, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -159,3 +160,9 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
   )
   .annotate(OpenApi.Description, "Activities (events with registration) that companies organise for their guests.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const ActivitiesArea = Area.permitted(ActivitiesApi, {
+  permissions: ["open:activity:read", "open:activity:write"],
+  resources: ["activity"]
+})

@@ -3,20 +3,52 @@
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as OpenApi from "effect/http-api/OpenApi"
 
-import { ActivitiesApi } from "./Activities.js"
-import { Authenticated, CheckedInput, Idempotent, Permitted } from "./Auth.js"
-import { CompaniesApi } from "./Companies.js"
-import { EventsApi } from "./Events.js"
-import { FollowUpsApi } from "./FollowUps.js"
-import { GuestBatchItemSchemas, GuestsApi } from "./Guests.js"
-import { ImageBlacklistApi } from "./ImageBlacklist.js"
-import { MatchesApi } from "./Matches.js"
-import { MatchmakersApi } from "./Matchmakers.js"
-import { MembershipsApi } from "./Memberships.js"
-import { SelfServiceApi } from "./SelfService.js"
-import { SystemApi } from "./System.js"
-import { WorkGroupsApi } from "./WorkGroups.js"
-import { WorkWechatsApi } from "./WorkWechats.js"
+import { ActivitiesArea } from "./Activities.js"
+import type * as Area from "./Area.js"
+import type { Permission } from "./Common.js"
+import { CompaniesArea } from "./Companies.js"
+import type { ResourceName } from "./Errors.js"
+import { EventsArea } from "./Events.js"
+import { FollowUpsArea } from "./FollowUps.js"
+import { GuestBatchItemSchemas, GuestsArea } from "./Guests.js"
+import { ImageBlacklistArea } from "./ImageBlacklist.js"
+import { MatchesArea } from "./Matches.js"
+import { MatchmakersArea } from "./Matchmakers.js"
+import { MembershipsArea } from "./Memberships.js"
+import { SelfServiceArea } from "./SelfService.js"
+import { SystemApi, SystemArea } from "./System.js"
+import { WorkGroupsArea } from "./WorkGroups.js"
+import { WorkWechatsArea } from "./WorkWechats.js"
+
+/**
+ * The contract's registry: every area once, in the order of the document. Adding an area is its
+ * schema file (which exports its `Area`) and one line here; src/areas.ts then fails to compile
+ * until the area's handlers and services are registered there.
+ */
+export const AREAS = [
+  SystemArea,
+  MatchmakersArea,
+  GuestsArea,
+  WorkWechatsArea,
+  WorkGroupsArea,
+  ImageBlacklistArea,
+  CompaniesArea,
+  EventsArea,
+  FollowUpsArea,
+  ActivitiesArea,
+  MatchesArea,
+  MembershipsArea,
+  SelfServiceArea
+] as const satisfies ReadonlyArray<Area.Any>
+
+type Areas = typeof AREAS
+type GroupsOf<T extends ReadonlyArray<Area.Any>> = { readonly [K in keyof T]: T[K]["group"] }
+const groupsOf = <T extends ReadonlyArray<Area.Any>>(areas: T): GroupsOf<T> => areas.map((a) => a.group) as GroupsOf<T>
+
+// Every permission string and resource name belongs to an area: a name no area claims does not compile.
+type Unclaimed<All, Claimed> = [Exclude<All, Claimed>] extends [never] ? true : Exclude<All, Claimed>
+export const EVERY_PERMISSION_CLAIMED: Unclaimed<Permission, Areas[number]["permissions"][number]> = true
+export const EVERY_RESOURCE_CLAIMED: Unclaimed<ResourceName, Areas[number]["resources"][number]> = true
 
 export const API_PREFIX = "/api/open/v1" as const
 
@@ -214,24 +246,9 @@ const finishSpec = (spec: Json): Json => {
  */
 const QUERY_AND_BODY = { errors: "all", reportInput: true } as const
 
-// Every signed group takes the signing middlewares; the last added runs outermost, so
-// Authenticated provides the caller that the others require. The events feed filters each record
-// by its own permission, and self-service acts only on the caller itself, so both go without
-// Permitted (and their documents without 403).
+// The areas' groups, each with the middlewares of how it is signed (schema/Area.ts).
 export class OpenApiDef extends HttpApi.make("open-api")
-  .add(SystemApi)
-  .add(MatchmakersApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(GuestsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(WorkWechatsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(WorkGroupsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(ImageBlacklistApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(CompaniesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(EventsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Authenticated))
-  .add(FollowUpsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(ActivitiesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(MatchesApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(MembershipsApi.middleware(Idempotent).middleware(CheckedInput).middleware(Permitted).middleware(Authenticated))
-  .add(SelfServiceApi.middleware(Idempotent).middleware(CheckedInput).middleware(Authenticated))
+  .add(...groupsOf(AREAS))
   .prefix(API_PREFIX)
   .annotate(HttpApi.QueryParseOptions, QUERY_AND_BODY)
   .annotate(HttpApi.PayloadParseOptions, QUERY_AND_BODY)

@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { Unscoped } from "./Auth.js"
 import { ContactPhone, Envelope, IdPath, ListOf, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
@@ -127,3 +128,9 @@ export class CompaniesApi extends HttpApiGroup.make("companies")
   )
   .annotate(OpenApi.Description, "Companies (and franchisees) that guests and matchmakers belong to.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const CompaniesArea = Area.permitted(CompaniesApi, {
+  permissions: ["open:company:read", "open:company:manage"],
+  resources: ["company"]
+})

@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { EVENT_TYPES } from "../src/domain/eventTypes.js"
+import * as Area from "./Area.js"
 import { csvOf, documentedAs, Envelope, pageSizeParam, PerRecordPermission } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -73,3 +74,6 @@ export class EventsApi extends HttpApiGroup.make("events")
     "Events, as webhooks deliver them (Standard Webhooks; webhook-id is the event id). A receiver that was down catches up here from the last id it processed."
   )
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const EventsArea = Area.signed(EventsApi, { permissions: [], resources: [] })

@@ -5,6 +5,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { documentedAs, Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Text } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 import { Education, Gender, IncomeLevel, RequirementTags } from "./Guests.js"
@@ -318,3 +319,9 @@ export class FollowUpsApi extends HttpApiGroup.make("followUps")
   )
   .annotate(OpenApi.Description, "Follow-up tasks: the daily work queue of external matching systems (list, lock, read, report).")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const FollowUpsArea = Area.permitted(FollowUpsApi, {
+  permissions: ["open:follow-up:read", "open:follow-up:write"],
+  resources: ["follow_up_task"]
+})

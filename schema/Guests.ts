@@ -7,6 +7,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { Education, GuestStatus, MaritalStatus, RequirementTags } from "../src/domain/guestFields.js"
+import * as Area from "./Area.js"
 import {
   ComputedAnswer,
   documentedAs,
@@ -498,3 +499,9 @@ export class GuestsApi extends HttpApiGroup.make("guests")
   )
   .annotate(OpenApi.Description, "Guests: profiles with partner requirements, batch import and update, and import from card images.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const GuestsArea = Area.permitted(GuestsApi, {
+  permissions: ["open:guest:read", "open:guest:write"],
+  resources: ["guest", "card_task"]
+})

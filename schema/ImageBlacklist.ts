@@ -5,6 +5,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { Unscoped } from "./Auth.js"
 import { EmptyEnvelope, Envelope, ItemwiseField, ListOf, optionalOut, Paging, PositiveIntFromString, RequiredPermission } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
@@ -118,3 +119,9 @@ export class ImageBlacklistApi extends HttpApiGroup.make("imageBlacklist")
   // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
   .middleware(Unscoped)
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const ImageBlacklistArea = Area.permitted(ImageBlacklistApi, {
+  permissions: ["open:image_blacklist:read", "open:image_blacklist:write"],
+  resources: ["image_blacklist"]
+})

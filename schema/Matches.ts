@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { MatchStatus } from "../src/domain/matches.js"
+import * as Area from "./Area.js"
 import { Envelope, Id, IdPath, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -116,3 +117,6 @@ export class MatchesApi extends HttpApiGroup.make("matches")
   )
   .annotate(OpenApi.Description, "Matches between two guests, with their status and score.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const MatchesArea = Area.permitted(MatchesApi, { permissions: ["open:match:read", "open:match:write"], resources: ["match"] })

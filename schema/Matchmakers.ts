@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import {
   BooleanFromQuery,
   CsvStrings,
@@ -197,3 +198,9 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
   )
   .annotate(OpenApi.Description, "Matchmakers: records, statistics, and their reach through work WeChat accounts and groups.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const MatchmakersArea = Area.permitted(MatchmakersApi, {
+  permissions: ["open:matchmaker:read", "open:matchmaker:manage"],
+  resources: ["matchmaker"]
+})

@@ -6,6 +6,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { MembershipStatus } from "../src/domain/memberships.js"
+import * as Area from "./Area.js"
 import { Envelope, Id, ListOf, Paging, PositiveIntFromString, RequiredPermission, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
 
@@ -77,3 +78,9 @@ export class MembershipsApi extends HttpApiGroup.make("memberships")
   )
   .annotate(OpenApi.Description, "Platform users' memberships, bought by plan; they expire at expire_at.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const MembershipsArea = Area.permitted(MembershipsApi, {
+  permissions: ["open:membership:read", "open:membership:write"],
+  resources: ["membership", "plan"]
+})

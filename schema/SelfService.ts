@@ -9,6 +9,7 @@ import * as Schema from "effect/Schema"
 import { describeLimit, type LimitedAction } from "../src/domain/actionLimits.js"
 import { EVENT_TYPES } from "../src/domain/eventTypes.js"
 import { isWebhookUrl } from "../src/domain/webhooks.js"
+import * as Area from "./Area.js"
 import { ActionLimited, CurrentSecret } from "./Auth.js"
 import { ActionLimit, CallerOnly, Envelope, IdPath, ListOf, PageOnly, PlatformTime, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
@@ -226,3 +227,6 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
     "Self-service: the calling client's own webhook and credentials, under its own signature. No permission string: a client only ever acts on itself."
   )
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const SelfServiceArea = Area.signed(SelfServiceApi, { permissions: [], resources: ["webhook_delivery"] })

@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { Envelope, Timestamp } from "./Common.js"
 import { ErrorEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
 
@@ -28,3 +29,6 @@ export class SystemApi extends HttpApiGroup.make("system")
   )
   .annotate(OpenApi.Description, "Unsigned helpers for integrators.")
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const SystemArea = Area.unsigned(SystemApi, { permissions: [], resources: ["route"] })

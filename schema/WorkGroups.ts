@@ -4,6 +4,7 @@ import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
+import * as Area from "./Area.js"
 import { Unscoped } from "./Auth.js"
 import {
   BooleanFromQuery,
@@ -302,3 +303,9 @@ export class WorkGroupsApi extends HttpApiGroup.make("workGroups")
   // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
   .middleware(Unscoped)
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const WorkGroupsArea = Area.permitted(WorkGroupsApi, {
+  permissions: ["open:work_group:read", "open:work_group:write"],
+  resources: ["work_group"]
+})

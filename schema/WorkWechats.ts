@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaTransformation from "effect/SchemaTransformation"
 
 import { parseLogValue, renderLogValue } from "../src/domain/operationLog.js"
+import * as Area from "./Area.js"
 import { Unscoped } from "./Auth.js"
 import { EmptyEnvelope, Envelope, Id, IdOnly, IdPath, ListOf, PageParams, Paging, RequiredPermission, Text, Timestamp } from "./Common.js"
 import { ErrorEnvelopes } from "./Errors.js"
@@ -361,3 +362,9 @@ export class WorkWechatsApi extends HttpApiGroup.make("workWechats")
   // Platform-wide (SPEC 2.4, 2.5, 2.7): no company owns these records (DECISIONS §14).
   .middleware(Unscoped)
 {}
+
+/** The area: the group, how it is signed, and the names it owns. */
+export const WorkWechatsArea = Area.permitted(WorkWechatsApi, {
+  permissions: ["open:work_wechat:read", "open:work_wechat:write"],
+  resources: ["work_wechat", "user"]
+})

@@ -12,7 +12,7 @@ import { AppConfig, appConfig } from "./Config.js"
 import { nextStepsLine } from "./http/docs.js"
 import { HttpAppLive } from "./http/Server.js"
 import { makeApiServer } from "./http/Transport.js"
-import { AppLive } from "./Layers.js"
+import { ApiAppLive } from "./Layers.js"
 import { drainableServerLayer, DrainOnShutdown } from "./observability/shutdown.js"
 import { tracingConfig, TracingLive } from "./observability/tracing.js"
 import { runProcess } from "./runProcess.js"
@@ -31,7 +31,7 @@ const ServingLive = Layer.effectDiscard(
 
 const ApiProcess = DrainLive.pipe(
   Layer.provide(ServingLive.pipe(Layer.provideMerge(ServerLive))),
-  Layer.provide(AppLive),
+  Layer.provide(ApiAppLive),
   Layer.provide(TracingLive(SERVICE_NAME))
 )
 

@@ -2,39 +2,20 @@
 // answering one JSON-able value. `runAdmin` runs it on an argv in-process (tests); main.ts runs it
 // with the database layer, prints the answer on stdout and turns failures into exit codes.
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as Argument from "effect/cli/Argument"
 import * as CliConfig from "effect/cli/CliConfig"
 import * as CliError from "effect/cli/CliError"
 import * as CliOutput from "effect/cli/CliOutput"
 import * as Command from "effect/cli/Command"
-import * as Flag from "effect/cli/Flag"
 import * as GlobalFlag from "effect/cli/GlobalFlag"
 import type * as HelpDoc from "effect/cli/HelpDoc"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { CompanyStatus } from "../../schema/Companies.js"
-import { CertLevel, MatchmakerStatus } from "../../schema/Matchmakers.js"
+import { AREA_COMMANDS } from "../areas.js"
 import { InvalidInput } from "../domain/errors.js"
-import { Companies } from "../services/Companies.js"
-import { ImageBlacklist } from "../services/ImageBlacklist.js"
-import { Matchmakers } from "../services/Matchmakers.js"
-import { Users } from "../services/Users.js"
-import { activitiesCommand } from "./activities.js"
-import {
-  AdminRuntime,
-  type AdminServices,
-  type AdminSetupError,
-  answering,
-  describeRefusal,
-  idArgument,
-  UsageError,
-  withFlags
-} from "./cli.js"
+import { AdminRuntime, type AdminServices, type AdminSetupError, describeRefusal, UsageError } from "./cli.js"
 import { clientsCommand } from "./clients.js"
-import { followUpCommand } from "./followUps.js"
 import { keysCommand } from "./keys.js"
-import { membershipPlansCommand, membershipsCommand } from "./memberships.js"
 import { daemonsCommand, statusCommand } from "./status.js"
 import { webhooksCommand } from "./webhooks.js"
 
@@ -42,98 +23,17 @@ export { AdminSetupError, UsageError } from "./cli.js"
 
 const VERSION = "0.1.0"
 
-const companiesCommand = Command.make("companies").pipe(
-  Command.withDescription("Companies: status and certification, set by the operator"),
-  Command.withSubcommands([
-    answering(
-      "status",
-      { id: idArgument(), status: Argument.Literals("STATUS", CompanyStatus.literals) },
-      ({ id, status }) => Effect.flatMap(Companies, (c) => c.setStatus(id, status))
-    ).pipe(Command.withDescription("Set a company's status")),
-    answering(
-      "cert-level",
-      { id: idArgument(), level: Argument.Literals("LEVEL", CertLevel.literals) },
-      ({ id, level }) => Effect.flatMap(Companies, (c) => c.setCertLevel(id, level))
-    ).pipe(Command.withDescription("Set a company's certification level"))
-  ])
-)
-
-const matchmakersCommand = Command.make("matchmakers").pipe(
-  Command.withDescription("Matchmakers: status and certification, set by the operator"),
-  Command.withSubcommands([
-    answering(
-      "status",
-      { id: idArgument(), status: Argument.Literals("STATUS", MatchmakerStatus.literals) },
-      ({ id, status }) => Effect.flatMap(Matchmakers, (m) => m.setStatus(id, status))
-    ).pipe(Command.withDescription("Set a matchmaker's status")),
-    answering(
-      "cert-level",
-      { id: idArgument(), level: Argument.Literals("LEVEL", CertLevel.literals) },
-      ({ id, level }) => Effect.flatMap(Matchmakers, (m) => m.setCertLevel(id, level))
-    ).pipe(
-      Command.withDescription("Set a matchmaker's certification level")
-    )
-  ])
-)
-
-/** A Work WeChat account id (a positive integer). */
-const workWechatId = Flag.Int("work-wechat-id").pipe(Flag.filter((n) => n >= 1, () => "a positive integer"))
-
-const usersCommand = Command.make("users").pipe(
-  Command.withDescription("Platform users"),
-  Command.withSubcommands([
-    answering(
-      "create",
-      {
-        name: Flag.String("name"),
-        phone: Flag.String("phone").pipe(Flag.optional),
-        workWechatId: workWechatId.pipe(Flag.withDescription("the user's Work WeChat account"), Flag.optional)
-      },
-      ({ name, phone, workWechatId }) =>
-        Effect.flatMap(Users, (u) => u.create({ name, phone: Option.getOrNull(phone), work_wechat_id: Option.getOrNull(workWechatId) }))
-          .pipe(withFlags({ name: "--name" }))
-    ).pipe(
-      Command.withDescription("Create a user")
-    ),
-    answering("update", {
-      id: idArgument(),
-      workWechatId: Flag.String("work-wechat-id").pipe(
-        Flag.filterMap(
-          (s) => (s === "none" ? Option.some(null) : /^\d+$/.test(s) && Number(s) > 0 ? Option.some(Number(s)) : Option.none()),
-          () => "a positive integer, or none"
-        ),
-        Flag.withDescription("the user's Work WeChat account, or none")
-      )
-    }, ({ id, workWechatId }) => Effect.flatMap(Users, (u) => u.setWorkWechat(id, workWechatId))).pipe(
-      Command.withDescription("Link a user to a Work WeChat account (or unlink: none)")
-    )
-  ])
-)
-
-const blacklistCommand = Command.make("blacklist").pipe(
-  Command.withDescription("The image blacklist"),
-  Command.withSubcommands([
-    answering("disable", { id: idArgument() }, ({ id }) => Effect.flatMap(ImageBlacklist, (b) => b.disable(id))).pipe(
-      Command.withDescription("Stop refusing a blacklisted image")
-    )
-  ])
-)
-
-/** Every command: `admin <group> <command> ...`. */
+/**
+ * Every command: `admin <group> <command> ...`: the platform's own (clients, their webhooks, the
+ * master keys, status), and each area's from its registration (src/areas.ts).
+ */
 export const adminCommand = Command.make("admin").pipe(
   Command.withDescription("The operator command line: prints one JSON value on stdout"),
   Command.withSubcommands([
     clientsCommand,
     webhooksCommand,
     keysCommand,
-    companiesCommand,
-    matchmakersCommand,
-    usersCommand,
-    blacklistCommand,
-    membershipPlansCommand,
-    membershipsCommand,
-    activitiesCommand,
-    followUpCommand,
+    ...AREA_COMMANDS,
     statusCommand,
     daemonsCommand
   ])

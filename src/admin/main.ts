@@ -11,16 +11,15 @@ import * as References from "effect/References"
 
 import { noteLeftRunning, prepareDatabase, preparedConfig, ProjectEnvFile } from "../bootstrap.js"
 import { AppConfigLive } from "../Config.js"
-import { CardParserFromEnv, ServicesLive } from "../Layers.js"
+import { AdminServicesLive } from "../Layers.js"
 import { LogOutput } from "../logging.js"
 import { runScript } from "../runProcess.js"
 import { PgLive } from "../sql/Sql.js"
 import { AdminSetupError, describeFailure, runCommand } from "./commands.js"
 import { SchemaCheckLive } from "./schemaCheck.js"
 
-/** The services over the database, on the configuration given to the layer; the schema must be current. */
-const AdminLive = ServicesLive.pipe(
-  Layer.provide(CardParserFromEnv),
+/** The services its commands call (no card parser), over the database, on the configuration given to the layer; the schema must be current. */
+const AdminLive = AdminServicesLive.pipe(
   Layer.provide(NodeDns.layer),
   Layer.provideMerge(SchemaCheckLive),
   Layer.provideMerge(PgLive),

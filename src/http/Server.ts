@@ -8,43 +8,17 @@ import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 
 import { API_PREFIX, OpenApiDef } from "../../schema/Api.js"
+import { AREA_HANDLERS, mergeAll } from "../areas.js"
 import { isProbe, ProbeRoutesLive } from "../observability/health.js"
 import { RedactedQueryLive } from "../observability/tracing.js"
 import { ROOT_PATH, ROUTER_CONFIG } from "./allow.js"
 import { DOCS_PATH, DocsLive } from "./docs.js"
 import { EdgeLive } from "./Edge.js"
 import { FaviconLive } from "./favicon.js"
-import { ActivitiesHandlers } from "./handlers/Activities.js"
-import { CompaniesHandlers } from "./handlers/Companies.js"
-import { EventsHandlers } from "./handlers/Events.js"
-import { FollowUpsHandlers } from "./handlers/FollowUps.js"
-import { GuestsHandlers } from "./handlers/Guests.js"
-import { ImageBlacklistHandlers } from "./handlers/ImageBlacklist.js"
-import { MatchesHandlers } from "./handlers/Matches.js"
-import { MatchmakersHandlers } from "./handlers/Matchmakers.js"
-import { MembershipsHandlers } from "./handlers/Memberships.js"
-import { SelfServiceHandlers } from "./handlers/SelfService.js"
-import { SystemHandlers } from "./handlers/System.js"
-import { WorkGroupsHandlers } from "./handlers/WorkGroups.js"
-import { WorkWechatsHandlers } from "./handlers/WorkWechats.js"
 import { SignedLive } from "./Signed.js"
 
-/** The handler registry: one line per group of the contract. */
-const HandlersLive = Layer.mergeAll(
-  SystemHandlers,
-  MatchmakersHandlers,
-  GuestsHandlers,
-  WorkWechatsHandlers,
-  WorkGroupsHandlers,
-  ImageBlacklistHandlers,
-  CompaniesHandlers,
-  EventsHandlers,
-  FollowUpsHandlers,
-  ActivitiesHandlers,
-  MatchesHandlers,
-  MembershipsHandlers,
-  SelfServiceHandlers
-).pipe(Layer.provide(SignedLive))
+/** Every area's handlers (src/areas.ts), with the signed groups' middlewares. */
+const HandlersLive = mergeAll(AREA_HANDLERS).pipe(Layer.provide(SignedLive))
 
 /** The contract's routes, with its OpenAPI document beside them. */
 export const ApiLive = HttpApiBuilder.layer(OpenApiDef, { openapiPath: `${API_PREFIX}/openapi.json` }).pipe(
