@@ -121,25 +121,30 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
     HttpApiEndpoint.get("list", "/activities", {
       disableCodecs: true,
       query: ActivityListParams.fields,
-      success: Envelope(ListOf(Activity), "ActivityListEnvelope")
+      success: Envelope(ListOf(Activity), "ActivityListEnvelope"),
+      error: ErrorEnvelopes.OutOfScope
     })
       .annotate(RequiredPermission, "open:activity:read")
       .annotate(OpenApi.Summary, "List activities")
-      .annotate(OpenApi.Description, "Newest first; filters status and company_id.")
+      .annotate(
+        OpenApi.Description,
+        "Newest first; filters status and company_id. A client bound to companies lists only theirs (a company_id outside them: 403 out_of_scope)."
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/activities", {
       disableCodecs: true,
       payload: ActivityCreate,
       success: Envelope(ActivityCreated, "ActivityCreatedEnvelope"),
-      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput]
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:activity:write")
       .annotate(OpenApi.Summary, "Create an activity")
       .annotate(
         OpenApi.Description,
         "A new activity is a draft pending audit; the platform's operators approve and open it for registration. " +
-          "end_time must be after start_time; a quota absent or null is unlimited, 0 gives no places; fees default to 0 (free)."
+          "end_time must be after start_time; a quota absent or null is unlimited, 0 gives no places; fees default to 0 (free). " +
+          "A client bound to companies creates activities only of its companies (another company_id: 403 out_of_scope)."
       )
   )
   .add(
@@ -155,7 +160,8 @@ export class ActivitiesApi extends HttpApiGroup.make("activities")
       .annotate(
         OpenApi.Description,
         "Needs an activity in status registering (else 400 activity_not_open) and a place left in the quota of the guest's " +
-          "gender (else 400 quota_full); a guest registers once (400 already_registered). name and phone default to the guest's."
+          "gender (else 400 quota_full); a guest registers once (400 already_registered). name and phone default to the guest's. " +
+          "For a client bound to companies, an activity or guest of another company is 404 as if unknown."
       )
   )
   .annotate(OpenApi.Description, "Activities (events with registration) that companies organise for their guests.")

@@ -74,14 +74,16 @@ export class MatchesApi extends HttpApiGroup.make("matches")
     HttpApiEndpoint.get("list", "/matches", {
       disableCodecs: true,
       query: MatchListParams.fields,
-      success: Envelope(ListOf(Match), "MatchListEnvelope")
+      success: Envelope(ListOf(Match), "MatchListEnvelope"),
+      error: ErrorEnvelopes.OutOfScope
     })
       .annotate(RequiredPermission, "open:match:read")
       .annotate(OpenApi.Summary, "List matches")
       .annotate(
         OpenApi.Description,
         "Newest first. guest_id matches either side; company_id is the company of either guest; start_date and end_date " +
-          "(inclusive, platform time zone) bound created_at."
+          "(inclusive, platform time zone) bound created_at. A client bound to companies lists the matches with a guest of one of " +
+          "them (a company_id outside them: 403 out_of_scope)."
       )
   )
   .add(
@@ -96,7 +98,8 @@ export class MatchesApi extends HttpApiGroup.make("matches")
       .annotate(
         OpenApi.Description,
         "Two different existing guests; each matchmaker defaults to its guest's. An open match (pending, pending_date, " +
-          "dating) of the same pair in either order gives 400 match_exists. The service computes match_score."
+          "dating) of the same pair in either order gives 400 match_exists. The service computes match_score. For a client bound " +
+          "to companies, a guest of another company is 404 as if unknown."
       )
   )
   .add(

@@ -55,25 +55,32 @@ export class MembershipsApi extends HttpApiGroup.make("memberships")
     HttpApiEndpoint.get("list", "/memberships", {
       disableCodecs: true,
       query: MembershipListParams.fields,
-      success: Envelope(ListOf(Membership), "MembershipListEnvelope")
+      success: Envelope(ListOf(Membership), "MembershipListEnvelope"),
+      error: ErrorEnvelopes.OutOfScope
     })
       .annotate(RequiredPermission, "open:membership:read")
       .annotate(OpenApi.Summary, "List memberships")
-      .annotate(OpenApi.Description, "Newest first; company_id is the company of the linked guest.")
+      .annotate(
+        OpenApi.Description,
+        "Newest first; company_id is the company of the linked guest. A client bound to companies lists the memberships of " +
+          "its companies' guests (a company_id outside them: 403 out_of_scope)."
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/memberships", {
       disableCodecs: true,
       payload: MembershipCreate,
       success: Envelope(MembershipSaved, "MembershipSavedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:membership:write")
       .annotate(OpenApi.Summary, "Create or renew a membership")
       .annotate(
         OpenApi.Description,
         "An active membership of the same user and plan is renewed in place: same id, expire_at extended by the plan's " +
-          "days. Otherwise a new active membership starts now. Unknown user_id, plan_id or guest_id gives 404."
+          "days. Otherwise a new active membership starts now. Unknown user_id, plan_id or guest_id gives 404. A client bound " +
+          "to companies must link a guest of one of them (another company's guest: 404; none: 403 out_of_scope), and may not " +
+          "renew an active membership of another company's guest or of none (403 out_of_scope)."
       )
   )
   .annotate(OpenApi.Description, "Platform users' memberships, bought by plan; they expire at expire_at.")

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
+import * as Scopes from "../src/domain/scope.js"
 import { formatTimestamp } from "../src/domain/time.js"
 import { UsersRepo } from "../src/repos/UsersRepo.js"
 import { Activities } from "../src/services/Activities.js"
@@ -37,7 +38,7 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
         const activities = yield* Activities
         const opened = (start: number, end: number) =>
           Effect.orDie(Effect.gen(function*() {
-            const a = yield* activities.create({
+            const a = yield* activities.create(Scopes.all, {
               title: "定时活动",
               address: "某地",
               start_time: at(start),
@@ -55,8 +56,8 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
           Effect.flatMap(UsersRepo, (u) => u.insert({ name: "到期用户", phone: null, work_wechat_id: null }))
         )
         const memberships = yield* Memberships
-        const lapsed = yield* Effect.orDie(memberships.createOrRenew({ user_id: user.id, plan_id: 1 }))
-        const lapsing = yield* Effect.orDie(memberships.createOrRenew({ user_id: user.id, plan_id: 2 }))
+        const lapsed = yield* Effect.orDie(memberships.createOrRenew(Scopes.all, { user_id: user.id, plan_id: 1 }))
+        const lapsing = yield* Effect.orDie(memberships.createOrRenew(Scopes.all, { user_id: user.id, plan_id: 2 }))
         yield* sql`UPDATE memberships SET expire_at = now() - interval '1 hour' WHERE id = ${lapsed.id}`
         yield* sql`UPDATE memberships SET expire_at = now() + interval '3 seconds' WHERE id = ${lapsing.id}`
 

@@ -13,6 +13,8 @@ import { Activity, ACTIVITY_PAGE, ActivityListParams, ActivityStatus, AuditStatu
 import { pageOf } from "../../schema/Common.js"
 import { genderSide } from "../domain/activities.js"
 import { AlreadyRegistered } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
@@ -21,7 +23,13 @@ import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumn
 /** An `activities` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const ActivityRow = Schema.Struct({ ...Activity.fields, start_time: Timestamp, end_time: Timestamp, created_at: Timestamp })
 const ActivityPageRow = Schema.Struct({ ...ActivityRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
-const ListRequest = Schema.Struct({ p: Schema.toType(ActivityListParams), sync: Schema.UndefinedOr(SyncWindow) })
+const Companies = Schema.NullOr(Schema.Array(Schema.Int))
+const ListRequest = Schema.Struct({
+  p: Schema.toType(ActivityListParams),
+  sync: Schema.UndefinedOr(SyncWindow),
+  /** A scoped client's companies (DECISIONS §14): only their activities; null: every company. */
+  companies: Companies
+})
 
 const IdRow = Schema.Struct({ id: Schema.Int })
 
@@ -70,8 +78,12 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
-    const listWhere = ({ p, sync }: typeof ListRequest.Type) =>
+    /** The scope's condition (DECISIONS §14), on activities_company_idx (company_id, id DESC). */
+    const inScope = (companies: ReadonlyArray<number> | null) =>
+      companies === null ? [] : [sql`activities.company_id = ANY (${companies}::bigint[])`]
+    const listWhere = ({ companies, p, sync }: typeof ListRequest.Type) =>
       sql.and([
+        ...inScope(companies),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
         ...sinceFilter(sql, sync, "activities.updated_at")
@@ -84,9 +96,9 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
     })
 
     const findById = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: Schema.Struct({ id: Schema.Int, companies: Companies }),
       Result: ActivityRow,
-      execute: (id) => sql`SELECT ${cols} FROM activities WHERE id = ${id}`
+      execute: ({ companies, id }) => sql`SELECT ${cols} FROM activities WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}`
     })
 
     const lockState = SqlSchema.findOneOption({
@@ -156,14 +168,14 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
     const page = SqlSchema.findAll({
       Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: ActivityPageRow,
-      execute: ({ p, sync, window }) => {
+      execute: ({ companies, p, sync, window }) => {
         const { offset, pageSize } = pageOf(p, ACTIVITY_PAGE)
         return sql`SELECT ${cols}, ${syncColumns(sql, "activities.updated_at", "activities.id")}${
           window ? sql`, count(*) OVER ()::int AS total_count` : sql``
         } FROM activities ${
           pageTail(sql, {
             sync,
-            where: listWhere({ p, sync }),
+            where: listWhere({ p, sync, companies }),
             at: "activities.updated_at",
             id: "activities.id",
             offsetOrder: "activities.id DESC",
@@ -182,7 +194,8 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
 
     return {
       insert: (input: ActivityInsert) => sqlEdge(insert(input)),
-      findById: (id: number) => sqlEdge(findById(id)),
+      /** An activity of the scope; none when unknown or outside it (DECISIONS §14: as if it did not exist). */
+      findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       /** Status and audit of an activity, locked for the rest of the transaction. */
       lockState: (id: number) => sqlEdge(lockState(id)),
       setState: (state: typeof ActivityState.Type) => sqlEdge(setState(state)),
@@ -194,15 +207,23 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
       startDue: sqlEdge(Effect.map(start(undefined), (rows) => rows.map((r) => r.id).sort((a, b) => a - b))),
       /** ongoing → ended at end_time; the ids moved. */
       endDue: sqlEdge(Effect.map(end(undefined), (rows) => rows.map((r) => r.id).sort((a, b) => a - b))),
-      /** A page and the exact total: from the counters when the filter is none or one of status, company_id. */
-      list: (p: ActivityListParams, sync: SyncWindow | undefined) =>
-        sqlEdge(listPage({
+      /**
+       * A page of the scope's activities and the exact total: from the counters when the filter is
+       * none or one of status, company_id and the scope is every company; a scoped list counts
+       * with its filter (the counters know no scope).
+       */
+      list: (scope: CompanyScope, p: ActivityListParams, sync: SyncWindow | undefined) => {
+        const companies = Scopes.companyIds(scope)
+        return sqlEdge(listPage({
           sync,
-          counter: counterTotal({ status: p.status, company_id: p.company_id, updated_since: sync?.since }),
-          page: (window) => page({ p, sync, window }),
-          count: count({ p, sync }),
+          counter: companies === null
+            ? counterTotal({ status: p.status, company_id: p.company_id, updated_since: sync?.since })
+            : undefined,
+          page: (window) => page({ p, sync, window, companies }),
+          count: count({ p, sync, companies }),
           offset: pageOf(p, ACTIVITY_PAGE).offset
         }))
+      }
     } as const
   })
 }) {

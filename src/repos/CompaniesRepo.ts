@@ -19,6 +19,8 @@ import {
 } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { CountRow, Timestamp } from "./rows.js"
 import {
@@ -39,16 +41,23 @@ const CompanyRow = Schema.Struct({ ...Company.fields, created_at: Timestamp, upd
 const CompanyPageRow = Schema.Struct({ ...CompanyRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
 const ListRequest = Schema.Struct({
   ...SearchRequest(CompanyListParams, KEYWORD_FIELDS.company).fields,
-  sync: Schema.UndefinedOr(SyncWindow)
+  sync: Schema.UndefinedOr(SyncWindow),
+  /** A scoped client's companies (DECISIONS §14): only these; null: every company. */
+  companies: Schema.NullOr(Schema.Array(Schema.Int))
 })
+const ById = Schema.Struct({ id: Schema.Int, companies: Schema.NullOr(Schema.Array(Schema.Int)) })
 
 export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COMPANY_COLUMNS)
     const keywordColumns = { name: sql`lower(name)` }
-    const where = ({ params: p, searchable, sync }: typeof ListRequest.Type) =>
+    /** The scope's condition (DECISIONS §14): the companies themselves, by primary key. */
+    const inScope = (companies: ReadonlyArray<number> | null) =>
+      companies === null ? [] : [sql`companies.id = ANY (${companies}::bigint[])`]
+    const where = ({ companies, params: p, searchable, sync }: typeof ListRequest.Type) =>
       sql.and([
+        ...inScope(companies),
         ...(p.keyword ? [keywordMatch(sql, keywordColumns, searchable, containsPattern(p.keyword))] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.city ? [sql`city = ${p.city}`] : []),
@@ -63,9 +72,9 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
     })
 
     const findById = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: ById,
       Result: CompanyRow,
-      execute: (id) => sql`SELECT ${cols} FROM companies WHERE id = ${id}`
+      execute: ({ companies, id }) => sql`SELECT ${cols} FROM companies WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}`
     })
 
     const findType = SqlSchema.findOneOption({
@@ -110,13 +119,19 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
 
     return {
       insert: (input: CompanyCreate) => sqlEdge(insert(input)),
-      findById: (id: number) => sqlEdge(findById(id)),
+      /** A company of the scope; none when unknown or outside it (DECISIONS §14: as if it did not exist). */
+      findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       findType: (id: number) => sqlEdge(Effect.map(findType(id), Option.map((r) => r.company_type))),
       update: (id: number, change: CompanyUpdate) => sqlEdge(updateRow({ id, change })),
       setColumn: (id: number, change: { status: CompanyStatus } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: CompanyListParams, searchable: ReadonlyArray<KeywordField<"company">>, sync: SyncWindow | undefined) => {
-        const request = { params, searchable, sync }
+      list: (
+        scope: CompanyScope,
+        params: CompanyListParams,
+        searchable: ReadonlyArray<KeywordField<"company">>,
+        sync: SyncWindow | undefined
+      ) => {
+        const request = { params, searchable, sync, companies: Scopes.companyIds(scope) }
         return uncountedList({ page: page, count: count }, request, pageOf(params, COMPANY_PAGE).offset)
       }
     } as const

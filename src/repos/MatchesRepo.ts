@@ -10,6 +10,8 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { pageOf } from "../../schema/Common.js"
 import { Match, MATCH_PAGE, MatchListParams, MatchStatus } from "../../schema/Matches.js"
 import { MatchExists } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
@@ -19,11 +21,15 @@ import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumn
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
 const MatchPageRow = Schema.Struct({ ...MatchRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
+const Companies = Schema.NullOr(Schema.Array(Schema.Int))
 const ListRequest = Schema.Struct({
   params: Schema.toType(MatchListParams),
   timeZone: Schema.String,
-  sync: Schema.UndefinedOr(SyncWindow)
+  sync: Schema.UndefinedOr(SyncWindow),
+  /** A scoped client's companies (DECISIONS §14): only matches with a guest of one of them; null: all. */
+  companies: Companies
 })
+const ById = Schema.Struct({ id: Schema.Int, companies: Companies })
 
 const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
   guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
@@ -51,7 +57,15 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     const sql = yield* SqlClient.SqlClient
     const cols = sql.literal(COLUMNS)
 
-    const where = (p: MatchListParams, timeZone: string, sync: SyncWindow | undefined) => {
+    // A match belongs to both its guests' companies (DECISIONS §14): in a scope when either guest
+    // is. The guests of the companies come from guests_company_created_idx (company_id, …), the
+    // matches of each guest from matches_guest_a_idx / matches_guest_b_idx (guest_*_id, id DESC),
+    // as the company_id filter always has.
+    const ofCompanies = (ids: ReadonlyArray<number>) => sql`(SELECT g.id FROM guests g WHERE g.company_id = ANY (${ids}::bigint[]))`
+    const inScope = (companies: ReadonlyArray<number> | null) =>
+      companies === null ? [] : [sql`(matches.guest_a_id IN ${ofCompanies(companies)} OR matches.guest_b_id IN ${ofCompanies(companies)})`]
+
+    const where = (p: MatchListParams, timeZone: string, sync: SyncWindow | undefined, companies: ReadonlyArray<number> | null) => {
       // created_at bounds: from the start of start_date to the end of end_date (its last second
       // included, fractions too), in the platform time zone.
       const from = p.start_date === undefined ? undefined : parseTimestamp(`${p.start_date} 00:00:00`, timeZone)
@@ -60,6 +74,7 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
         : new Date(parseTimestamp(`${p.end_date} 23:59:59`, timeZone).getTime() + 1000)
       const ofCompany = (id: number) => sql`(SELECT g.id FROM guests g WHERE g.company_id = ${id})`
       return sql.and([
+        ...inScope(companies),
         ...(p.guest_id !== undefined ? [sql`(guest_a_id = ${p.guest_id} OR guest_b_id = ${p.guest_id})`] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.company_id !== undefined
@@ -78,15 +93,15 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     })
 
     const lock = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: ById,
       Result: MatchRow,
-      execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id} FOR UPDATE`
+      execute: ({ companies, id }) => sql`SELECT ${cols} FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])} FOR UPDATE`
     })
 
     const findById = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: ById,
       Result: MatchRow,
-      execute: (id) => sql`SELECT ${cols} FROM matches WHERE id = ${id}`
+      execute: ({ companies, id }) => sql`SELECT ${cols} FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}`
     })
 
     const setStatus = SqlSchema.findOne({
@@ -111,14 +126,14 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     const page = SqlSchema.findAll({
       Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: MatchPageRow,
-      execute: ({ params, sync, timeZone, window }) => {
+      execute: ({ companies, params, sync, timeZone, window }) => {
         const { offset, pageSize } = pageOf(params, MATCH_PAGE)
         return sql`SELECT ${cols}, ${syncColumns(sql, "matches.updated_at", "matches.id")}${
           window ? sql`, count(*) OVER ()::int AS total_count` : sql``
         } FROM matches ${
           pageTail(sql, {
             sync,
-            where: where(params, timeZone, sync),
+            where: where(params, timeZone, sync, companies),
             at: "matches.updated_at",
             id: "matches.id",
             offsetOrder: "matches.id DESC",
@@ -132,35 +147,44 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     const count = SqlSchema.findAll({
       Request: ListRequest,
       Result: CountRow,
-      execute: ({ params, sync, timeZone }) => sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone, sync)}`
+      execute: ({ companies, params, sync, timeZone }) =>
+        sql`SELECT count(*)::int AS n FROM matches WHERE ${where(params, timeZone, sync, companies)}`
     })
 
     return {
       /** The new match; 400 match_exists when the pair already has an open one. */
       insert: (input: MatchInsert) => sqlEdge(insert(input).pipe(mapOpenPair)),
-      /** A match, locked for the rest of the transaction. */
-      lock: (id: number) => sqlEdge(lock(id)),
+      /** A match of the scope, locked for the rest of the transaction; none when unknown or outside it. */
+      lock: (scope: CompanyScope, id: number) => sqlEdge(lock({ id, companies: Scopes.companyIds(scope) })),
       setStatus: (id: number, status: MatchStatus) => sqlEdge(setStatus({ id, status })),
-      /** A match as the list shows it. */
-      findById: (id: number) => sqlEdge(findById(id)),
+      /** A match of the scope as the list shows it; none when unknown or outside it. */
+      findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */
       bumpCounters: (ids: ReadonlyArray<number>, counter: MatchCounter) => ids.length === 0 ? Effect.void : sqlEdge(bump({ ids, counter })),
-      list: (params: MatchListParams, sync: SyncWindow | undefined) =>
-        Effect.flatMap(PlatformTimeZone, (timeZone) =>
-          sqlEdge(listPage({
+      /**
+       * A page of the scope's matches and the exact total: from the counters (status, or none) only
+       * when the scope is every company; a scoped list counts with its filter (the counters know no scope).
+       */
+      list: (scope: CompanyScope, params: MatchListParams, sync: SyncWindow | undefined) =>
+        Effect.flatMap(PlatformTimeZone, (timeZone) => {
+          const companies = Scopes.companyIds(scope)
+          return sqlEdge(listPage({
             sync,
-            counter: counterTotal({
-              guest_id: params.guest_id,
-              status: params.status,
-              company_id: params.company_id,
-              start_date: params.start_date,
-              end_date: params.end_date,
-              updated_since: sync?.since
-            }),
-            page: (window) => page({ params, timeZone, sync, window }),
-            count: count({ params, timeZone, sync }),
+            counter: companies === null
+              ? counterTotal({
+                guest_id: params.guest_id,
+                status: params.status,
+                company_id: params.company_id,
+                start_date: params.start_date,
+                end_date: params.end_date,
+                updated_since: sync?.since
+              })
+              : undefined,
+            page: (window) => page({ params, timeZone, sync, window, companies }),
+            count: count({ params, timeZone, sync, companies }),
             offset: pageOf(params, MATCH_PAGE).offset
-          })))
+          }))
+        })
     } as const
   })
 }) {

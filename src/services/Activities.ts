@@ -9,12 +9,14 @@ import { ACTIVITY_PAGE, type ActivityCreate, type ActivityListParams, type Regis
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
 import type { DatabaseUnavailable } from "../domain/errors.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Activities extends Context.Service<Activities>()("Activities/Service", {
   make: Effect.gen(function*() {
@@ -24,11 +26,13 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     const tx = yield* Transaction
     const events = yield* ChangeEvents
 
-    const create = Effect.fn("Activities.create")(function*(input: ActivityCreate) {
+    /** A scoped client creates activities only of its companies: another named is 403 out_of_scope (DECISIONS §14). */
+    const create = Effect.fn("Activities.create")(function*(scope: CompanyScope, input: ActivityCreate) {
       if (!windowIsValid(input.start_time, input.end_time)) {
         return yield* InvalidInput.of([{ path: "end_time", message: "must be after start_time" }])
       }
-      yield* companies.findById(input.company_id).pipe(someOrNotFound("company", input.company_id))
+      yield* namedCompanyInScope(scope, input.company_id)
+      yield* companies.findById(scope, input.company_id).pipe(someOrNotFound("company", input.company_id))
       const activity = yield* tx.run(Effect.tap(
         repo.insert({
           title: input.title,
@@ -48,17 +52,24 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
       return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
     })
 
-    const list = Effect.fn("Activities.list")(function*(params: ActivityListParams) {
-      return yield* repo.list(params, yield* syncWindow("activities", params, ACTIVITY_PAGE))
+    /** The scope's activities; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
+    const list = Effect.fn("Activities.list")(function*(scope: CompanyScope, params: ActivityListParams) {
+      yield* namedCompanyInScope(scope, params.company_id)
+      return yield* repo.list(scope, params, yield* syncWindow("activities", params, ACTIVITY_PAGE))
     })
 
     /**
      * Takes a place of the guest's gender and records the registration in one transaction: a
-     * refused registration (already registered) gives its place back by rolling back.
+     * refused registration (already registered) gives its place back by rolling back. A scoped
+     * client registers only its companies' guests for its companies' activities: either outside
+     * the scope is 404 as if unknown (DECISIONS §14).
      */
-    const register = Effect.fn("Activities.register")(function*(id: number, input: RegistrationCreate) {
-      yield* repo.findById(id).pipe(someOrNotFound("activity", id))
-      const guest = yield* guests.findById(input.guest_id).pipe(someOrNotFound("guest", input.guest_id))
+    const register = Effect.fn("Activities.register")(function*(scope: CompanyScope, id: number, input: RegistrationCreate) {
+      yield* repo.findById(scope, id).pipe(someOrNotFound("activity", id))
+      const guest = yield* guests.findById(input.guest_id).pipe(
+        someOrNotFound("guest", input.guest_id),
+        inScopeOrNotFound(scope, "guest", input.guest_id)
+      )
       return yield* tx.run(Effect.gen(function*() {
         const fee = yield* repo.takePlace(id, guest.gender)
         if (Option.isNone(fee)) {
@@ -92,7 +103,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
           case "Refused":
             return yield* new InvalidTransition({ message: `cannot ${action} activity ${id}: ${outcome.reason}` })
           case "Unchanged":
-            return yield* repo.findById(id).pipe(someOrNotFound("activity", id))
+            return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("activity", id))
           case "Next": {
             const activity = yield* repo.setState({ id, ...outcome.state })
             yield* events.updated("activity.updated", [id], ["status", "audit_status"])

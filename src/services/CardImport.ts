@@ -17,6 +17,7 @@ import { detectImageType, md5Hex } from "../card/image.js"
 import { CardParser, type ParseOutcome } from "../card/types.js"
 import { cardGuestFields, cardSummary } from "../domain/card.js"
 import { ImageBlacklisted, InvalidInput, NotFound, ParserUnavailable, UnsupportedImage } from "../domain/errors.js"
+import * as Scopes from "../domain/scope.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../repos/CardTasksRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -119,7 +120,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
       if (companyId === null) {
         return yield* InvalidInput.of([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
       }
-      if (Option.isNone(yield* companies.findById(companyId))) return yield* NotFound.of("company", companyId)
+      if (Option.isNone(yield* companies.findById(Scopes.all, companyId))) return yield* NotFound.of("company", companyId)
       yield* refuseBlacklisted(image.imageHash)
       const existing = yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
       if (Option.isSome(existing)) {

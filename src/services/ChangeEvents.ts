@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import { AppConfig } from "../Config.js"
 import { keptFields, type KeptType } from "../domain/eventPayloads.js"
 import { type CatalogueEventType, EVENT_READ_PERMISSION, type EventResource, resourceOfEventType } from "../domain/eventTypes.js"
+import * as Scopes from "../domain/scope.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { FollowUpsRepo, taskRecord } from "../repos/FollowUpsRepo.js"
@@ -62,14 +63,14 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
     const readers: { readonly [R in EventResource]: (id: number) => Effect.Effect<Option.Option<unknown>, unknown> } = {
       guest: guests.findById,
       matchmaker: matchmakers.findById,
-      company: companies.findById,
+      company: (id) => companies.findById(Scopes.all, id),
       work_wechat: accounts.findLive,
       work_group: groups.findLive,
-      activity: activities.findById,
+      activity: (id) => activities.findById(Scopes.all, id),
       follow_up_task: (id) =>
         Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.map(followUps.detail(id, nowMs - leaseMs), Option.map(taskRecord))),
-      match: matches.findById,
-      membership: memberships.findById
+      match: (id) => matches.findById(Scopes.all, id),
+      membership: (id) => memberships.findById(Scopes.all, id)
     }
 
     const read = (resource: EventResource, id: number) =>

@@ -6,6 +6,9 @@ import * as Layer from "effect/Layer"
 
 import { COMPANY_PAGE, type CompanyCreate, type CompanyListParams, type CompanyStatus, type CompanyUpdate } from "../../schema/Companies.js"
 import type { CertLevel } from "../../schema/Matchmakers.js"
+import { NotFound } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
@@ -29,19 +32,26 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
       return yield* tx.run(Effect.tap(repo.insert(input), (company) => events.payloads("company.created", [company])))
     })
 
-    const get = Effect.fn("Companies.get")(function*(id: number) {
-      return yield* repo.findById(id).pipe(orNotFound(id))
+    /** A company of the caller's scope; 404 when unknown or outside it (DECISIONS §14). */
+    const get = Effect.fn("Companies.get")(function*(scope: CompanyScope, id: number) {
+      return yield* repo.findById(scope, id).pipe(orNotFound(id))
     })
 
-    const update = Effect.fn("Companies.update")(function*(id: number, change: CompanyUpdate) {
+    /**
+     * A scoped client updates only its companies: another's is 404 as if unknown (DECISIONS §14).
+     * A company is in a scope by its id alone, so nothing is read before the write: the update
+     * stays the one statement it was.
+     */
+    const update = Effect.fn("Companies.update")(function*(scope: CompanyScope, id: number, change: CompanyUpdate) {
+      if (Scopes.isScoped(scope) && !Scopes.includes(scope, id)) return yield* NotFound.of("company", id)
       const company = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
       return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Companies.list")(function*(params: CompanyListParams, masking: boolean) {
+    const list = Effect.fn("Companies.list")(function*(scope: CompanyScope, params: CompanyListParams, masking: boolean) {
       const searchable = yield* searchableFields("company", masking, params)
-      const page = yield* repo.list(params, searchable, yield* syncWindow("companies", params, COMPANY_PAGE))
+      const page = yield* repo.list(scope, params, searchable, yield* syncWindow("companies", params, COMPANY_PAGE))
       return { ...page, list: page.list.map(({ updated_at: _, ...item }) => item) }
     })
 
@@ -50,7 +60,7 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
       updating(repo.setColumn(id, { cert_level }).pipe(orNotFound(id)), ["cert_level"])
 
     /** Fails with 404 `company` when the id is unknown (a referenced id in a body). */
-    const ensureExists = (id: number) => Effect.asVoid(get(id))
+    const ensureExists = (id: number) => Effect.asVoid(get(Scopes.all, id))
 
     return { create, get, update, list, setStatus, setCertLevel, ensureExists } as const
   })

@@ -9,11 +9,12 @@ import { MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } 
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
+import type { CompanyScope } from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Matches extends Context.Service<Matches>()("Matches/Service", {
   make: Effect.gen(function*() {
@@ -22,14 +23,15 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
     const events = yield* ChangeEvents
     const tx = yield* Transaction
 
-    const create = Effect.fn("Matches.create")(function*(input: MatchCreate) {
+    /** A guest the match names; for a scoped client one of another company is 404 as if unknown (DECISIONS §14). */
+    const guestOf = (scope: CompanyScope, id: number) =>
+      guests.findById(id).pipe(someOrNotFound("guest", id), inScopeOrNotFound(scope, "guest", id))
+
+    const create = Effect.fn("Matches.create")(function*(scope: CompanyScope, input: MatchCreate) {
       if (input.guest_a_id === input.guest_b_id) {
         return yield* InvalidInput.of([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
       }
-      const [a, b] = yield* Effect.all([
-        guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
-        guests.findById(input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
-      ])
+      const [a, b] = yield* Effect.all([guestOf(scope, input.guest_a_id), guestOf(scope, input.guest_b_id)])
       const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
       const known = yield* guests.existingIds("matchmakers", sent)
       const unknown = sent.find((id) => !known.has(id))
@@ -50,13 +52,16 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       return { id: match.id, status: match.status, created_at: match.created_at }
     })
 
-    const list = Effect.fn("Matches.list")(function*(params: MatchListParams) {
-      return yield* repo.list(params, yield* syncWindow("matches", params, MATCH_PAGE))
+    /** The scope's matches; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
+    const list = Effect.fn("Matches.list")(function*(scope: CompanyScope, params: MatchListParams) {
+      yield* namedCompanyInScope(scope, params.company_id)
+      return yield* repo.list(scope, params, yield* syncWindow("matches", params, MATCH_PAGE))
     })
 
-    const updateStatus = Effect.fn("Matches.updateStatus")(function*(id: number, status: MatchStatus) {
+    /** A match outside the caller's scope is 404 as if unknown (DECISIONS §14). */
+    const updateStatus = Effect.fn("Matches.updateStatus")(function*(scope: CompanyScope, id: number, status: MatchStatus) {
       return yield* tx.run(Effect.gen(function*() {
-        const current = yield* repo.lock(id).pipe(someOrNotFound("match", id))
+        const current = yield* repo.lock(scope, id).pipe(someOrNotFound("match", id))
         const move = matchMove(current.status, status)
         if (move === "invalid") {
           return yield* new InvalidTransition({

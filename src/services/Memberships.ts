@@ -3,16 +3,19 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { MEMBERSHIP_PAGE, type MembershipCreate, type MembershipListParams } from "../../schema/Memberships.js"
-import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
+import { InvalidInput, InvalidTransition, NotFound, OutOfScope } from "../domain/errors.js"
 import { membershipMove, validPlanDays } from "../domain/memberships.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Memberships extends Context.Service<Memberships>()("Memberships/Service", {
   make: Effect.gen(function*() {
@@ -36,24 +39,46 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     /**
      * Renews the user's active membership of the plan in place, or starts a new one now. One that
      * is still active but past its expire_at (the daemon has not reached it yet) is expired first,
-     * with its event, so it is never extended from the past.
+     * with its event, so it is never extended from the past. A scoped client links a guest of its
+     * companies (another company's is 404 as if unknown); a membership without a guest belongs to
+     * no company, so it may not create one (403 out_of_scope, DECISIONS §14).
      */
-    const createOrRenew = Effect.fn("Memberships.createOrRenew")(function*(input: MembershipCreate) {
+    const createOrRenew = Effect.fn("Memberships.createOrRenew")(function*(scope: CompanyScope, input: MembershipCreate) {
       if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
       yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
       const guestId = input.guest_id ?? null
-      if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
+      if (guestId === null && Scopes.isScoped(scope)) {
+        return yield* new OutOfScope({ message: "guest_id is required: a membership without a guest belongs to no company of this client" })
+      }
+      if (guestId !== null) {
+        yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId), inScopeOrNotFound(scope, "guest", guestId))
+      }
       const saved = yield* tx.run(Effect.gen(function*() {
         yield* expire({ userId: input.user_id, planId: input.plan_id })
-        const saved = yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
+        const saved = yield* repo.upsert(scope, input.user_id, input.plan_id, guestId).pipe(
+          Effect.flatMap(Option.match({
+            // The plan was found above: what refused is the active membership to renew, another company's.
+            onNone: () =>
+              Effect.fail(
+                Scopes.isScoped(scope)
+                  ? new OutOfScope({
+                    message: `user ${input.user_id}'s active membership of plan ${input.plan_id} belongs to another company`
+                  })
+                  : NotFound.of("plan", input.plan_id)
+              ),
+            onSome: Effect.succeed
+          }))
+        )
         yield* events.records(saved.renewed ? "membership.renewed" : "membership.created", [saved.id])
         return saved
       }))
       return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
     })
 
-    const list = Effect.fn("Memberships.list")(function*(params: MembershipListParams) {
-      return yield* repo.list(params, yield* syncWindow("memberships", params, MEMBERSHIP_PAGE))
+    /** The scope's memberships; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
+    const list = Effect.fn("Memberships.list")(function*(scope: CompanyScope, params: MembershipListParams) {
+      yield* namedCompanyInScope(scope, params.company_id)
+      return yield* repo.list(scope, params, yield* syncWindow("memberships", params, MEMBERSHIP_PAGE))
     })
 
     /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
@@ -70,7 +95,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
           yield* repo.setStatus(id, "cancelled")
           yield* events.records("membership.cancelled", [id])
         }
-        return yield* repo.findById(id).pipe(someOrNotFound("membership", id))
+        return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("membership", id))
       }))
     })
 

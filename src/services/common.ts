@@ -8,6 +8,8 @@ import { type PageLimits, pageOf, type PageParams } from "../../schema/Common.js
 import { PlatformTimeZone } from "../Config.js"
 import { InvalidInput, NotFound, type ResourceName } from "../domain/errors.js"
 import { type KeywordField, keywordFields, maskedFilters, type SearchedResource } from "../domain/masking.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { CURSOR_MESSAGES, decodeCursor, syncScope, type SyncWindow } from "../domain/sync.js"
 import { parseTimestamp } from "../domain/time.js"
 
@@ -68,3 +70,24 @@ export const syncWindow = <Q extends PageParams>(
     if (Result.isFailure(after)) return yield* Effect.fail(InvalidInput.at("cursor", CURSOR_MESSAGES[after.failure], "an unusable cursor"))
     return { since, after: after.success, limit, scope }
   })
+
+/**
+ * A list's `company_id` filter (or a body's company_id) outside the caller's scope: 403
+ * out_of_scope (DECISIONS §14); none given, or one of the scope, passes.
+ */
+export const namedCompanyInScope = (scope: CompanyScope, companyId: number | undefined) => {
+  const refused = companyId === undefined ? undefined : Scopes.checkNamed(scope, companyId)
+  return refused === undefined ? Effect.void : Effect.fail(refused)
+}
+
+/**
+ * After someOrNotFound: a referenced record of a company outside the caller's scope is 404 for it,
+ * as if unknown (DECISIONS §14: a registration's, a match's or a membership's guest).
+ */
+export const inScopeOrNotFound =
+  (scope: CompanyScope, resource: ResourceName, id: number) =>
+  <A extends { readonly company_id: number | null }, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E | NotFound, R> =>
+    Effect.flatMap(
+      self,
+      (record) => Scopes.includes(scope, record.company_id) ? Effect.succeed(record) : Effect.fail(NotFound.of(resource, id))
+    )

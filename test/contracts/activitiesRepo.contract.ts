@@ -6,6 +6,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { deriveGuest } from "../../src/domain/guest.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { ActivitiesRepo, type ActivityInsert } from "../../src/repos/ActivitiesRepo.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { ContractSeed } from "./seed.js"
@@ -50,11 +51,11 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
         const input = newActivity(company)
         const a = yield* repo.insert(input)
         expect(a).toMatchObject({ ...input, status: "draft", audit_status: "pending" })
-        expect(Option.getOrThrow(yield* repo.findById(a.id))).toEqual(a)
+        expect(Option.getOrThrow(yield* repo.findById(Scopes.all, a.id))).toEqual(a)
         expect(Option.getOrThrow(yield* repo.lockState(a.id))).toEqual({ id: a.id, status: "draft", audit_status: "pending" })
         const moved = yield* repo.setState({ id: a.id, status: "registering", audit_status: "approved" })
         expect(moved).toEqual({ ...a, status: "registering", audit_status: "approved" })
-        expect(Option.isNone(yield* repo.findById(a.id + 1000))).toBe(true)
+        expect(Option.isNone(yield* repo.findById(Scopes.all, a.id + 1000))).toBe(true)
         expect(Option.isNone(yield* repo.lockState(a.id + 1000))).toBe(true)
       }))
 
@@ -117,5 +118,19 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
         yield* seed.setActivityWindow(started.id, -2 * HOUR, -1000)
         expect(yield* repo.endDue).toContain(started.id)
         expect(yield* status(started.id)).toBe("ended")
+      }))
+
+    it.effect("findById answers an activity only within the scope: another company's is none, as if it did not exist", () =>
+      Effect.gen(function*() {
+        const repo = yield* ActivitiesRepo
+        const seed = yield* ContractSeed
+        const [mine, theirs] = [yield* seed.company, yield* seed.company]
+        const a = yield* repo.insert(newActivity(mine))
+        const b = yield* repo.insert(newActivity(theirs))
+        expect(Option.getOrThrow(yield* repo.findById(Scopes.of([mine]), a.id))).toEqual(a)
+        expect(Option.isNone(yield* repo.findById(Scopes.of([mine]), b.id))).toBe(true)
+        expect(Option.isNone(yield* repo.findById(Scopes.of([]), a.id))).toBe(true)
+        expect(Option.getOrThrow(yield* repo.findById(Scopes.of([mine, theirs]), b.id))).toEqual(b)
+        expect(Option.getOrThrow(yield* repo.findById(Scopes.all, b.id))).toEqual(b)
       }))
   })

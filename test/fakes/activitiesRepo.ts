@@ -13,6 +13,7 @@ import type { Activity, Registration } from "../../schema/Activities.js"
 import { PlatformTimeZone } from "../../src/Config.js"
 import { genderSide } from "../../src/domain/activities.js"
 import { AlreadyRegistered } from "../../src/domain/errors.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import { ActivitiesRepo } from "../../src/repos/ActivitiesRepo.js"
 import { type FakeActivity, FakeDb, type FakeRegistration, nextId, now } from "./db.js"
@@ -59,7 +60,11 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
         db.tables.activities.set(row.id, row)
         return toActivity(row, tz)
       }),
-    findById: (id) => Effect.map(PlatformTimeZone, (tz) => Option.map(activity(id), (a) => toActivity(a, tz))),
+    findById: (scope, id) =>
+      Effect.map(
+        PlatformTimeZone,
+        (tz) => Option.map(Option.filter(activity(id), (a) => Scopes.includes(scope, a.company_id)), (a) => toActivity(a, tz))
+      ),
     lockState: (id) => Effect.sync(() => Option.map(activity(id), (a) => ({ id: a.id, status: a.status, audit_status: a.audit_status }))),
     setState: (state) =>
       Effect.gen(function*() {

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
+import * as Scopes from "../../src/domain/scope.js"
 import { CompaniesRepo } from "../../src/repos/CompaniesRepo.js"
 import { UsersRepo } from "../../src/repos/UsersRepo.js"
 import { FakeDb } from "./db.js"
@@ -21,9 +22,10 @@ export const FakeUserLookup: Layer.Layer<UsersRepo, never, FakeDb> = Layer.unwra
 export const FakeCompanyLookup: Layer.Layer<CompaniesRepo, never, FakeDb> = Layer.unwrap(
   Effect.map(FakeDb, (db) =>
     makeTestLayer(CompaniesRepo)({
-      findById: (id) =>
+      findById: (scope, id) =>
         Effect.sync(() =>
-          Option.map(Option.fromNullishOr(db.tables.companies.get(id)), (c) => ({ id: c.id, name: c.name }) as unknown as CompanyRow)
+          Option.map(Option.fromNullishOr(Scopes.includes(scope, id) ? db.tables.companies.get(id) : undefined), (c) =>
+            ({ id: c.id, name: c.name }) as unknown as CompanyRow)
         )
     }))
 )

@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 
 import type { Membership } from "../../schema/Memberships.js"
 import { PlatformTimeZone } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { formatTimestamp } from "../../src/domain/time.js"
 import { MembershipsRepo } from "../../src/repos/MembershipsRepo.js"
 import { FakeDb, type FakeMembership, nextId, now } from "./db.js"
@@ -35,6 +36,10 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
     }
   }
 
+  /** A membership belongs to its guest's company; one without a guest (or its guest gone) to none. */
+  const inScope = (scope: Scopes.CompanyScope, m: FakeMembership) =>
+    !Scopes.isScoped(scope) || (m.guest_id !== null && Scopes.includes(scope, db.tables.guests.get(m.guest_id)?.state.company_id))
+
   return MembershipsRepo.of({
     insertPlan: (p) =>
       Effect.sync(() => {
@@ -44,7 +49,7 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
       }),
     plans: Effect.sync(() => [...db.tables.membershipPlans.values()].sort((a, b) => a.id - b.id).map((p) => ({ ...p }))),
     findPlan: (id) => Effect.sync(() => Option.map(plan(id), (p) => ({ ...p }))),
-    upsert: (userId, planId, guestId) =>
+    upsert: (scope, userId, planId, guestId) =>
       Effect.gen(function*() {
         const tz = yield* PlatformTimeZone
         const p = db.tables.membershipPlans.get(planId)
@@ -53,6 +58,7 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
           m.user_id === userId && m.plan_id === planId && m.status === "active"
         )
         if (active !== undefined) {
+          if (!inScope(scope, active)) return Option.none()
           active.expire_at += p.days * DAY_MS
           active.guest_id = guestId ?? active.guest_id
           return Option.some({
@@ -83,8 +89,12 @@ export const makeFakeMembershipsRepo = Effect.gen(function*() {
         const m = db.tables.memberships.get(id)
         if (m !== undefined) m.status = status
       }),
-    findById: (id) =>
-      Effect.map(PlatformTimeZone, (tz) => Option.map(Option.fromNullishOr(db.tables.memberships.get(id)), (m) => toMembership(m, tz))),
+    findById: (scope, id) =>
+      Effect.map(PlatformTimeZone, (tz) =>
+        Option.map(
+          Option.filter(Option.fromNullishOr(db.tables.memberships.get(id)), (m) => inScope(scope, m)),
+          (m) => toMembership(m, tz)
+        )),
     expireDue: (scope = null) =>
       Effect.gen(function*() {
         const nowMs = yield* now

@@ -9,6 +9,7 @@ import * as TestClock from "effect/testing/TestClock"
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import type { ActivityCreate } from "../../schema/Activities.js"
 import { appConfigWith } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { Activities } from "../../src/services/Activities.js"
 import { Memberships } from "../../src/services/Memberships.js"
 import { FakeDb } from "../fakes/db.js"
@@ -48,7 +49,7 @@ const openActivity = (over: Partial<ActivityCreate> = {}) =>
   Effect.gen(function*() {
     const activities = yield* Activities
     const company = yield* seedCompany
-    const created = yield* activities.create(input(company, over))
+    const created = yield* activities.create(Scopes.all, input(company, over))
     yield* activities.operate(created.id, "approve")
     yield* activities.operate(created.id, "open")
     return { company, id: created.id }
@@ -65,20 +66,20 @@ describe("activity service over fakes", () => {
     Effect.gen(function*() {
       const activities = yield* Activities
       const company = yield* seedCompany
-      expect(yield* activities.create(input(company))).toMatchObject({
+      expect(yield* activities.create(Scopes.all, input(company))).toMatchObject({
         status: "draft",
         audit_status: "pending",
         created_at: "2026-11-24 12:00:00"
       })
-      const backwards = yield* Effect.flip(activities.create(input(company, { end_time: "2026-11-24 14:00:00" })))
+      const backwards = yield* Effect.flip(activities.create(Scopes.all, input(company, { end_time: "2026-11-24 14:00:00" })))
       expect(backwards).toMatchObject({ _tag: "InvalidInput", issues: [{ path: "end_time" }] })
-      expect(yield* Effect.flip(activities.create(input(company + 1)))).toMatchObject({ _tag: "NotFound", resource: "company" })
+      expect(yield* Effect.flip(activities.create(Scopes.all, input(company + 1)))).toMatchObject({ _tag: "NotFound", resource: "company" })
     }))
 
   test("open needs an approved audit; approve and reject overturn each other before opening; repeats change nothing", () =>
     Effect.gen(function*() {
       const activities = yield* Activities
-      const { id } = yield* activities.create(input(yield* seedCompany))
+      const { id } = yield* activities.create(Scopes.all, input(yield* seedCompany))
       expect(yield* Effect.flip(activities.operate(id, "open"))).toMatchObject({ _tag: "InvalidTransition" })
       expect(yield* activities.operate(id, "reject")).toMatchObject({ status: "draft", audit_status: "rejected" })
       expect(yield* activities.operate(id, "approve")).toMatchObject({ status: "draft", audit_status: "approved" })
@@ -93,7 +94,7 @@ describe("activity service over fakes", () => {
       const activities = yield* Activities
       const { company, id } = yield* openActivity()
       const guest = yield* seedGuest({ name: "王磊", gender: "male", phone: "13900001111", company_id: company })
-      const registration = yield* activities.register(id, { guest_id: guest.id })
+      const registration = yield* activities.register(Scopes.all, id, { guest_id: guest.id })
       expect(registration).toMatchObject({ activity_id: id, guest_id: guest.id, name: "王磊", phone: "13900001111", fee: 99, remark: null })
       expect(yield* places(id)).toEqual({ male: 1, female: 0 })
     }))
@@ -102,11 +103,11 @@ describe("activity service over fakes", () => {
     Effect.gen(function*() {
       const activities = yield* Activities
       const { company, id } = yield* openActivity({ male_quota: 1 })
-      yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
+      yield* activities.register(Scopes.all, id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
       const late = yield* seedGuest({ gender: "male", company_id: company })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: late.id }))).toMatchObject({ _tag: "QuotaFull" })
+      expect(yield* Effect.flip(activities.register(Scopes.all, id, { guest_id: late.id }))).toMatchObject({ _tag: "QuotaFull" })
       for (let i = 0; i < 3; i++) {
-        yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "female", company_id: company })).id })
+        yield* activities.register(Scopes.all, id, { guest_id: (yield* seedGuest({ gender: "female", company_id: company })).id })
       }
       expect(yield* places(id)).toEqual({ male: 1, female: 3 })
     }))
@@ -116,11 +117,11 @@ describe("activity service over fakes", () => {
       const activities = yield* Activities
       const { company, id } = yield* openActivity({ male_quota: 2 })
       const guest = yield* seedGuest({ gender: "male", company_id: company })
-      yield* activities.register(id, { guest_id: guest.id })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ _tag: "AlreadyRegistered" })
+      yield* activities.register(Scopes.all, id, { guest_id: guest.id })
+      expect(yield* Effect.flip(activities.register(Scopes.all, id, { guest_id: guest.id }))).toMatchObject({ _tag: "AlreadyRegistered" })
       expect(yield* places(id)).toEqual({ male: 1, female: 0 })
       // The place given back is still there for someone else.
-      yield* activities.register(id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
+      yield* activities.register(Scopes.all, id, { guest_id: (yield* seedGuest({ gender: "male", company_id: company })).id })
       expect(yield* places(id)).toEqual({ male: 2, female: 0 })
     }))
 
@@ -128,25 +129,31 @@ describe("activity service over fakes", () => {
     Effect.gen(function*() {
       const activities = yield* Activities
       const company = yield* seedCompany
-      const draft = yield* activities.create(input(company))
+      const draft = yield* activities.create(Scopes.all, input(company))
       const guest = yield* seedGuest({ company_id: company })
-      expect(yield* Effect.flip(activities.register(draft.id, { guest_id: guest.id }))).toMatchObject({ _tag: "ActivityNotOpen" })
-      expect(yield* Effect.flip(activities.register(draft.id + 100, { guest_id: guest.id }))).toMatchObject({ resource: "activity" })
-      expect(yield* Effect.flip(activities.register(draft.id, { guest_id: guest.id + 100 }))).toMatchObject({ resource: "guest" })
+      expect(yield* Effect.flip(activities.register(Scopes.all, draft.id, { guest_id: guest.id }))).toMatchObject({
+        _tag: "ActivityNotOpen"
+      })
+      expect(yield* Effect.flip(activities.register(Scopes.all, draft.id + 100, { guest_id: guest.id }))).toMatchObject({
+        resource: "activity"
+      })
+      expect(yield* Effect.flip(activities.register(Scopes.all, draft.id, { guest_id: guest.id + 100 }))).toMatchObject({
+        resource: "guest"
+      })
     }))
 
   test("by time: registering → ongoing at start_time, → ended at end_time; then registration is closed; drafts stay", () =>
     Effect.gen(function*() {
       const activities = yield* Activities
       const { company, id } = yield* openActivity()
-      const draft = yield* activities.create(input(company))
+      const draft = yield* activities.create(Scopes.all, input(company))
       const status = (i: number) => Effect.map(FakeDb, (db) => db.tables.activities.get(i)!.status)
       expect(yield* moveByTimeOnce).toMatchObject({ activitiesStarted: 0, activitiesEnded: 0 })
       yield* TestClock.adjust("2 hours")
       expect(yield* moveByTimeOnce).toMatchObject({ activitiesStarted: 1, activitiesEnded: 0 })
       expect([yield* status(id), yield* status(draft.id)]).toEqual(["ongoing", "draft"])
       const guest = yield* seedGuest({ company_id: company })
-      expect(yield* Effect.flip(activities.register(id, { guest_id: guest.id }))).toMatchObject({ _tag: "ActivityNotOpen" })
+      expect(yield* Effect.flip(activities.register(Scopes.all, id, { guest_id: guest.id }))).toMatchObject({ _tag: "ActivityNotOpen" })
       yield* TestClock.adjust("3 hours")
       expect(yield* moveByTimeOnce).toMatchObject({ activitiesStarted: 0, activitiesEnded: 1 })
       expect(yield* status(id)).toBe("ended")

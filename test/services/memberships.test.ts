@@ -9,6 +9,7 @@ import * as TestClock from "effect/testing/TestClock"
 
 import { moveByTimeOnce } from "../../jobs/TimeMoves.js"
 import { appConfigWith } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { MembershipsRepo } from "../../src/repos/MembershipsRepo.js"
 import { Activities } from "../../src/services/Activities.js"
 import { Memberships } from "../../src/services/Memberships.js"
@@ -32,7 +33,7 @@ const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Success<
   it.effect(name, () => Effect.provide(body(), TestLayer()))
 
 const buy = (user_id: number, plan_id: number, guest_id?: number) =>
-  Effect.flatMap(Memberships, (m) => m.createOrRenew({ user_id, plan_id, ...(guest_id !== undefined ? { guest_id } : {}) }))
+  Effect.flatMap(Memberships, (m) => m.createOrRenew(Scopes.all, { user_id, plan_id, ...(guest_id !== undefined ? { guest_id } : {}) }))
 
 const statusOf = (id: number) => Effect.flatMap(MembershipsRepo, (r) => Effect.map(r.lock(id), (s) => Option.getOrThrow(s).status))
 

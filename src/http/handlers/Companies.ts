@@ -10,8 +10,8 @@ export const CompaniesHandlers = HttpApiBuilder.group(OpenApiDef, "companies", (
   Effect.gen(function*() {
     const companies = yield* Companies
     return handlers
-      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => companies.list(query, caller.masking)))
-      .handle("get", ({ params }) => companies.get(params.id))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => companies.list(caller.scope, query, caller.masking)))
+      .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => companies.get(caller.scope, params.id)))
       .handle("create", ({ payload }) => companies.create(payload))
-      .handle("update", ({ params, payload }) => companies.update(params.id, payload))
+      .handle("update", ({ params, payload }) => Effect.flatMap(Caller, (caller) => companies.update(caller.scope, params.id, payload)))
   }))
