@@ -4,9 +4,10 @@
 // pools hold together. Writes, idempotent POSTs, the events feed, a webhook fan-out and the
 // follow-up dispatch race stay exact through it; a PgBouncer restart is answered with 503s and
 // Retry-After, never a 500, and every instance serves again within 5 s. Skipped, saying so, when
-// PgBouncer is not installed (`.ci/run` installs it as root: apt-get install pgbouncer).
+// PgBouncer is not installed (`.ci/run` installs it as root: apt-get install pgbouncer). PgBouncer
+// runs with the pgbouncer.ini of docs/operator.md, only its addresses, files and pool size replaced.
 import { execFileSync, spawn } from "node:child_process"
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -49,6 +50,32 @@ if (PGBOUNCER === undefined) {
 // ---------------------------------------------------------------------------------------------
 // PgBouncer in transaction pooling in front of the test server, on a free port of its own.
 
+/**
+ * The `pgbouncer.ini` of docs/operator.md ("Behind PgBouncer") with this machine's addresses,
+ * files, authentication and pool size: every other setting as documented.
+ */
+const documentedIni = (replace: { readonly databases: ReadonlyArray<string>; readonly settings: Readonly<Record<string, string>> }) => {
+  const doc = readFileSync(new URL("../docs/operator.md", import.meta.url), "utf8")
+  const block = /```ini\n([\s\S]*?)```/.exec(doc)?.[1]
+  if (block === undefined) throw new Error("docs/operator.md has no ```ini block (the pgbouncer.ini)")
+  const out: Array<string> = []
+  let section = ""
+  for (const line of block.split("\n")) {
+    const header = /^\[(\w+)\]/.exec(line)
+    if (header !== null) {
+      section = header[1]!
+      out.push(line)
+      if (section === "databases") out.push(...replace.databases)
+      if (section === "pgbouncer") out.push(...Object.entries(replace.settings).map(([k, v]) => `${k} = ${v}`))
+      continue
+    }
+    const key = /^(\w+)\s*=/.exec(line)?.[1]
+    if (key !== undefined && (section === "databases" || key in replace.settings)) continue
+    out.push(line)
+  }
+  return out.join("\n")
+}
+
 interface Bouncer {
   readonly port: number
   readonly start: () => Promise<void>
@@ -65,23 +92,20 @@ const makeBouncer = async (target: URL): Promise<Bouncer> => {
   const port = await findFreePort()
   // PgBouncer refuses to run as root: root runs it as the postgres user (there since the test server's start).
   const asRoot = process.getuid?.() === 0
-  const ini = [
-    "[databases]",
-    `* = host=${target.hostname} port=${target.port}`,
-    "[pgbouncer]",
-    "listen_addr = 127.0.0.1",
-    `listen_port = ${port}`,
-    "unix_socket_dir =",
-    "auth_type = trust",
-    `auth_file = ${dir}/userlist.txt`,
-    "pool_mode = transaction",
-    `default_pool_size = ${POOL_SIZE}`,
-    "max_client_conn = 500",
-    `pidfile = ${dir}/pgbouncer.pid`,
-    "server_login_retry = 1",
-    `admin_users = ${decodeURIComponent(target.username)}`,
-    "idle_transaction_timeout = 60"
-  ].join("\n")
+  const ini = documentedIni({
+    databases: [`* = host=${target.hostname} port=${target.port}`],
+    settings: {
+      listen_addr: "127.0.0.1",
+      listen_port: String(port),
+      unix_socket_dir: "",
+      auth_type: "trust",
+      auth_file: `${dir}/userlist.txt`,
+      default_pool_size: String(POOL_SIZE),
+      pidfile: `${dir}/pgbouncer.pid`,
+      admin_users: decodeURIComponent(target.username)
+    }
+  })
+  expect(ini).toMatch(/^pool_mode = transaction$/m)
   await fs.writeFile(path.join(dir, "pgbouncer.ini"), `${ini}\n`)
   await fs.writeFile(path.join(dir, "userlist.txt"), `"${decodeURIComponent(target.username)}" ""\n`)
   if (asRoot) {
@@ -485,11 +509,10 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
             for (const a of answers) if (a.phase === phase) by.set(a.status, (by.get(a.status) ?? 0) + 1)
             return [...by].map(([status, n]) => `${status}×${n}`).join(" ")
           }
-          yield* Effect.logInfo(
-            `PgBouncer restart: before [${counts("before")}], down [${counts("down")}], recovery [${
-              counts("recovery")
-            }]; instances serving again after ${recovered.map(Math.round).join(", ")} ms`
-          )
+          const summary = `PgBouncer restart: before [${counts("before")}], down [${counts("down")}], recovery [${
+            counts("recovery")
+          }]; instances serving again after ${recovered.map(Math.round).join(", ")} ms`
+          yield* Effect.sync(() => console.info(summary))
           // Only 200 and the documented 503 (with Retry-After), whatever the phase.
           expect(answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([])
           expect(answers.filter((a) => a.status === 503 && (a.error !== "service_unavailable" || a.retryAfter === null))).toEqual([])
