@@ -271,7 +271,8 @@ export const databasePoolerConfig: Config.Config<DatabasePooler> = setting("DATA
  * session to another server connection.
  */
 export const databaseDirectUrlSetting: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.all([
-  databasePoolerConfig,
+  // A wrong DATABASE_POOLER is reported by its own setting, once.
+  databasePoolerConfig.pipe(Config.orElse(() => Config.succeed<DatabasePooler>("none"))),
   setting("DATABASE_DIRECT_URL", (raw) => Result.succeed(Redacted.make(raw))).pipe(Config.option)
 ]).pipe(
   Config.flatMap(([pooler, direct]) =>

@@ -21,7 +21,7 @@ import {
   DEFAULT_IDLE_IN_TRANSACTION_SECONDS
 } from "../Config.js"
 import { DatabaseTimeout } from "../repos/sqlHelpers.js"
-import { migrate } from "./migrate.js"
+import { migrate, MIGRATION_LOCK_KEY } from "./migrate.js"
 
 export { migrate, MIGRATIONS_DIR } from "./migrate.js"
 
@@ -151,12 +151,15 @@ export const migrateDirect = (settings: {
 /**
  * `ALTER ROLE CURRENT_USER IN DATABASE <this one> SET idle_in_transaction_session_timeout` (a role
  * may set its own defaults), unless it holds that value already: new sessions of the service's
- * role in this database start with it, whichever way they come.
+ * role in this database start with it, whichever way they come. Processes starting together take
+ * turns on the migrations' lock (as a transaction lock), so that none meets another's update of
+ * the same row; a role that may not do it is warned about, and the process goes on.
  */
 const setRoleIdleInTransaction = (seconds: number) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const value = `${Math.round(seconds * 1000)}ms`
+    yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
     const rows = yield* sql<{ readonly current: string | null; readonly db: string }>`
       SELECT (SELECT s FROM pg_db_role_setting r, unnest(r.setconfig) s
                WHERE r.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)
@@ -168,4 +171,12 @@ const setRoleIdleInTransaction = (seconds: number) =>
     yield* sql.unsafe(
       `ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(row.db)} SET idle_in_transaction_session_timeout = '${value}'`
     ).unprepared
-  })
+  }).pipe(
+    (self) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(self)),
+    Effect.catch((error) =>
+      Effect.logWarning(
+        "could not set idle_in_transaction_session_timeout as the role's default in this database; set it with ALTER ROLE … IN DATABASE … SET (docs/operator.md, Behind PgBouncer)",
+        error
+      )
+    )
+  )

@@ -43,7 +43,8 @@ const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem> = Effect.gen(functio
   Effect.mapError((cause) => new Migrator.MigrationError({ kind: "ImportError", message: "cannot read migrations", cause }))
 )
 
-const MIGRATION_LOCK_KEY = 727_001_1
+/** The advisory lock key the migrations (and the settings applied with them) serialise on. */
+export const MIGRATION_LOCK_KEY = 727_001_1
 
 /**
  * Applies pending migrations, up to and including number `through` (all of them by default: a
