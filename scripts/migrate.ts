@@ -5,18 +5,16 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 
 import { noteLeftRunning, preparedConfig, prepareOrFail } from "../src/bootstrap.js"
-import { databaseUrlConfig } from "../src/Config.js"
 import { runScript } from "../src/runProcess.js"
-import { migrateThrough } from "../src/sql/migrate.js"
-import { pgClientLayer } from "../src/sql/Sql.js"
+import { databaseSettings, migrateDirect } from "../src/sql/Sql.js"
 import { ProcessFailure } from "../src/startup.js"
 
 const program = Effect.gen(function*() {
   const prepared = yield* prepareOrFail("migrate")
   yield* noteLeftRunning("migrate", prepared.embedded)
   const applied = yield* Effect.gen(function*() {
-    const url = yield* databaseUrlConfig
-    return yield* migrateThrough(Number.POSITIVE_INFINITY).pipe(Effect.provide(pgClientLayer(url, "migrate")))
+    // Straight to PostgreSQL (DATABASE_DIRECT_URL): the migrations' lock is a session's.
+    return yield* migrateDirect(yield* databaseSettings)
   }).pipe(
     Effect.provide(preparedConfig(prepared)),
     // A failure is one line on stderr, like every other line there.

@@ -244,6 +244,68 @@ export const databaseTimeoutConfig: Config.Config<number> = positiveSeconds("DAT
   Config.withDefault(DEFAULT_DATABASE_TIMEOUT_SECONDS)
 )
 
+/**
+ * DATABASE_POOLER: what stands between the service and PostgreSQL at DATABASE_URL
+ * (docs/operator.md "Behind PgBouncer"). One setting names the pooler, rather than one switch per
+ * consequence, because everything it decides must agree: `none` (the default) sends session
+ * settings in each connection's startup packet and keeps statements prepared; `pgbouncer`
+ * (transaction pooling, any version: Debian's 1.18 keeps no prepared statement across
+ * transactions) turns prepared statements off and sends no startup setting PgBouncer would refuse;
+ * `pgbouncer-prepared` (1.21 or later with `max_prepared_statements` above 0, which prepares the
+ * protocol's named statements on whichever server connection runs them) keeps them prepared.
+ */
+export type DatabasePooler = "none" | "pgbouncer" | "pgbouncer-prepared"
+
+const POOLERS: ReadonlyArray<DatabasePooler> = ["none", "pgbouncer", "pgbouncer-prepared"]
+
+export const databasePoolerConfig: Config.Config<DatabasePooler> = setting("DATABASE_POOLER", (raw) => {
+  const value = raw.trim().toLowerCase()
+  const found = POOLERS.find((p) => p === value)
+  return found === undefined ? Result.fail(`expected one of ${POOLERS.join(", ")}; got ${quoted(raw)}`) : Result.succeed(found)
+}).pipe(Config.withDefault<DatabasePooler>("none"))
+
+/**
+ * DATABASE_DIRECT_URL: where the sessions that need a server session of their own connect (LISTEN,
+ * the migrations' advisory lock), straight to PostgreSQL: DATABASE_URL unless set. Required
+ * behind a pooler (DATABASE_POOLER), whose transaction pooling would hand each statement of such a
+ * session to another server connection.
+ */
+export const databaseDirectUrlSetting: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.all([
+  // A wrong DATABASE_POOLER is reported by its own setting, once.
+  databasePoolerConfig.pipe(Config.orElse(() => Config.succeed<DatabasePooler>("none"))),
+  setting("DATABASE_DIRECT_URL", (raw) => Result.succeed(Redacted.make(raw))).pipe(Config.option)
+]).pipe(
+  Config.flatMap(([pooler, direct]) =>
+    Option.isSome(direct) || pooler === "none"
+      ? Config.succeed(direct)
+      : Config.fail(
+        missingSetting(
+          "DATABASE_DIRECT_URL",
+          `DATABASE_POOLER=${pooler} needs the direct address of PostgreSQL for LISTEN and the migrations' lock`
+        ).cause
+      )
+  )
+)
+
+/** DATABASE_DIRECT_URL, or DATABASE_URL where it is not set (and no pooler stands between). */
+export const databaseDirectUrlConfig: Config.Config<Redacted.Redacted<string>> = databaseDirectUrlSetting.pipe(
+  Config.flatMap(Option.match({ onSome: (url) => Config.succeed(url), onNone: () => databaseUrlConfig }))
+)
+
+/** DATABASE_IDLE_IN_TRANSACTION_SECONDS's default: well above DATABASE_TIMEOUT_SECONDS's. */
+export const DEFAULT_IDLE_IN_TRANSACTION_SECONDS = 60
+
+/**
+ * DATABASE_IDLE_IN_TRANSACTION_SECONDS: the server ends a session of the service that stays idle
+ * inside a transaction this long (`idle_in_transaction_session_timeout`; 0: never). A transaction
+ * left open (a frozen process, a lost client) holds back the events feed and vacuum; the client's
+ * own deadline (DATABASE_TIMEOUT_SECONDS) cannot end it when the client is the one that is gone.
+ */
+export const databaseIdleInTransactionConfig: Config.Config<number> = setting(
+  "DATABASE_IDLE_IN_TRANSACTION_SECONDS",
+  numberIn((n) => n >= 0, "expected a number of seconds of at least 0 (0: no limit)")
+).pipe(Config.withDefault(DEFAULT_IDLE_IN_TRANSACTION_SECONDS))
+
 export const appConfig: Config.Config<AppConfigShape> = allReported({
   port: port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),

@@ -14,7 +14,13 @@ import * as Layer from "effect/Layer"
 import * as Runtime from "effect/Runtime"
 
 import { type ProjectEnvFile, ProjectEnvLive } from "./bootstrap.js"
-import { databaseTimeoutConfig, databaseUrlConfig } from "./Config.js"
+import {
+  databaseDirectUrlSetting,
+  databaseIdleInTransactionConfig,
+  databasePoolerConfig,
+  databaseTimeoutConfig,
+  databaseUrlConfig
+} from "./Config.js"
 import { logFormatConfig, LoggingLive, logLevelConfig, type LogOutput } from "./logging.js"
 import { checkSettings, exitCodeOnStop, logStopReason } from "./startup.js"
 
@@ -24,9 +30,16 @@ export const runProcess = <A, E>(
   process: Layer.Layer<A, E>
 ): void =>
   NodeRuntime.runMain(
-    checkSettings(source, [logLevelConfig, logFormatConfig, databaseUrlConfig, databaseTimeoutConfig, ...settings], {
-      reportMissing: true
-    }).pipe(
+    checkSettings(source, [
+      logLevelConfig,
+      logFormatConfig,
+      databaseUrlConfig,
+      databaseTimeoutConfig,
+      databasePoolerConfig,
+      databaseDirectUrlSetting,
+      databaseIdleInTransactionConfig,
+      ...settings
+    ], { reportMissing: true }).pipe(
       Effect.andThen(Layer.launch(process)),
       Effect.tapCause(logStopReason(source, source === "api" ? "PORT" : "JOBS_PORT")),
       Effect.provide(LoggingLive(source))

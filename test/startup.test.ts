@@ -52,7 +52,25 @@ const cases: ReadonlyArray<readonly [string, Record<string, string | null>, stri
     "WEBHOOK_ALLOWED_NETWORKS",
     /WEBHOOK_ALLOWED_NETWORKS: "10\.0\.0\.1\/8" has bits set after its prefix; the network is 10\.0\.0\.0\/8/
   ],
-  ["src/main.ts", { WEBHOOK_ALLOWED_NETWORKS: "localhost" }, "WEBHOOK_ALLOWED_NETWORKS", /WEBHOOK_ALLOWED_NETWORKS: expected .*"localhost"/]
+  [
+    "src/main.ts",
+    { WEBHOOK_ALLOWED_NETWORKS: "localhost" },
+    "WEBHOOK_ALLOWED_NETWORKS",
+    /WEBHOOK_ALLOWED_NETWORKS: expected .*"localhost"/
+  ],
+  ["src/main.ts", { DATABASE_POOLER: "pgpool" }, "DATABASE_POOLER", /DATABASE_POOLER: expected one of none, pgbouncer, pgbouncer-prepared/],
+  [
+    "jobs/main.ts",
+    { DATABASE_POOLER: "pgbouncer", DATABASE_DIRECT_URL: null },
+    "DATABASE_DIRECT_URL",
+    /^jobs cannot start: DATABASE_DIRECT_URL is not set; DATABASE_POOLER=pgbouncer needs the direct address of PostgreSQL/
+  ],
+  [
+    "src/main.ts",
+    { DATABASE_IDLE_IN_TRANSACTION_SECONDS: "-1" },
+    "DATABASE_IDLE_IN_TRANSACTION_SECONDS",
+    /DATABASE_IDLE_IN_TRANSACTION_SECONDS: expected a number of seconds of at least 0/
+  ]
 ]
 
 describe("start-up with an invalid or missing setting", () => {

@@ -1,6 +1,7 @@
 // Every measurement the processes make, as Effect metrics (served in the Prometheus text format by
 // prometheus.ts): HTTP requests, authentication failures, rate limiting and a masking client's
-// duplicate_* refusals at the edge, job runs in the daemon, and gauges (database pool, queues)
+// duplicate_* refusals at the edge, job runs in the daemon, and gauges (database pool, queues, the
+// events feed's lag)
 // refreshed when /metrics is scraped. Counters carry the `_total` suffix in their names: the
 // exposition prints names as they are.
 import * as Effect from "effect/Effect"
@@ -76,6 +77,19 @@ export const queueFailuresLastHour = gauge(
 export const queueStatsErrors = counter(
   "queue_stats_errors_total",
   "Scrapes whose queue statistics could not be read (the queue gauges kept their last values)"
+)
+
+export const feedOldestTransactionAge = gauge(
+  "events_feed_oldest_transaction_seconds",
+  "Age of the oldest open transaction that holds the events feed back (any session of the cluster that has written, or a prepared transaction; 0 when none): the feed lists no event committed after it began"
+)
+export const feedEventsWaiting = gauge(
+  "events_feed_waiting_events",
+  "Committed events the events feed does not list yet, because an older transaction is still open"
+)
+export const feedLagErrors = counter(
+  "events_feed_lag_errors_total",
+  "Scrapes whose feed lag could not be read (the feed gauges kept their last values)"
 )
 
 type Series = Metric.Metric<number, unknown>

@@ -1,6 +1,6 @@
 // GET /metrics of both processes: Effect's metrics (metrics.ts) in the Prometheus text format
 // (effect's PrometheusMetrics formatter, every family with its help text). The gauges that describe
-// state elsewhere (pool, queues) are refreshed per scrape.
+// state elsewhere (pool, queues, the events feed's lag) are refreshed per scrape.
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -9,8 +9,18 @@ import * as Layer from "effect/Layer"
 import * as PrometheusMetrics from "effect/observability/PrometheusMetrics"
 
 import { AppConfig } from "../Config.js"
+import { FeedLagRepo } from "../repos/FeedLagRepo.js"
 import { MonitoringRepo } from "../repos/MonitoringRepo.js"
-import { queueDepth, queueFailuresLastHour, queueOldestAge, queueStatsErrors, update } from "./metrics.js"
+import {
+  feedEventsWaiting,
+  feedLagErrors,
+  feedOldestTransactionAge,
+  queueDepth,
+  queueFailuresLastHour,
+  queueOldestAge,
+  queueStatsErrors,
+  update
+} from "./metrics.js"
 import { refreshPoolGauges } from "./pgPool.js"
 
 /** The media type of the Prometheus text exposition format. */
@@ -24,6 +34,7 @@ export class MetricsExporter extends Context.Service<MetricsExporter, {
     MetricsExporter,
     Effect.gen(function*() {
       const repo = yield* MonitoringRepo
+      const feedLag = yield* FeedLagRepo
       const config = yield* AppConfig
       const pg = yield* PgClient.PgClient
       const timeout = config.readinessTimeoutMs
@@ -47,6 +58,23 @@ export class MetricsExporter extends Context.Service<MetricsExporter, {
         )
       )
 
+      /** Sets the feed's lag gauges; a scrape never fails on them (they keep their last values). */
+      const refreshFeedLag = feedLag.read.pipe(
+        Effect.timeout(timeout),
+        Effect.flatMap((lag) =>
+          Effect.all([
+            update(feedOldestTransactionAge, {}, lag.oldest_transaction_seconds),
+            update(feedEventsWaiting, {}, lag.events_waiting)
+          ], { discard: true })
+        ),
+        Effect.catchCause((cause) =>
+          Effect.andThen(
+            update(feedLagErrors, {}, 1),
+            Effect.logWarning("the events feed's lag could not be read for /metrics", Cause.pretty(cause))
+          )
+        )
+      )
+
       /** The pool gauges keep their last values when the database does not answer. */
       const refreshPool = refreshPoolGauges.pipe(
         Effect.provideService(PgClient.PgClient, pg),
@@ -55,12 +83,14 @@ export class MetricsExporter extends Context.Service<MetricsExporter, {
       )
 
       const scrape = Effect.gen(function*() {
-        yield* Effect.all([refreshPool, refreshQueueGauges], { concurrency: 2, discard: true })
+        yield* Effect.all([refreshPool, refreshQueueGauges, refreshFeedLag], { concurrency: 3, discard: true })
         return yield* PrometheusMetrics.format()
       })
 
       return { scrape }
     })
   )
-  static readonly layer = MetricsExporter.layerWithoutDependencies.pipe(Layer.provide(MonitoringRepo.layer))
+  static readonly layer = MetricsExporter.layerWithoutDependencies.pipe(
+    Layer.provide(Layer.merge(MonitoringRepo.layer, FeedLagRepo.layer))
+  )
 }

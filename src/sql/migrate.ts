@@ -43,13 +43,16 @@ const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem> = Effect.gen(functio
   Effect.mapError((cause) => new Migrator.MigrationError({ kind: "ImportError", message: "cannot read migrations", cause }))
 )
 
-const MIGRATION_LOCK_KEY = 727_001_1
+/** The advisory lock key the migrations (and the settings applied with them) serialise on. */
+export const MIGRATION_LOCK_KEY = 727_001_1
 
 /**
  * Applies pending migrations, up to and including number `through` (all of them by default: a
  * test may stop earlier to write rows as an older schema held them). The migrator creates its
  * table outside its own lock, so two processes starting on a new database are serialised by a
- * session advisory lock held on a reserved connection for the whole run.
+ * session advisory lock held on a reserved connection for the whole run: the client must connect
+ * straight to PostgreSQL (Sql.ts' migrateDirect), never through a transaction pooler, which would
+ * run the lock and its release on server connections of its choosing.
  */
 export const migrateThrough = (through: number) =>
   Effect.gen(function*() {
