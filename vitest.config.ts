@@ -9,7 +9,8 @@ const UNIT = [
   "test/card/rules.test.ts",
   "test/fakes/**/*.test.ts",
   "test/services/**/*.test.ts",
-  "test/contract.test.ts"
+  "test/contract.test.ts",
+  "test/memory/**/*.test.ts"
 ]
 
 export default defineConfig({

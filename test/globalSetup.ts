@@ -18,12 +18,23 @@ declare module "vitest" {
     databaseAdminUrl: string
     /** Name of the migrated template database; per-test copies are named `<templateDatabase>_…`. */
     templateDatabase: string
+    /** How a test's database is copied from the template: `STRATEGY FILE_COPY` where the server has it (PostgreSQL 15+). */
+    copyStrategy: string
   }
 }
 
 const log = (line: string) => {
   process.stderr.write(`${line}\n`)
 }
+
+/**
+ * The throwaway server trades durability for speed, as it may: it lives for one run and no test
+ * crashes it (test/faultMatrix.test.ts crashes a server of its own, with the defaults). Not
+ * flushing to disk (fsync), not waiting for the WAL at commit (synchronous_commit) and not
+ * writing full pages after a checkpoint (full_page_writes) only matter after a crash of the
+ * server or the machine. Never for a server that keeps data.
+ */
+export const THROWAWAY_SETTINGS = { fsync: "off", synchronous_commit: "off", full_page_writes: "off" } as const
 
 // Starts a private server in a fresh temp folder owned by the server's OS user (as root, PostgreSQL
 // runs as the postgres user; its binaries are copied where that user can run them when needed).
@@ -34,7 +45,8 @@ async function startThrowawayServer(): Promise<{ url: string; teardown: () => Pr
     const server = await ensureEmbeddedPostgres({
       dataDir: path.join(folder, "pg"),
       port: await findFreePort(),
-      log: () => {}
+      log: () => {},
+      settings: THROWAWAY_SETTINGS
     })
     return {
       url: server.url,
@@ -104,6 +116,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw setupFailure(step, error, usesExternal)
   }
 
+  // FILE_COPY copies the template's files (a checkpoint, cheap without fsync) where the default
+  // (WAL_LOG, PostgreSQL 15+) writes every page of the copy to the WAL.
+  const version = await withPgClient(
+    server.url,
+    (client) => client.query<{ v: string }>("SELECT current_setting('server_version_num') AS v")
+  )
+  project.provide("copyStrategy", Number(version.rows[0]?.v ?? "0") >= 150000 ? "STRATEGY FILE_COPY" : "")
   project.provide("databaseAdminUrl", server.url)
   project.provide("templateDatabase", template)
 

@@ -387,7 +387,13 @@ async function initialise(dataDir: string, user: RunAs, log: Log): Promise<void>
 
 const serverLogFile = (dataDir: string) => path.join(path.dirname(dataDir), "postgres.log")
 
-async function startServer(dataDir: string, port: number, user: RunAs, log: Log): Promise<RunResult> {
+/** Server settings (`-c name=value`) for one start; names and values are PostgreSQL's own words. */
+export type ServerSettings = Readonly<Record<string, string>>
+
+const SETTING = /^[a-z_]+$/
+const SETTING_VALUE = /^[A-Za-z0-9_.]+$/
+
+async function startServer(dataDir: string, port: number, user: RunAs, log: Log, settings: ServerSettings): Promise<RunResult> {
   const { pg_ctl } = await serverBinaries(log)
   const logFile = serverLogFile(dataDir)
   // pg_ctl (running as postgres) appends to the log, and the folder holding it may belong to root.
@@ -396,7 +402,11 @@ async function startServer(dataDir: string, port: number, user: RunAs, log: Log)
   // The socket lives in the data folder (private to this cluster) unless the path would exceed the
   // 107-byte limit of Unix socket paths; clients here use TCP, so sockets are then just disabled.
   const socketDir = `${dataDir}/.s.PGSQL.${port}`.length < 100 ? dataDir : ""
-  const options = `-p ${port} -k "${socketDir}" -c listen_addresses=127.0.0.1`
+  const extra = Object.entries(settings).map(([name, value]) => {
+    if (!SETTING.test(name) || !SETTING_VALUE.test(value)) throw new Error(`not a server setting: ${name}=${value}`)
+    return ` -c ${name}=${value}`
+  })
+  const options = `-p ${port} -k "${socketDir}" -c listen_addresses=127.0.0.1${extra.join("")}`
   log(`starting server for ${dataDir} on 127.0.0.1:${port} (log: ${logFile})`)
   return run(pg_ctl, ["start", "-w", "-t", "60", "-D", dataDir, "-l", logFile, "-o", options], user)
 }
@@ -446,6 +456,8 @@ export async function ensureEmbeddedPostgres(opts: {
   dataDir: string
   port: number
   log: Log
+  /** Settings for a server started here (not applied to one found running). */
+  settings?: ServerSettings
 }): Promise<{ url: string; startedHere: boolean; stop: () => Promise<void> }> {
   const log = opts.log
   const dataDir = await resolveDataDir(opts.dataDir)
@@ -490,7 +502,7 @@ export async function ensureEmbeddedPostgres(opts: {
       await sleep(1000)
     }
     starts++
-    const result = await startServer(dataDir, opts.port, user, log)
+    const result = await startServer(dataDir, opts.port, user, log, opts.settings ?? {})
     if (result.code !== 0) {
       failed = result
       continue

@@ -42,11 +42,12 @@ export const testDatabaseLayer = (
     Effect.gen(function*() {
       const adminUrl = inject("databaseAdminUrl")
       const template = inject("templateDatabase")
+      const strategy = inject("copyStrategy")
       const name = `${template}_${randomBytes(5).toString("hex")}`
       const admin = yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin"))
       const sql = Context.get(admin, SqlClient.SqlClient)
       yield* Effect.acquireRelease(
-        Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}"`)),
+        Effect.orDie(sql.unsafe(`CREATE DATABASE "${name}" TEMPLATE "${template}" ${strategy}`)),
         () => Effect.ignore(sql.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))
       )
       return pgClientLayer(Redacted.make(yield* via(withDatabase(adminUrl, name))), "test", options)
@@ -93,16 +94,22 @@ export const testAppLayer = (
 
 export class TestServer extends Context.Service<TestServer, { readonly baseUrl: string }>()("Test/Server") {}
 
-/** An HTTP server of the app over the given services (one more "API instance"). */
-export const serverLayer = Layer.effect(
+/**
+ * The app (HttpAppLive: the contract's routes, the edge, the docs and the probes) served by whatever
+ * HttpServer is provided, and TestServer saying where: a Node server on a socket here, the
+ * in-memory one of test/support/memory.ts.
+ */
+export const appServed = Layer.effect(
   TestServer,
   Effect.map(HttpServer.HttpServer, (server) => {
     const address = server.address
     if (address._tag === "UnixPathAddress") throw new Error("expected a TCP server")
     return { baseUrl: `http://127.0.0.1:${address.port}` }
   })
-).pipe(
-  Layer.provideMerge(HttpAppLive),
+).pipe(Layer.provideMerge(HttpAppLive))
+
+/** An HTTP server of the app over the given services (one more "API instance"). */
+export const serverLayer = appServed.pipe(
   Layer.provide(Layer.unwrap(Effect.map(makeApiServer, (server) => NodeHttpServer.layer(() => server, { port: 0, host: "127.0.0.1" })))),
   Layer.orDie
 )

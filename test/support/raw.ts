@@ -2,6 +2,7 @@
 // nonces, stale timestamps) where the typed client would not.
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FetchHttpClient from "effect/http/FetchHttpClient"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
@@ -56,6 +57,8 @@ export const rawRequest = (baseUrl: string, o: RawOptions) =>
       })
     }
     const url = `${baseUrl}${o.path}${o.query ? `?${o.query}` : ""}`
+    // The fetch of the test's context: the global one, or the in-memory app's (test/support/memory.ts).
+    const fetch = yield* FetchHttpClient.Fetch
     return yield* Effect.promise(async (): Promise<RawResponse> => {
       const res = await fetch(url, { method, headers, ...(o.body !== undefined ? { body } : {}) })
       const text = await res.text()
