@@ -271,7 +271,9 @@ const scopeRows: Array<Record<string, string | number>> = []
 const scopeCell = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">, floorCase?: string) => {
   const runs: Record<"unscoped" | "scoped", Array<LoadResult>> = { unscoped: [], scoped: [] }
   const client = { unscoped: one!, scoped: scopedClient! }
-  for (const who of ["unscoped", "scoped"] as const) await runLoad({ ...spec, targets: [at(service, client[who])], seconds: Math.min(3, SECONDS) })
+  for (const who of ["unscoped", "scoped"] as const) {
+    await runLoad({ ...spec, targets: [at(service, client[who])], seconds: Math.min(3, SECONDS) })
+  }
   for (let round = 0; round < ROUNDS; round++) {
     for (const who of round % 2 === 0 ? (["unscoped", "scoped"] as const) : (["scoped", "unscoped"] as const)) {
       runs[who].push(await runLoad({ ...spec, targets: [at(service, client[who])], seconds: SECONDS / ROUNDS }))

@@ -293,7 +293,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
             // Four plans of a task due today each (one per operation that changes a task).
             const plans: Array<number> = []
             for (let i = 0; i < 4; i++) {
-              const plan = (yield* admin("follow-up", "plans", "create", "--guest", String(guests[0]), "--days", "1", "--type", "recommend"))
+              const plan = yield* admin("follow-up", "plans", "create", "--guest", String(guests[0]), "--days", "1", "--type", "recommend")
               plans.push((plan as { id: number }).id)
             }
             const tasks = (yield* platform.followUps.list({ query: { page_size: 100 } })).list
@@ -324,7 +324,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
         const group = yield* platform.workGroups.create({ payload: { name: "矩阵群" } })
         yield* platform.workGroups.addMatchmaker({ params: { id: group.id }, payload: { matchmaker_id: A.matchmaker } })
         yield* platform.workGroups.addWorkWechat({ params: { id: group.id }, payload: { work_wechat_id: account.id } })
-        yield* platform.workWechats.associate({ params: { id: account.id }, payload: { target_type: "matchmaker", target_id: A.matchmaker } })
+        yield* platform.workWechats.associate({
+          params: { id: account.id },
+          payload: { target_type: "matchmaker", target_id: A.matchmaker }
+        })
         yield* platform.imageBlacklist.add({ payload: { items: [{ md5: "0123456789abcdef0123456789abcdef", source: "manual" }] } })
         const blacklistId = (yield* platform.imageBlacklist.list({ query: {} })).list[0]!.id
         // The client's own deliveries (of A's events) and the platform's of B's, for redelivery.
@@ -359,7 +362,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
               hidden(B.matchmaker, (id) => send("POST", "/guests", guestBody(a, { matchmaker_id: id })))
             ]
           },
-          "GET /guests/{id}": { mine: [{ call: get(`/guests/${ga[0]}`), check: served }], theirs: [hidden(g[0], (id) => get(`/guests/${id}`))] },
+          "GET /guests/{id}": {
+            mine: [{ call: get(`/guests/${ga[0]}`), check: served }],
+            theirs: [hidden(g[0], (id) => get(`/guests/${id}`))]
+          },
           "PUT /guests/{id}": {
             mine: [{ call: send("PUT", `/guests/${ga[0]}`, { height: 170 }), check: served }],
             theirs: [
@@ -372,7 +378,11 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
             mine: [{ call: send("POST", "/guests/batch", { guests: [guestBody(a)] }), check: itemsSucceed }],
             theirs: [
               batchItems(b, "out_of_scope", (id) => send("POST", "/guests/batch", { guests: [guestBody(id as number)] })),
-              batchItems(B.matchmaker, "not_found", (id) => send("POST", "/guests/batch", { guests: [guestBody(a, { matchmaker_id: id })] }))
+              batchItems(
+                B.matchmaker,
+                "not_found",
+                (id) => send("POST", "/guests/batch", { guests: [guestBody(a, { matchmaker_id: id })] })
+              )
             ]
           },
           "PUT /guests/batch": {
@@ -384,7 +394,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
             ]
           },
           "POST /guests/create-from-card": {
-            mine: [{ call: { method: "POST", path: "/guests/create-from-card", form: cardFields({ company_id: String(a) }) }, check: served }],
+            mine: [{
+              call: { method: "POST", path: "/guests/create-from-card", form: cardFields({ company_id: String(a) }) },
+              check: served
+            }],
             theirs: [
               namesB(b, (id) => ({ method: "POST", path: "/guests/create-from-card", form: cardFields({ company_id: String(id) }) })),
               hidden(
@@ -399,7 +412,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
               check: served
             }],
             theirs: [
-              hidden(B.matchmaker, (id) => ({ method: "POST", path: "/guests/parse-card", form: cardFields({ matchmaker_id: String(id) }) }))
+              hidden(
+                B.matchmaker,
+                (id) => ({ method: "POST", path: "/guests/parse-card", form: cardFields({ matchmaker_id: String(id) }) })
+              )
             ]
           },
           "GET /guests/card-task/{task_id}": {
@@ -436,7 +452,10 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
           },
           // Companies
           "GET /companies": { mine: [{ call: get("/companies"), check: served }], theirs: [] },
-          "GET /companies/{id}": { mine: [{ call: get(`/companies/${a}`), check: served }], theirs: [hidden(b, (id) => get(`/companies/${id}`))] },
+          "GET /companies/{id}": {
+            mine: [{ call: get(`/companies/${a}`), check: served }],
+            theirs: [hidden(b, (id) => get(`/companies/${id}`))]
+          },
           "PUT /companies/{id}": {
             mine: [{ call: send("PUT", `/companies/${a}`, { city: "长沙" }), check: served }],
             theirs: [hidden(b, (id) => send("PUT", `/companies/${id}`, { city: "上海" }))]
@@ -449,12 +468,25 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }, fakeCardParser), { timeout:
           },
           "POST /activities": {
             mine: [{
-              call: send("POST", "/activities", { title: "甲新活动", address: "长沙", start_time: wallTime(48), end_time: wallTime(50), company_id: a }),
+              call: send("POST", "/activities", {
+                title: "甲新活动",
+                address: "长沙",
+                start_time: wallTime(48),
+                end_time: wallTime(50),
+                company_id: a
+              }),
               check: served
             }],
             theirs: [namesB(
               b,
-              (id) => send("POST", "/activities", { title: "x", address: "长沙", start_time: wallTime(48), end_time: wallTime(50), company_id: id })
+              (id) =>
+                send("POST", "/activities", {
+                  title: "x",
+                  address: "长沙",
+                  start_time: wallTime(48),
+                  end_time: wallTime(50),
+                  company_id: id
+                })
             )]
           },
           "POST /activities/{id}/register": {
