@@ -72,6 +72,10 @@ const { rows: [{ id: scopedMatchmakerId }] } = await db.query(
   "INSERT INTO matchmakers (name, phone, company_id) VALUES ('压测范围红娘', '13800138001', $1) RETURNING id",
   [scopeCompany]
 )
+const { rows: [{ id: scopedGuestId }] } = await db.query(
+  "INSERT INTO guests (name, gender, company_id) VALUES ('压测范围嘉宾', 'female', $1) RETURNING id",
+  [scopeCompany]
+)
 const [scopedClient] = await newClients(db, 1)
 await db.query("INSERT INTO client_companies (client_id, company_id) SELECT id, $2 FROM clients WHERE app_key = $1", [
   scopedClient!.appKey,
@@ -297,6 +301,11 @@ const scopeCell = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds
 await scopeCell("GET /matchmakers/{id} (a company's), 32 connections", {
   method: "GET",
   path: `/api/open/v1/matchmakers/${scopedMatchmakerId}`,
+  connections: 32
+}, "GET /matchmakers/{id}, 32 connections")
+await scopeCell("GET /guests/{id} (a company's), 32 connections", {
+  method: "GET",
+  path: `/api/open/v1/guests/${scopedGuestId}`,
   connections: 32
 }, "GET /matchmakers/{id}, 32 connections")
 await scopeCell("POST /matchmakers (company_id named), 32 connections", {
