@@ -62,6 +62,26 @@ const { rows: [{ id: matchmakerId }] } = await db.query(
 )
 const [one] = await newClients(db, 1)
 const many = await newClients(db, 16)
+// Company scopes (DECISIONS §14): a company of its own, a matchmaker of it, and a client bound to
+// it, beside an unscoped client doing the same requests (kept across runs, like the guests).
+const scopeCompany = Number(
+  (await db.query("SELECT id FROM companies WHERE name = '压测范围公司'")).rows[0]?.id ??
+    (await db.query("INSERT INTO companies (name) VALUES ('压测范围公司') RETURNING id")).rows[0].id
+)
+const { rows: [{ id: scopedMatchmakerId }] } = await db.query(
+  "INSERT INTO matchmakers (name, phone, company_id) VALUES ('压测范围红娘', '13800138001', $1) RETURNING id",
+  [scopeCompany]
+)
+const { rows: [{ id: scopedGuestId }] } = await db.query(
+  "INSERT INTO guests (name, gender, company_id) VALUES ('压测范围嘉宾', 'female', $1) RETURNING id",
+  [scopeCompany]
+)
+const [scopedClient] = await newClients(db, 1)
+await db.query("INSERT INTO client_companies (client_id, company_id) SELECT id, $2 FROM clients WHERE app_key = $1", [
+  scopedClient!.appKey,
+  scopeCompany
+])
+await db.query("UPDATE clients SET scoped = true WHERE app_key = $1", [scopedClient!.appKey])
 
 // The processes, compiled alike and run with the same Node flags.
 log("bench: building the service and the floors (npm run build)…")
@@ -249,6 +269,52 @@ for (const connections of [32, 64]) {
 // The floors are not needed any more: the rest is the service's.
 for (const kind of COMPARED) if (kind !== "service") await stop(server(kind))
 
+// A scope costs nothing measurable: the same requests signed by an unscoped client and by one
+// bound to the company (its reads add `company_id = ANY (...)` to the statement), taking turns.
+const scopeRows: Array<Record<string, string | number>> = []
+const scopeCell = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">, floorCase?: string) => {
+  const runs: Record<"unscoped" | "scoped", Array<LoadResult>> = { unscoped: [], scoped: [] }
+  const client = { unscoped: one!, scoped: scopedClient! }
+  for (const who of ["unscoped", "scoped"] as const) {
+    await runLoad({ ...spec, targets: [at(service, client[who])], seconds: Math.min(3, SECONDS) })
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const who of round % 2 === 0 ? (["unscoped", "scoped"] as const) : (["scoped", "unscoped"] as const)) {
+      runs[who].push(await runLoad({ ...spec, targets: [at(service, client[who])], seconds: SECONDS / ROUNDS }))
+    }
+  }
+  const [u, sc] = [combined(runs.unscoped), combined(runs.scoped)]
+  const raw = floorCase === undefined ? undefined : results.find((r) => r.case === floorCase)?.of.raw
+  scopeRows.push({
+    case: name,
+    unscoped_rps: Math.round(u.rps),
+    scoped_rps: Math.round(sc.rps),
+    "scoped/unscoped": ratio(sc.rps, u.rps),
+    raw_floor_rps: raw === undefined ? "-" : Math.round(raw.rps),
+    "unscoped/raw": raw === undefined ? "-" : ratio(u.rps, raw.rps),
+    "scoped/raw": raw === undefined ? "-" : ratio(sc.rps, raw.rps),
+    "p99 scoped/unscoped": ratio(sc.p99, u.p99),
+    errors: `${non200(u)} / ${non200(sc)}`
+  })
+  log(`bench: ${name}, with and without a scope, done`)
+}
+await scopeCell("GET /matchmakers/{id} (a company's), 32 connections", {
+  method: "GET",
+  path: `/api/open/v1/matchmakers/${scopedMatchmakerId}`,
+  connections: 32
+}, "GET /matchmakers/{id}, 32 connections")
+await scopeCell("GET /guests/{id} (a company's), 32 connections", {
+  method: "GET",
+  path: `/api/open/v1/guests/${scopedGuestId}`,
+  connections: 32
+}, "GET /matchmakers/{id}, 32 connections")
+await scopeCell("POST /matchmakers (company_id named), 32 connections", {
+  method: "POST",
+  path: "/api/open/v1/matchmakers",
+  body: (i) => JSON.stringify({ name: `压测范围${i % 1000}`, company_id: scopeCompany }),
+  connections: 32
+})
+
 // Before the counters: the raw floor counting every row on every page, as the service did.
 const counting = await start("raw", 18_183, { FLOOR_EXACT_COUNT: "1" })
 const guestsNow = await measure(service, { method: "GET", path: "/api/open/v1/guests", connections: 32 })
@@ -312,6 +378,12 @@ console.table(results.map(({ case: name, of }) => ({
   "fastify/raw": over(of.fastify, of.raw, byP99),
   "service/effect": over(of.service, of.effect, byP99)
 })))
+
+process.stdout.write(
+  "\nCompany scopes: the same requests by an unscoped client and by one bound to the company (rounds taking turns), " +
+    "beside the raw floor's GET /matchmakers/{id}\n"
+)
+console.table(scopeRows)
 
 process.stdout.write(
   `GET /guests unfiltered: service ${Math.round(guestsNow.rps)} req/s with counters; ` +

@@ -60,6 +60,115 @@ const realSleep = (ms: number) => Effect.promise(() => new Promise<void>((resolv
 /** Which resource each event type's record belongs to in the mirror. */
 const resourceOf = (type: string) => type.slice(0, type.indexOf("."))
 
+/** A consumer's copy: every event of the feed from the start, applied in order, per resource. */
+const consume = (reader: Api) =>
+  Effect.gen(function*() {
+    const mirror = new Map<string, Map<number, Data>>()
+    const table = (resource: string) => mirror.get(resource) ?? mirror.set(resource, new Map()).get(resource)!
+    const seenTypes = new Set<string>()
+    let after: string | undefined
+    let events = 0
+    for (;;) {
+      const page = yield* reader.events.list({ query: { page_size: 1000, ...(after === undefined ? {} : { after }) } })
+      for (const event of page.list) {
+        events++
+        seenTypes.add(event.type)
+        // The record alone: without changed_fields and the keys its type keeps beside it (docs/events.md).
+        const kept = keptKeysOf(event.type)
+        const data = Object.fromEntries(Object.entries(event.data).filter(([k]) => k !== "changed_fields" && !kept.includes(k)))
+        const id = data.id as number
+        if (event.type === "guest.card_created") continue
+        if (event.type === "activity.registered") table("registration").set(data.registration_id as number, data)
+        else if (event.type.endsWith(".deleted")) table(resourceOf(event.type)).delete(id)
+        else table(resourceOf(event.type)).set(id, data)
+      }
+      if (page.list.length === 0) break
+      after = page.next_after ?? undefined
+    }
+    return { table, seenTypes, events }
+  })
+
+type Table = (resource: string) => Map<number, Data>
+
+/**
+ * Every list, every page: each record equals the copy's, field for field, no record is missing or
+ * extra on either side, and each list's total counts exactly its records. `platformWide`: also
+ * the work WeChat accounts and groups (closed to a scoped client).
+ */
+const compareAll = (reader: Api, table: Table, platformWide: boolean) =>
+  Effect.gen(function*() {
+    const compare = <A extends { readonly id: number }>(
+      resource: string,
+      pageSize: number,
+      list: (page: number) => Effect.Effect<{ readonly list: ReadonlyArray<A>; readonly total: number }, unknown>
+    ) =>
+      Effect.gen(function*() {
+        const listed: Array<A> = []
+        let total = 0
+        for (let page = 1;; page++) {
+          const got = yield* Effect.orDie(list(page))
+          listed.push(...got.list)
+          if (page === 1) total = got.total
+          if (got.list.length < pageSize) break
+        }
+        const mine = table(resource)
+        expect([...listed.map((r) => r.id)].sort((a, b) => a - b), resource).toEqual([...mine.keys()].sort((a, b) => a - b))
+        expect(total, `${resource} total`).toBe(listed.length)
+        for (const record of listed) {
+          const mirrored = mine.get(record.id)!
+          const shown = Object.fromEntries(Object.keys(record).map((k) => [k, mirrored[k]]))
+          expect(shown, `${resource} ${record.id}`).toEqual(record)
+        }
+        return listed.length
+      })
+
+    const counts = {
+      company: yield* compare("company", 100, (page) => reader.companies.list({ query: { page, page_size: 100 } })),
+      matchmaker: yield* compare("matchmaker", 500, (page) => reader.matchmakers.list({ query: { page, page_size: 500 } })),
+      guest: yield* compare("guest", 100, (page) => reader.guests.list({ query: { page, page_size: 100 } })),
+      ...(platformWide
+        ? {
+          work_wechat: yield* compare("work_wechat", 100, (page) => reader.workWechats.list({ query: { page, page_size: 100 } })),
+          work_group: yield* compare("work_group", 1000, (page) => reader.workGroups.list({ query: { page, page_size: 1000 } }))
+        }
+        : {}),
+      activity: yield* compare("activity", 100, (page) => reader.activities.list({ query: { page, page_size: 100 } })),
+      match: yield* compare("match", 100, (page) => reader.matches.list({ query: { page, page_size: 100 } })),
+      membership: yield* compare("membership", 100, (page) => reader.memberships.list({ query: { page, page_size: 100 } }))
+    }
+    // Records with a GET: the mirror equals it whole (lists show some of the fields).
+    const gets: ReadonlyArray<readonly [string, (id: number) => Effect.Effect<unknown, unknown>]> = [
+      ["company", (id) => reader.companies.get({ params: { id } })],
+      ["guest", (id) => reader.guests.get({ params: { id } })],
+      ["follow_up", (id) => Effect.map(reader.followUps.get({ params: { task_id: id } }), (d) => d.task)]
+    ]
+    for (const [resource, get] of gets) {
+      for (const [id, mirrored] of table(resource)) expect(yield* Effect.orDie(get(id)), `${resource} ${id}`).toEqual(mirrored)
+    }
+    // Follow-up tasks: the lists of each status on each scheduled date hold exactly the mirror's.
+    const tasks = table("follow_up")
+    const dates = new Set([...tasks.values()].map((t) => t.scheduled_date as string))
+    const listedTasks: Array<number> = []
+    for (const date of dates) {
+      for (const status of ["pending", "dispatched", "completed", "failed", "skipped"] as const) {
+        const got = yield* reader.followUps.list({ query: { date, status, page_size: 1000 } })
+        expect(got.total, `tasks of ${date} ${status}: total`).toBe(got.list.length)
+        for (const t of got.list) {
+          listedTasks.push(t.id)
+          expect({ ...t, guest_brief: undefined, matchmaker_brief: undefined, guest_name: undefined }, `task ${t.id}`).toEqual({
+            ...Object.fromEntries(Object.keys(t).map((k) => [k, tasks.get(t.id)?.[k]])),
+            guest_brief: undefined,
+            matchmaker_brief: undefined,
+            guest_name: undefined
+          })
+          expect(t.guest_name).toBe(table("guest").get(t.guest_id)?.name)
+        }
+      }
+    }
+    expect(listedTasks.sort((a, b) => a - b)).toEqual([...tasks.keys()].sort((a, b) => a - b))
+    return { ...counts, tasks: tasks.size }
+  })
+
 layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("mirror", (it) => {
   it.effect(
     "a consumer applying only the events feed ends equal, record for record, to every list after 2,000+ concurrent random writes and the daemon's jobs",
@@ -405,97 +514,12 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("mir
         yield* Fiber.interrupt(daemon)
         expect(applied).toBeGreaterThanOrEqual(2_000)
 
-        // The consumer: empty, then every event of the feed from the start, applied in order.
-        const mirror = new Map<string, Map<number, Data>>()
-        const table = (resource: string) => mirror.get(resource) ?? mirror.set(resource, new Map()).get(resource)!
-        const seenTypes = new Set<string>()
-        let after: string | undefined
-        let events = 0
-        for (;;) {
-          const page = yield* reader.events.list({ query: { page_size: 1000, ...(after === undefined ? {} : { after }) } })
-          for (const event of page.list) {
-            events++
-            seenTypes.add(event.type)
-            // The record alone: without changed_fields and the keys its type keeps beside it (docs/events.md).
-            const kept = keptKeysOf(event.type)
-            const data = Object.fromEntries(Object.entries(event.data).filter(([k]) => k !== "changed_fields" && !kept.includes(k)))
-            const id = data.id as number
-            if (event.type === "guest.card_created") continue
-            if (event.type === "activity.registered") table("registration").set(data.registration_id as number, data)
-            else if (event.type.endsWith(".deleted")) table(resourceOf(event.type)).delete(id)
-            else table(resourceOf(event.type)).set(id, data)
-          }
-          if (page.list.length === 0) break
-          after = page.next_after ?? undefined
-        }
-
-        // Every list, every page: each record equals the mirror's, field for field, and no record
-        // is missing or extra on either side.
-        const compare = <A extends { readonly id: number }>(
-          resource: string,
-          pageSize: number,
-          list: (page: number) => Effect.Effect<{ readonly list: ReadonlyArray<A>; readonly total: number }, unknown>
-        ) =>
-          Effect.gen(function*() {
-            const listed: Array<A> = []
-            for (let page = 1;; page++) {
-              const got = yield* Effect.orDie(list(page))
-              listed.push(...got.list)
-              if (got.list.length < pageSize) break
-            }
-            const mine = table(resource)
-            expect([...listed.map((r) => r.id)].sort((a, b) => a - b), resource).toEqual([...mine.keys()].sort((a, b) => a - b))
-            for (const record of listed) {
-              const mirrored = mine.get(record.id)!
-              const shown = Object.fromEntries(Object.keys(record).map((k) => [k, mirrored[k]]))
-              expect(shown, `${resource} ${record.id}`).toEqual(record)
-            }
-            return listed.length
-          })
-
-        const counts = {
-          company: yield* compare("company", 100, (page) => reader.companies.list({ query: { page, page_size: 100 } })),
-          matchmaker: yield* compare("matchmaker", 500, (page) => reader.matchmakers.list({ query: { page, page_size: 500 } })),
-          guest: yield* compare("guest", 100, (page) => reader.guests.list({ query: { page, page_size: 100 } })),
-          work_wechat: yield* compare("work_wechat", 100, (page) => reader.workWechats.list({ query: { page, page_size: 100 } })),
-          work_group: yield* compare("work_group", 1000, (page) => reader.workGroups.list({ query: { page, page_size: 1000 } })),
-          activity: yield* compare("activity", 100, (page) => reader.activities.list({ query: { page, page_size: 100 } })),
-          match: yield* compare("match", 100, (page) => reader.matches.list({ query: { page, page_size: 100 } })),
-          membership: yield* compare("membership", 100, (page) => reader.memberships.list({ query: { page, page_size: 100 } }))
-        }
-        // Records with a GET: the mirror equals it whole (lists show some of the fields).
-        const gets: ReadonlyArray<readonly [string, (id: number) => Effect.Effect<unknown, unknown>]> = [
-          ["company", (id) => reader.companies.get({ params: { id } })],
-          ["guest", (id) => reader.guests.get({ params: { id } })],
-          ["follow_up", (id) => Effect.map(reader.followUps.get({ params: { task_id: id } }), (d) => d.task)]
-        ]
-        for (const [resource, get] of gets) {
-          for (const [id, mirrored] of table(resource)) expect(yield* Effect.orDie(get(id)), `${resource} ${id}`).toEqual(mirrored)
-        }
-        // Follow-up tasks: the lists of each status on each scheduled date hold exactly the mirror's.
-        const tasks = table("follow_up")
-        const dates = new Set([...tasks.values()].map((t) => t.scheduled_date as string))
-        const listedTasks: Array<number> = []
-        for (const date of dates) {
-          for (const status of ["pending", "dispatched", "completed", "failed", "skipped"] as const) {
-            const got = yield* reader.followUps.list({ query: { date, status, page_size: 1000 } })
-            for (const t of got.list) {
-              listedTasks.push(t.id)
-              expect({ ...t, guest_brief: undefined, matchmaker_brief: undefined, guest_name: undefined }, `task ${t.id}`).toEqual({
-                ...Object.fromEntries(Object.keys(t).map((k) => [k, tasks.get(t.id)?.[k]])),
-                guest_brief: undefined,
-                matchmaker_brief: undefined,
-                guest_name: undefined
-              })
-              expect(t.guest_name).toBe(table("guest").get(t.guest_id)?.name)
-            }
-          }
-        }
-        expect(listedTasks.sort((a, b) => a - b)).toEqual([...tasks.keys()].sort((a, b) => a - b))
-
+        // The whole platform's copy, as an unscoped client builds it.
+        const whole = yield* consume(reader)
+        const counts = yield* compareAll(reader, whole.table, true)
         // The workload reached every part of the catalogue it can (card import and membership
         // expiry have their own tests: test/events.test.ts).
-        expect([...seenTypes].sort()).toEqual([
+        expect([...whole.seenTypes].sort()).toEqual([
           "activity.created",
           "activity.registered",
           "activity.updated",
@@ -525,8 +549,27 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("mir
           "work_wechat.updated"
         ])
         expect(Object.values(counts).every((n) => n > 0)).toBe(true)
+
+        // The scoped mirror (DECISIONS §14): a client bound to the company with the most guests
+        // builds its copy from its own feed, and that copy equals its scoped reads, record for
+        // record, with every list's total counting exactly its records.
+        const guestsOf = new Map<number, number>()
+        for (const g of whole.table("guest").values()) {
+          if (g.company_id !== null) guestsOf.set(g.company_id as number, (guestsOf.get(g.company_id as number) ?? 0) + 1)
+        }
+        const busiest = [...guestsOf.entries()].sort((x, y) => y[1] - x[1])[0]![0]
+        const scopedReader = (yield* signedClient(undefined, { scope: [busiest] })).client
+        const scoped = yield* consume(scopedReader)
+        const scopedCounts = yield* compareAll(scopedReader, scoped.table, false)
+        // The copy holds the company's records and only them (not an empty copy equal to empty lists).
+        expect(scopedCounts.guest).toBe(guestsOf.get(busiest))
+        expect(scopedCounts.company).toBe(1)
+        expect(scopedCounts.guest).toBeLessThan(counts.guest)
+        expect(scoped.events).toBeLessThan(whole.events)
+        for (const g of scoped.table("guest").values()) expect(g.company_id).toBe(busiest)
+
         yield* Effect.logInfo("mirror").pipe(
-          Effect.annotateLogs({ operations: applied, events, ms: Date.now() - started, ...counts, tasks: tasks.size })
+          Effect.annotateLogs({ operations: applied, events: whole.events, ms: Date.now() - started, ...counts, scoped: scoped.events })
         )
       }),
     { timeout: 180_000 }
