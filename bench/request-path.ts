@@ -79,7 +79,9 @@ for (const kind of COMPARED) {
 }
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
 
-const start = (kind: Kind, port: number, extra: Record<string, string> = {}) => startServer(kind, port, env, extra)
+/** BENCH_PORT_OFFSET (0) moves every port, for a run beside another one on the same machine. */
+const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
+const start = (kind: Kind, port: number, extra: Record<string, string> = {}) => startServer(kind, port + PORT_OFFSET, env, extra)
 const stop = stopServer
 const rssMb = (p: Server): number => {
   const status = readFileSync(`/proc/${p.child.pid}/status`, "utf8")
