@@ -32,7 +32,8 @@ export const makeRecordedWrites = <A, I, RD, RE>(
   }
 ) => {
   const cols = sql.literal(o.columns)
-  const table = sql(o.table)
+  // A constant of the code, written as is (as the repositories write their table names).
+  const table = sql.literal(o.table)
   const event = (type: CatalogueEventType, timeZone: string, extra?: string) => ({
     type,
     permission: EVENT_READ_PERMISSION[resourceOfEventType(type)],
