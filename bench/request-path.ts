@@ -8,10 +8,11 @@
 // load on the same database and measured by the same signing load generator (bench/load.ts), over
 // 200,000 guests; the four-server cells in BENCH_ROUNDS (3) rounds each, the servers taking turns. Every server's answers are first checked byte for byte against the service's.
 // Prints throughput and p99 of the service and the raw floor and their ratios for GET
-// /matchmakers/{id}, POST /companies and GET /guests (with the raw floor also counting every row,
+// /matchmakers/{id}, POST /companies, POST /guests (under one company and one matchmaker, whose
+// guest_count every creation moves) and GET /guests (with the raw floor also counting every row,
 // as the service did before its counters), then the four servers side by side on the first two
 // (service / Effect floor, service / raw floor, service / Fastify floor and each floor against the
-// raw one; p99 against the raw floor's), two API processes against one with many clients, and the
+// raw one; p99 against the raw floor's; the first three), two API processes against one with many clients, and the
 // resident memory after a soak: the service and the raw floor on GET /guests, the four servers on
 // GET /matchmakers/{id}, each server started fresh for it. BENCH_SECONDS (15), BENCH_SOAK_SECONDS
 // (300; 0 skips the soaks), BENCH_GUESTS (200000); BENCH_SKIP=fastify (or effect, or both, comma
@@ -60,6 +61,8 @@ if (n < GUESTS) {
 const { rows: [{ id: matchmakerId }] } = await db.query(
   "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
 )
+// POST /guests' company (every guest is created under it and the matchmaker, whose guest_count moves).
+const { rows: [{ id: guestCompanyId }] } = await db.query("INSERT INTO companies (name) VALUES ('压测公司-嘉宾') RETURNING id")
 const [one] = await newClients(db, 1)
 const many = await newClients(db, 16)
 // Company scopes (DECISIONS §14): a company of its own, a matchmaker of it, and a client bound to
@@ -96,7 +99,9 @@ for (const kind of COMPARED) {
 }
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
 
-const start = (kind: Kind, port: number, extra: Record<string, string> = {}) => startServer(kind, port, env, extra)
+/** BENCH_PORT_OFFSET (0) moves every port, for a run beside another one on the same machine. */
+const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
+const start = (kind: Kind, port: number, extra: Record<string, string> = {}) => startServer(kind, port + PORT_OFFSET, env, extra)
 const stop = stopServer
 const rssMb = (p: Server): number => {
   const status = readFileSync(`/proc/${p.child.pid}/status`, "utf8")
@@ -172,6 +177,9 @@ const sameAnswers = async (
 const withoutNewRow = (text: string) => text.replace(/"id":\d+/, `"id":0`).replace(/"(created_at|updated_at)":"[^"]*"/g, `"$1":""`)
 await sameAnswers(COMPARED, "GET", `/api/open/v1/matchmakers/${matchmakerId}`)
 await sameAnswers(COMPARED, "POST", "/api/open/v1/companies", JSON.stringify({ name: "压测公司-同答", city: "北京" }), withoutNewRow)
+const newGuest = (i: number | string) =>
+  JSON.stringify({ name: `压测嘉宾${i}`, gender: "female", company_id: Number(guestCompanyId), matchmaker_id: Number(matchmakerId) })
+await sameAnswers(COMPARED, "POST", "/api/open/v1/guests", newGuest("同答"), withoutNewRow)
 await sameAnswers(["raw"], "GET", "/api/open/v1/guests")
 log(
   `bench: ${
@@ -257,6 +265,12 @@ for (const connections of [32, 64]) {
     method: "POST",
     path: "/api/open/v1/companies",
     body: (i) => JSON.stringify({ name: `压测公司${i}`, city: "北京" }),
+    connections
+  })
+  await compareAll(`POST /guests, ${connections} connections`, {
+    method: "POST",
+    path: "/api/open/v1/guests",
+    body: newGuest,
     connections
   })
 }

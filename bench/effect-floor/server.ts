@@ -6,7 +6,7 @@
 // is the other floors' (bench/floor/work.ts): the signing checks, the client row from an in-memory
 // map (secret opened once with AES-GCM), the HMAC, the nonce and rate-lease statement, the
 // permission, the endpoint's SQL (a new company and its `company.created` event in one
-// `sql.withTransaction`, the event carrying the company as answered), the envelope (the same bytes
+// statement, the service's data-modifying CTE, the event carrying the company as answered), the envelope (the same bytes
 // as the service), the request id and rate-limit headers and one JSON log line (Effect's JSON
 // logger, written as the service writes).
 // It imports the project's pure helpers only, none of its layers.
@@ -35,7 +35,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 
 import { splitUrl } from "../../src/domain/signing.js"
 import { formatTimestamp } from "../../src/domain/time.js"
-import { COMPANY_COLUMNS, EVENTS_INSERT_SQL } from "../../src/repos/statements.js"
+import { COMPANY_COLUMNS } from "../../src/repos/statements.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -45,9 +45,13 @@ import {
   CLIENT_SQL,
   clientOf,
   type ClientRow,
-  companyCreatedEvent,
+  COMPANY_CREATED_EVENTS_SQL,
+  COMPANY_EXISTS_SQL,
   type FloorClient,
+  guestCreated,
+  guestInsert,
   isRefusal,
+  MATCHMAKER_EXISTS_SQL,
   MATCHMAKER_SQL,
   rateHeaders,
   type Refusal,
@@ -117,9 +121,6 @@ const Company = Schema.Struct({
   updated_at: Timestamp
 })
 
-/** A company as its JSON text, as answered: the `company.created` event's data. */
-const CompanyJson = Schema.fromJsonString(Company)
-
 const optionalText = Schema.optionalKey(Text)
 const CompanyCreate = Schema.Struct({
   name: Schema.NonEmptyString,
@@ -132,6 +133,24 @@ const CompanyCreate = Schema.Struct({
   credit_code: optionalText,
   logo_url: optionalText,
   company_type: Schema.optionalKey(Schema.Literals(["normal", "franchisee"]))
+})
+
+const GuestCreate = Schema.Struct({
+  name: Schema.NonEmptyString,
+  gender: Schema.Literals(["male", "female"]),
+  company_id: Schema.Int,
+  matchmaker_id: Schema.optionalKey(Schema.NullOr(Schema.Int))
+})
+/** POST /guests' answer (the service's fields, in its order). */
+const GuestCreated = Schema.Struct({
+  id: Schema.Number,
+  name: Schema.String,
+  gender: Schema.String,
+  age: Count,
+  requirement: Text,
+  requirement_tags: Schema.NullOr(Schema.Record(Schema.String, Schema.Unknown)),
+  status: Schema.String,
+  created_at: Timestamp
 })
 
 // Error answers: the envelope with `data.error`, one class per status.
@@ -167,7 +186,12 @@ class OpenApi extends HttpApiGroup.make("open")
     HttpApiEndpoint.post("createCompany", "/companies", {
       payload: CompanyCreate,
       success: Envelope(Company)
-    }).annotate(RequiredPermission, "open:company:manage")
+    }).annotate(RequiredPermission, "open:company:manage"),
+    HttpApiEndpoint.post("createGuest", "/guests", {
+      payload: GuestCreate,
+      success: Envelope(GuestCreated),
+      error: NotFound
+    }).annotate(RequiredPermission, "open:guest:write")
   )
   .middleware(Signed)
   .prefix("/api/open/v1")
@@ -239,15 +263,28 @@ const OpenLive = HttpApiBuilder.group(
         }))
       .handle("createCompany", ({ payload }) =>
         Effect.gen(function*() {
-          const row = yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
-            const [company] = yield* sql<typeof Company.Type>`INSERT INTO companies ${sql.insert(payload)} RETURNING ${
+          const [row] = yield* Effect.orDie(
+            sql<typeof Company.Type>`WITH c AS (INSERT INTO companies ${sql.insert(payload)} RETURNING ${
               sql.literal(COMPANY_COLUMNS)
-            }`
-            const data = yield* Schema.encodeEffect(CompanyJson)(company!)
-            yield* sql.unsafe(EVENTS_INSERT_SQL, companyCreatedEvent(data))
-            return company!
-          })))
-          return { code: 200, message: "ok", data: row } as const
+            }), e AS (${sql.literal(COMPANY_CREATED_EVENTS_SQL)}) SELECT * FROM c`
+          )
+          return { code: 200, message: "ok", data: row! } as const
+        }))
+      .handle("createGuest", ({ payload }) =>
+        Effect.gen(function*() {
+          // The references at once (they do not depend on each other), then one statement.
+          const [company, matchmaker] = yield* Effect.orDie(Effect.all([
+            sql.unsafe(COMPANY_EXISTS_SQL, [payload.company_id]),
+            payload.matchmaker_id == null ? Effect.succeed(undefined) : sql.unsafe(MATCHMAKER_EXISTS_SQL, [payload.matchmaker_id])
+          ], { concurrency: 2 }))
+          if (company.length === 0 || (matchmaker !== undefined && matchmaker.length === 0)) {
+            return yield* new NotFound({ code: 404, message: "not found", data: { error: "not_found" } })
+          }
+          const { text, values } = guestInsert(payload)
+          const [row] = yield* Effect.orDie(sql.unsafe<Record<string, unknown>>(text, [...values]))
+          // The answer's fields; created_at stays the driver's Date, which GuestCreated's Timestamp writes.
+          const data = { ...guestCreated(row!), created_at: row!.created_at }
+          return { code: 200, message: "ok", data: data as typeof GuestCreated.Type } as const
         }))
   })
 ).pipe(Layer.provide(SignedLive))

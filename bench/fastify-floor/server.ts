@@ -15,7 +15,7 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
-import { createCompany } from "../floor/pgWork.js"
+import { createCompany, createGuest } from "../floor/pgWork.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -28,6 +28,7 @@ import {
   COMPANY_FIELDS,
   fail,
   type FloorClient,
+  type FloorGuestInput,
   isRefusal,
   MATCHMAKER_SQL,
   rateHeaders,
@@ -123,6 +124,29 @@ const companyCreate = {
   }
 }
 
+const guestCreated = envelope({
+  id: column("integer"),
+  name: column("string"),
+  gender: column("string"),
+  age: column("integer", true),
+  requirement: column("string", true),
+  requirement_tags: { type: ["object", "null"], additionalProperties: true } as ReturnType<typeof column>,
+  status: column("string"),
+  created_at: column("string")
+})
+
+const guestCreate = {
+  type: "object",
+  required: ["name", "gender", "company_id"],
+  additionalProperties: false,
+  properties: {
+    name: { type: "string", minLength: 1 },
+    gender: { type: "string", enum: ["male", "female"] },
+    company_id: { type: "integer" },
+    matchmaker_id: { type: ["integer", "null"] }
+  }
+}
+
 // ---- The server -------------------------------------------------------------------------------------
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: "fastify-floor" })
@@ -210,6 +234,15 @@ await app.register(async (api) => {
     schema: { body: companyCreate, response: { 200: company } }
   }, async (request) => {
     return { code: 200, message: "ok", data: await createCompany(pool, request.body) }
+  })
+
+  api.post<{ Body: FloorGuestInput }>("/guests", {
+    config: { permission: "open:guest:write" },
+    schema: { body: guestCreate, response: { 200: guestCreated } }
+  }, async (request, reply) => {
+    const guest = await createGuest(pool, request.body)
+    if (guest === undefined) return reply.code(404).type(JSON_TYPE).send(fail(404, "not_found", "not found"))
+    return { code: 200, message: "ok", data: guest }
   })
 }, { prefix: "/api/open/v1" })
 

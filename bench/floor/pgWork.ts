@@ -1,26 +1,38 @@
-// The raw and Fastify floors' POST /companies over a pg pool, node-pg's way: a client checked out,
-// BEGIN, the company's INSERT … RETURNING, its `company.created` event (the outbox's statement,
-// carrying the company as the answer shows it), COMMIT (ROLLBACK on a failure), the client given
-// back. The same statements in the same transaction as the service's (DECISIONS §12).
+// The raw and Fastify floors' writes over a pg pool, each the service's statements: POST /companies
+// in one statement (the company's INSERT and its `company.created` event, carrying the company as
+// the answer shows it, as one data-modifying CTE: DECISIONS §12, issue 37); POST /guests as the
+// references read at once and one statement.
 import type pg from "pg"
 
-import { companyCreatedEvent, companyInsertSql, EVENTS_INSERT_SQL, ROW_TIMES, withTimes } from "./work.js"
+import {
+  COMPANY_EXISTS_SQL,
+  companyInsertSql,
+  type FloorGuestInput,
+  guestCreated,
+  guestInsert,
+  MATCHMAKER_EXISTS_SQL,
+  ROW_TIMES,
+  withTimes
+} from "./work.js"
 
 /** Inserts a company from the fields sent and records its event; the company as answered. */
 export const createCompany = async (pool: pg.Pool, input: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> => {
   const keys = Object.keys(input)
-  const client = await pool.connect()
-  try {
-    await client.query("BEGIN")
-    const { rows } = await client.query<Record<string, unknown>>(companyInsertSql(keys), keys.map((k) => input[k]))
-    const company = withTimes(rows[0]!, ROW_TIMES)
-    await client.query(EVENTS_INSERT_SQL, companyCreatedEvent(JSON.stringify(company)))
-    await client.query("COMMIT")
-    return company
-  } catch (e) {
-    await client.query("ROLLBACK")
-    throw e
-  } finally {
-    client.release()
-  }
+  const { rows } = await pool.query<Record<string, unknown>>(companyInsertSql(keys), keys.map((k) => input[k]))
+  return withTimes(rows[0]!, ROW_TIMES)
+}
+
+/**
+ * POST /guests: the references read at once (each on a pooled connection), then one statement
+ * (guestInsert); undefined for a reference that does not exist (the floors answer 404).
+ */
+export const createGuest = async (pool: pg.Pool, input: FloorGuestInput): Promise<Record<string, unknown> | undefined> => {
+  const [company, matchmaker] = await Promise.all([
+    pool.query(COMPANY_EXISTS_SQL, [input.company_id]),
+    input.matchmaker_id == null ? undefined : pool.query(MATCHMAKER_EXISTS_SQL, [input.matchmaker_id])
+  ])
+  if (company.rows.length === 0 || (matchmaker !== undefined && matchmaker.rows.length === 0)) return undefined
+  const { text, values } = guestInsert(input)
+  const { rows } = await pool.query<Record<string, unknown>>(text, [...values])
+  return guestCreated(rows[0]!)
 }

@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
-import { createCompany } from "./pgWork.js"
+import { createCompany, createGuest } from "./pgWork.js"
 import {
   Admission,
   ADMIT_SQL,
@@ -28,6 +28,7 @@ import {
   GUEST_COUNTERS_SQL,
   GUEST_PAGE_SQL,
   GUEST_TIMES,
+  guestInput,
   isRefusal,
   logRequest,
   MATCHMAKER_SQL,
@@ -76,6 +77,15 @@ const routes: Array<[string, RegExp, Route]> = [
       const input = companyInput(JSON.parse(body.toString("utf8")))
       if (input === undefined) return [400, fail(400, "invalid_parameter", "invalid parameters")]
       return [200, ok(await createCompany(pool, input))]
+    }
+  }],
+  ["POST", /^\/api\/open\/v1\/guests$/, {
+    permission: "open:guest:write",
+    run: async (_m, body) => {
+      const input = guestInput(JSON.parse(body.toString("utf8")))
+      if (input === undefined) return [400, fail(400, "invalid_parameter", "invalid parameters")]
+      const guest = await createGuest(pool, input)
+      return guest === undefined ? [404, fail(404, "not_found", "not found")] : [200, ok(guest)]
     }
   }],
   ["GET", /^\/api\/open\/v1\/guests$/, {

@@ -4,21 +4,34 @@
 // their own way and call these for the rest, so that they differ only in the framework and the
 // driver. The signing checks (DECISIONS §2) and the admission (§10) in the order of the service's
 // Authenticator; the client row's secret opened once with AES-GCM; the endpoints' SQL text (the
-// repositories' column lists, and a new company's `company.created` event: the outbox's own
-// statement, in the insert's transaction, as the service records it, DECISIONS §12); the envelope and the rate-limit headers; one JSON log line per
+// repositories' column lists, and a new company's `company.created` event recorded by the insert's
+// own statement, as the service records it, DECISIONS §12); the envelope and the rate-limit headers; one JSON log line per
 // request gathered per turn and written asynchronously, as the service writes its lines. No
 // framework, no driver, no Effect here.
-import { createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createDecipheriv, createHash, createHmac, timingSafeEqual } from "node:crypto"
 import fs from "node:fs"
 
 // Pure modules only: the lease rule, the canonical string, time formatting, SQL text.
 import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
+import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
 import { leaseSize, LocalTokens } from "../../src/domain/rateLease.js"
 import { canonicalString, NONCE_PATTERN } from "../../src/domain/signing.js"
-import { formatTimestamp } from "../../src/domain/time.js"
-import { ADMIT_SQL, COMPANY_COLUMNS, EVENTS_INSERT_SQL, GUEST_LIST_COLUMNS, MATCHMAKER_COLUMNS } from "../../src/repos/statements.js"
+import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
+import {
+  ADMIT_SQL,
+  COMPANY_COLUMNS,
+  GUEST_COLUMNS,
+  GUEST_LIST_COLUMNS,
+  guestCreatedTailSql,
+  MATCHMAKER_COLUMNS,
+  type RecordedEvent,
+  recordedEventsSql,
+  recordedWriteSql
+} from "../../src/repos/statements.js"
 
 export const TZ = process.env.TZ_PLATFORM ?? "Asia/Shanghai"
+export const ROW_TIMES = ["created_at", "updated_at"] as const
+export const GUEST_TIMES = ["photo_time", "created_at", "updated_at"] as const
 const WINDOW_S = 300
 const RETENTION_MS = 900_000
 /** The service's defaults for a client without its own rate. */
@@ -28,23 +41,86 @@ const DEFAULT_BURST = 100
 // ---- SQL ----------------------------------------------------------------------------------------
 
 export const CLIENT_SQL = "SELECT app_key, status, permissions, secret_enc, rate_rps, rate_burst FROM clients WHERE app_key = $1"
-export { ADMIT_SQL, EVENTS_INSERT_SQL }
+export { ADMIT_SQL }
 export const MATCHMAKER_SQL = `SELECT ${MATCHMAKER_COLUMNS} FROM matchmakers WHERE id = $1`
-/** A company from the fields sent (their names are the payload's keys, checked by the caller). */
-export const companyInsertSql = (keys: ReadonlyArray<string>): string =>
-  `INSERT INTO companies (${keys.map((k) => `"${k}"`).join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) ` +
-  `RETURNING ${COMPANY_COLUMNS}`
 /**
- * EVENTS_INSERT_SQL's parameters for a new company's `company.created` event (OutboxRepo's: a new
- * `evt_` id, the company's read permission), `record` the company's JSON as the answer shows it.
- * Run it in the insert's transaction.
+ * A new company's `company.created` event as the service records it (its read permission, the
+ * record as the answer shows it), in the statement of the insert.
  */
-export const companyCreatedEvent = (record: string): [string, string, [string], [string]] => [
-  "company.created",
-  EVENT_READ_PERMISSION.company,
-  ["evt_" + randomBytes(12).toString("hex")],
-  [record]
-]
+export const COMPANY_CREATED: RecordedEvent = {
+  type: "company.created",
+  permission: EVENT_READ_PERMISSION.company,
+  timeZone: TZ,
+  times: ROW_TIMES
+}
+/** The events CTE of a new company (COMPANY_CREATED), for a floor that writes the insert its own way. */
+export const COMPANY_CREATED_EVENTS_SQL = recordedEventsSql(COMPANY_CREATED)
+/**
+ * A company from the fields sent (their names are the payload's keys, checked by the caller) and
+ * its `company.created` event, in one statement (one data-modifying CTE), as the service writes it.
+ */
+export const companyInsertSql = (keys: ReadonlyArray<string>): string =>
+  recordedWriteSql(
+    `INSERT INTO companies (${keys.map((k) => `"${k}"`).join(", ")}) VALUES (${keys.map((_, i) => `$${i + 1}`).join(", ")}) ` +
+      `RETURNING ${COMPANY_COLUMNS}`,
+    COMPANY_CREATED
+  )
+/** The references of a new guest, read as the service reads them (both at once: they do not depend on each other). */
+export const COMPANY_EXISTS_SQL = "SELECT id::int AS id FROM companies WHERE id IN ($1)"
+export const MATCHMAKER_EXISTS_SQL = "SELECT id::int AS id FROM matchmakers WHERE id IN ($1)"
+
+/** The fields of POST /guests a floor takes (what the benchmark sends): the required three and a matchmaker. */
+export interface FloorGuestInput {
+  readonly name: string
+  readonly gender: "male" | "female"
+  readonly company_id: number
+  readonly matchmaker_id?: number | null
+}
+
+/** The guest fields of a JSON body the floors take; undefined when it is not one. */
+export const guestInput = (input: unknown): FloorGuestInput | undefined => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+  const f = input as Record<string, unknown>
+  const known = Object.keys(f).every((k) => ["name", "gender", "company_id", "matchmaker_id"].includes(k))
+  return known && typeof f.name === "string" && f.name.trim() !== "" && (f.gender === "male" || f.gender === "female") &&
+      Number.isSafeInteger(f.company_id) && (f.matchmaker_id == null || Number.isSafeInteger(f.matchmaker_id))
+    ? f as unknown as FloorGuestInput
+    : undefined
+}
+
+/**
+ * POST /guests' statement and its parameters, as the service writes it: the guest's derived state
+ * (the domain's pure rule) as columns, the guest, its event, its matchmaker's counter and that
+ * event in one statement (guestCreatedTailSql).
+ */
+export const guestInsert = (input: FloorGuestInput): { readonly text: string; readonly values: ReadonlyArray<unknown> } => {
+  const { photo_time, requirement_tags, ...state } = deriveGuest(input as GuestSent, undefined)
+  const columns: Record<string, unknown> = {
+    ...state,
+    requirement_tags: requirement_tags === null ? null : JSON.stringify(requirement_tags),
+    ...(photo_time === null ? {} : { photo_time: parseTimestamp(photo_time, TZ) })
+  }
+  const keys = Object.keys(columns)
+  return {
+    text: `WITH c AS (INSERT INTO guests (${keys.map((k) => `"${k}"`).join(", ")}) VALUES (${
+      keys.map((_, i) => `$${i + 1}`).join(", ")
+    }) RETURNING ${GUEST_COLUMNS})${guestCreatedTailSql(TZ)}`,
+    values: keys.map((k) => columns[k])
+  }
+}
+
+/** POST /guests' answer from the row the statement returned (the service's fields, in its order). */
+export const guestCreated = (row: Record<string, unknown>): Record<string, unknown> => ({
+  id: row.id,
+  name: row.name,
+  gender: row.gender,
+  age: row.age,
+  requirement: row.requirement,
+  requirement_tags: row.requirement_tags,
+  status: row.status,
+  created_at: row.created_at instanceof Date ? formatTimestamp(row.created_at, TZ) : row.created_at
+})
+
 export const GUEST_PAGE_SQL = `SELECT ${GUEST_LIST_COLUMNS} FROM guests WHERE true ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`
 export const GUEST_COUNTERS_SQL = "SELECT coalesce(sum(n), 0)::int AS n FROM row_counts WHERE tbl = $1 AND dim = $2 AND val = $3"
 export const GUEST_COUNT_EVERY_ROW_SQL = "SELECT count(*)::int AS n FROM guests WHERE true"
@@ -222,8 +298,6 @@ export const withTimes = <T extends Record<string, unknown>>(row: T, keys: Reado
   for (const k of keys) if (row[k] instanceof Date) (row as Record<string, unknown>)[k] = formatTimestamp(row[k], TZ)
   return row
 }
-export const ROW_TIMES = ["created_at", "updated_at"] as const
-export const GUEST_TIMES = ["photo_time", "created_at", "updated_at"] as const
 
 /** The columns a company may be created with (the service's CompanyCreate). */
 export const COMPANY_FIELDS = [

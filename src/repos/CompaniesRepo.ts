@@ -11,7 +11,7 @@ import { pageOf } from "../../schema/Common.js"
 import {
   Company,
   COMPANY_PAGE,
-  CompanyCreate,
+  type CompanyCreate,
   CompanyListParams,
   type CompanyStatus,
   CompanyType,
@@ -22,6 +22,7 @@ import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
+import { makeRecordedWrites } from "./recordedWrites.js"
 import { CountRow, Timestamp } from "./rows.js"
 import {
   containsPattern,
@@ -65,10 +66,15 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
       ])
     const syncKey = syncColumns(sql, "companies.updated_at", "companies.id")
 
-    const insert = SqlSchema.findOne({
-      Request: Schema.toType(CompanyCreate),
-      Result: CompanyRow,
-      execute: (input) => sql`INSERT INTO companies ${sql.insert({ ...input })} RETURNING ${cols}`
+    // A write and its event in one statement (recordedWrites): nothing is read before the write
+    // decides, so no transaction, one round trip.
+    const writes = makeRecordedWrites(sql, {
+      table: "companies",
+      columns: COMPANY_COLUMNS,
+      row: CompanyRow,
+      created: "company.created",
+      updated: "company.updated",
+      times: ["created_at", "updated_at"]
     })
 
     const findById = SqlSchema.findOneOption({
@@ -81,16 +87,6 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
       Request: Schema.Int,
       Result: Schema.Struct({ company_type: CompanyType }),
       execute: (id) => sql`SELECT company_type FROM companies WHERE id = ${id}`
-    })
-
-    /** Sets the given columns (none: only `updated_at`) and returns the row. */
-    const updateRow = SqlSchema.findOneOption({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
-      Result: CompanyRow,
-      execute: ({ change, id }) =>
-        Object.keys(change).length === 0
-          ? sql`UPDATE companies SET updated_at = now() WHERE id = ${id} RETURNING ${cols}`
-          : sql`UPDATE companies SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
     const page = SqlSchema.findAll({
@@ -118,12 +114,14 @@ export class CompaniesRepo extends Context.Service<CompaniesRepo>()("Companies/R
     })
 
     return {
-      insert: (input: CompanyCreate) => sqlEdge(insert(input)),
+      /** Inserts a company and records its `company.created` event, in one statement. */
+      insert: (input: CompanyCreate) => sqlEdge(writes.insert(input)),
       /** A company of the scope; none when unknown or outside it (DECISIONS §14: as if it did not exist). */
       findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       findType: (id: number) => sqlEdge(Effect.map(findType(id), Option.map((r) => r.company_type))),
-      update: (id: number, change: CompanyUpdate) => sqlEdge(updateRow({ id, change })),
-      setColumn: (id: number, change: { status: CompanyStatus } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
+      /** Changes a company and records its `company.updated` event, in one statement; none for an unknown id. */
+      update: (id: number, change: CompanyUpdate) => sqlEdge(writes.update(id, change)),
+      setColumn: (id: number, change: { status: CompanyStatus } | { cert_level: CertLevel }) => sqlEdge(writes.update(id, change)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
       list: (
         scope: CompanyScope,

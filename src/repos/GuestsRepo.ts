@@ -15,7 +15,7 @@ import type { GuestState } from "../domain/guest.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
-import { CountRow, Timestamp } from "./rows.js"
+import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
 import {
   containsPattern,
   keywordMatch,
@@ -27,7 +27,7 @@ import {
   syncColumns,
   SyncKeyFields
 } from "./sqlHelpers.js"
-import { GUEST_LIST_COLUMNS } from "./statements.js"
+import { GUEST_COLUMNS, GUEST_LIST_COLUMNS, guestCreatedTailSql } from "./statements.js"
 
 /**
  * A `guests` row as selected by COLUMNS: the contract's record, instants as platform-time text,
@@ -74,17 +74,6 @@ const GuestWrite = Schema.Struct({
   requirement_tags: Schema.NullOr(Schema.fromJsonString(Schema.toType(RequirementTags)))
 })
 
-/** Every column of GuestRow (and so of the state), with the casts the row schema expects. */
-const COLUMNS = `id::int AS id, name, gender, age, phone, wechat, workplace, height, weight, education, occupation,
-  income_level, income_amount::float8 AS income_amount, family_income_amount::float8 AS family_income_amount,
-  family_income_level, family_income_explicit, marital_status, has_children, has_house, has_car, self_intro,
-  requirement, requirement_tags, req_age_min, req_age_max, req_height_min, req_education_min, req_weight_min,
-  req_weight_max, req_income_amount::float8 AS req_income_amount, req_income_text, req_location, req_location_codes,
-  req_housing, req_health, native_place, native_place_code, photos, photo_time, birth_date::text AS birth_date,
-  personality, source_id, source, matchmaker_id::int AS matchmaker_id, company_id::int AS company_id, ethnicity,
-  hobbies, family_members, health_status, dating_description, accept_flash_marriage, status,
-  completeness::float8 AS completeness, created_at, updated_at`
-
 /** The columns of GuestListRow. */
 
 const toGuest = ({ family_income_explicit: _, ...guest }: GuestRow): Guest => guest
@@ -97,7 +86,7 @@ const columnsOf = ({ photo_time, ...columns }: typeof GuestWrite.Encoded) => pho
 export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const cols = sql.literal(COLUMNS)
+    const cols = sql.literal(GUEST_COLUMNS)
     const listCols = sql.literal(GUEST_LIST_COLUMNS)
     const syncKey = syncColumns(sql, "updated_at", "id")
 
@@ -107,6 +96,14 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       execute: ({ image_hash, state }) =>
         sql`INSERT INTO guests ${sql.insert({ ...columnsOf(state), ...(image_hash !== undefined ? { image_hash } : {}) })}
           RETURNING ${cols}`
+    })
+
+    // POST /guests in one statement (issue 37): statements.ts's GUEST_CREATED_SQL says what it does.
+    const createRecorded = SqlSchema.findOne({
+      Request: Schema.Struct({ state: GuestWrite, timeZone: Schema.String }),
+      Result: GuestRow,
+      execute: ({ state, timeZone }) =>
+        sql`WITH c AS (INSERT INTO guests ${sql.insert(columnsOf(state))} RETURNING ${cols})${sql.literal(guestCreatedTailSql(timeZone))}`
     })
 
     const update = SqlSchema.findOne({
@@ -209,6 +206,11 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
     })
 
     return {
+      /**
+       * POST /guests' write in one statement: the guest (references checked), its event, its
+       * matchmaker's guest_count and that event (createRecorded).
+       */
+      create: (state: GuestState) => sqlEdge(Effect.map(PlatformTimeZone.use((timeZone) => createRecorded({ state, timeZone })), toGuest)),
       insert: (state: GuestState, extra: { readonly image_hash?: string } = {}) =>
         sqlEdge(Effect.map(insert({ state, ...extra }), toGuest)),
       /** The guest created from this image under this matchmaker, if any. */

@@ -13,7 +13,7 @@ import {
   Matchmaker,
   MATCHMAKER_IDS_PAGE,
   MATCHMAKER_PAGE,
-  MatchmakerCreate,
+  type MatchmakerCreate,
   MatchmakerIdItem,
   MatchmakerIdsParams,
   MatchmakerListParams,
@@ -23,6 +23,7 @@ import {
 } from "../../schema/Matchmakers.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
 import { SyncWindow } from "../domain/sync.js"
+import { makeRecordedWrites } from "./recordedWrites.js"
 import { CountRow, Timestamp } from "./rows.js"
 import {
   containsPattern,
@@ -117,26 +118,20 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
       ])
     const syncKey = syncColumns(sql, "m.updated_at", "m.id")
 
-    const insert = SqlSchema.findOne({
-      Request: Schema.toType(MatchmakerCreate),
-      Result: MatchmakerRow,
-      execute: (input) => sql`INSERT INTO matchmakers ${sql.insert({ ...input })} RETURNING ${cols}`
+    // A write and its event in one statement (recordedWrites): one round trip, no transaction.
+    const writes = makeRecordedWrites(sql, {
+      table: "matchmakers",
+      columns: MATCHMAKER_COLUMNS,
+      row: MatchmakerRow,
+      created: "matchmaker.created",
+      updated: "matchmaker.updated",
+      times: ["created_at", "updated_at"]
     })
 
     const findById = SqlSchema.findOneOption({
       Request: Schema.Int,
       Result: MatchmakerRow,
       execute: (id) => sql`SELECT ${cols} FROM matchmakers WHERE id = ${id}`
-    })
-
-    /** Sets the given columns (none: only `updated_at`) and returns the row. */
-    const updateRow = SqlSchema.findOneOption({
-      Request: Schema.Struct({ id: Schema.Int, change: Schema.Record(Schema.String, Schema.Unknown) }),
-      Result: MatchmakerRow,
-      execute: ({ change, id }) =>
-        Object.keys(change).length === 0
-          ? sql`UPDATE matchmakers SET updated_at = now() WHERE id = ${id} RETURNING ${cols}`
-          : sql`UPDATE matchmakers SET ${sql.update({ ...change })}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
     const page = SqlSchema.findAll({
@@ -218,10 +213,12 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     })
 
     return {
-      insert: (input: MatchmakerCreate) => sqlEdge(insert(input)),
+      /** Inserts a matchmaker and records its `matchmaker.created` event, in one statement. */
+      insert: (input: MatchmakerCreate) => sqlEdge(writes.insert(input)),
       findById: (id: number) => sqlEdge(findById(id)),
-      update: (id: number, change: MatchmakerUpdate) => sqlEdge(updateRow({ id, change })),
-      setColumn: (id: number, change: { status: "active" | "disabled" } | { cert_level: CertLevel }) => sqlEdge(updateRow({ id, change })),
+      /** Changes a matchmaker and records its `matchmaker.updated` event, in one statement; none for an unknown id. */
+      update: (id: number, change: MatchmakerUpdate) => sqlEdge(writes.update(id, change)),
+      setColumn: (id: number, change: { status: "active" | "disabled" } | { cert_level: CertLevel }) => sqlEdge(writes.update(id, change)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
       list: (params: MatchmakerListParams, searchable: ReadonlyArray<KeywordField<"matchmaker">>, sync: SyncWindow | undefined) => {
         const request = { params, searchable, sync }

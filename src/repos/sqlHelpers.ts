@@ -20,6 +20,7 @@ import { DEFAULT_DATABASE_TIMEOUT_SECONDS } from "../Config.js"
 import { DatabaseUnavailable } from "../domain/errors.js"
 import { encodeCursor, type SyncWindow } from "../domain/sync.js"
 import { databaseFaultOf, deadlineExceeded } from "./databaseFaults.js"
+import { type RecordedEvent, recordedEventsSql } from "./statements.js"
 
 /**
  * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
@@ -374,3 +375,20 @@ export const uncountedList = <Q extends { readonly sync: SyncWindow | undefined 
     count: statements.count(request),
     offset
   }))
+
+/**
+ * A write and its events in one statement (issue 37): `change` (an INSERT or UPDATE whose
+ * RETURNING selects the read endpoint's columns) as the CTE `c`, one `type` event per row it
+ * returned (the record as the endpoint shows it: recordJsonSql; `extra` merged in), and the rows
+ * of `c` as the answer. One round trip, no BEGIN/COMMIT: the statement is its own transaction (or
+ * part of the caller's, an Idempotency-Key's), so the event exists exactly when the change
+ * committed (DECISIONS §12); the derived counters move in it too (row_counts' statement triggers).
+ * The change must lock every row it returns (an INSERT's new row, an UPDATE's row): eventsFromSql
+ * relies on that for the feed's order.
+ */
+export const recordedWrite = (
+  sql: SqlClient.SqlClient,
+  change: Statement.Fragment,
+  event: RecordedEvent
+): Statement.Statement<Record<string, unknown>> =>
+  sql`WITH c AS (${change}), e AS (${sql.literal(recordedEventsSql(event))}) SELECT * FROM c`

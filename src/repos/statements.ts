@@ -1,11 +1,23 @@
 // SQL text shared by a repository and the request-path benchmark's floors (which issue exactly
 // this text): plain strings only.
+import { EVENT_READ_PERMISSION } from "../domain/eventTypes.js"
 
 /** The columns of a guest list row (GuestsRepo). */
 export const GUEST_LIST_COLUMNS = `id::int AS id, name, gender, age, phone, workplace, height, weight, education, occupation,
   income_level, income_amount::float8 AS income_amount, family_income_amount::float8 AS family_income_amount,
   family_income_level, req_income_amount::float8 AS req_income_amount, req_income_text, marital_status,
   requirement, requirement_tags, photos, photo_time, company_id::int AS company_id, status, created_at, updated_at`
+
+/** Every column of a guest (GuestsRepo's GuestRow, and so of its state), with the casts the row schema expects. */
+export const GUEST_COLUMNS = `id::int AS id, name, gender, age, phone, wechat, workplace, height, weight, education, occupation,
+  income_level, income_amount::float8 AS income_amount, family_income_amount::float8 AS family_income_amount,
+  family_income_level, family_income_explicit, marital_status, has_children, has_house, has_car, self_intro,
+  requirement, requirement_tags, req_age_min, req_age_max, req_height_min, req_education_min, req_weight_min,
+  req_weight_max, req_income_amount::float8 AS req_income_amount, req_income_text, req_location, req_location_codes,
+  req_housing, req_health, native_place, native_place_code, photos, photo_time, birth_date::text AS birth_date,
+  personality, source_id, source, matchmaker_id::int AS matchmaker_id, company_id::int AS company_id, ethnicity,
+  hobbies, family_members, health_status, dating_description, accept_flash_marriage, status,
+  completeness::float8 AS completeness, created_at, updated_at`
 
 /** The columns of a matchmaker (MatchmakersRepo). */
 export const MATCHMAKER_COLUMNS = `id::int AS id, company_id::int AS company_id, store_id::int AS store_id, name, phone, wechat,
@@ -58,3 +70,92 @@ SELECT v.event_id, $1::text, $2::text, v.data::jsonb, GREATEST(pg_current_xact_i
   ORDER BY e.tx_id DESC LIMIT 1))
 FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS v(event_id, data, n)
 ORDER BY v.n`
+
+/** A text value as an SQL string literal (for constants of the code and settings, never a client's input). */
+export const sqlTextLiteral = (text: string): string => `'${text.replaceAll("'", "''")}'`
+
+/**
+ * The record of a row of `alias` (a CTE whose columns are a read endpoint's columns, as a
+ * repository's RETURNING selects them) as JSON, the way the endpoint shows it: its columns, but
+ * the instants `times` as `YYYY-MM-DD HH:MM:SS` in the platform time zone `timeZone` (as
+ * domain/time.ts formats them), without the columns `drop`, with `extra` (SQL text, a jsonb
+ * object) merged in.
+ */
+export const recordJsonSql = (
+  alias: string,
+  o: { readonly timeZone: string; readonly times: ReadonlyArray<string>; readonly drop?: ReadonlyArray<string>; readonly extra?: string }
+): string =>
+  `(to_jsonb(${alias})${(o.drop ?? []).map((c) => ` - '${c}'`).join("")} || jsonb_build_object(${
+    o.times.map((t) => `'${t}', to_char(${alias}.${t} AT TIME ZONE ${sqlTextLiteral(o.timeZone)}, 'YYYY-MM-DD HH24:MI:SS')`).join(", ")
+  })${o.extra === undefined ? "" : ` || ${o.extra}`})`
+
+/**
+ * The event rows of a write recorded by the write's own statement (issue 37: the change and its
+ * events as one data-modifying CTE, `WITH c AS (INSERT … RETURNING …), e AS (<this>) SELECT …`):
+ * one `type` event per row of the CTE `source`, `data` the SQL expression of its payload (see
+ * recordJsonSql), in the order of `orderBy`. The event id is `evt_` and 12 random bytes (the
+ * random bytes of two v4 UUIDs), as newEventId makes them; `tx_id` follows EVENTS_INSERT_SQL's rule
+ * through event_tx_id (migration 0024), which reads the record's other events in a snapshot of
+ * its own, taken once the change holds the record's row lock.
+ */
+export const eventsFromSql = (
+  o: { readonly source: string; readonly type: string; readonly permission: string; readonly data: string; readonly orderBy?: string }
+): string =>
+  `INSERT INTO events (event_id, type, permission, data, tx_id)
+SELECT v.event_id, v.type, v.permission, v.data, event_tx_id(v.type, v.data->'id') FROM (
+  SELECT 'evt_' || encode(substr(uuid_send(gen_random_uuid()), 1, 6) || substr(uuid_send(gen_random_uuid()), 11, 6), 'hex') AS event_id,
+    ${sqlTextLiteral(o.type)}::text AS type, ${sqlTextLiteral(o.permission)}::text AS permission, ${o.data} AS data
+  FROM ${o.source}${o.orderBy === undefined ? "" : ` ORDER BY ${o.orderBy}`}) v`
+
+/** recordJsonSql's `extra` for a `*.updated` event: its `changed_fields` (names of the contract's fields). */
+export const changedFieldsSql = (fields: ReadonlyArray<string>): string =>
+  `jsonb_build_object('changed_fields', ${sqlTextLiteral(JSON.stringify(fields))}::jsonb)`
+
+/** The event of each row a recorded write changed: its type and read permission, and its payload (recordJsonSql). */
+export interface RecordedEvent {
+  readonly type: string
+  readonly permission: string
+  readonly timeZone: string
+  readonly times: ReadonlyArray<string>
+  readonly drop?: ReadonlyArray<string>
+  readonly extra?: string
+}
+
+/** The events CTE of a recorded write whose change is the CTE `c` (sqlHelpers' recordedWrite). */
+export const recordedEventsSql = (event: RecordedEvent): string =>
+  eventsFromSql({ source: "c", type: event.type, permission: event.permission, data: recordJsonSql("c", event) })
+
+/** recordedWrite as text (the benchmark floors'): `change` (an INSERT or UPDATE … RETURNING), its events, its rows. */
+export const recordedWriteSql = (change: string, event: RecordedEvent): string =>
+  `WITH c AS (${change}), e AS (${recordedEventsSql(event)}) SELECT * FROM c`
+
+/**
+ * POST /guests after its `WITH c AS (INSERT INTO guests … RETURNING GUEST_COLUMNS)` (GuestsRepo's
+ * and the floors'), one statement in all (issue 37): the guest's guest.created event (the record
+ * as GET /guests/{id} shows it, guest_id beside it), its matchmaker's guest_count and that
+ * matchmaker's matchmaker.updated event; the row_counts move in it too, by their triggers. The
+ * matchmaker row is locked by its UPDATE, after the guest's foreign key took KEY SHARE on it (NO
+ * KEY UPDATE does not conflict with that), so creations under one matchmaker queue on its row
+ * and never deadlock on it. Its rows are the guest's.
+ */
+export const guestCreatedTailSql = (timeZone: string): string =>
+  `, e AS (${
+    recordedEventsSql({
+      type: "guest.created",
+      permission: EVENT_READ_PERMISSION.guest,
+      timeZone,
+      times: ["photo_time", "created_at", "updated_at"],
+      drop: ["family_income_explicit"],
+      extra: "jsonb_build_object('guest_id', c.id)"
+    })
+  }),
+m AS (UPDATE matchmakers SET guest_count = guest_count + 1 WHERE id = (SELECT matchmaker_id FROM c) RETURNING ${MATCHMAKER_COLUMNS}),
+em AS (${
+    eventsFromSql({
+      source: "m",
+      type: "matchmaker.updated",
+      permission: EVENT_READ_PERMISSION.matchmaker,
+      data: recordJsonSql("m", { timeZone, times: ["created_at", "updated_at"], extra: changedFieldsSql(["guest_count"]) })
+    })
+  })
+SELECT * FROM c`

@@ -10,26 +10,17 @@ import { NotFound } from "../domain/errors.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
-import { Transaction } from "../repos/sqlHelpers.js"
-import { ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 export class Companies extends Context.Service<Companies>()("Companies/Service", {
   make: Effect.gen(function*() {
     const repo = yield* CompaniesRepo
-    const events = yield* ChangeEvents
-    const tx = yield* Transaction
     const orNotFound = (id: number) => someOrNotFound("company", id)
 
-    /** A write of one company and its `company.updated` event, in one transaction. */
-    const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
-      tx.run(Effect.tap(write, (company) => events.updated("company.updated", [company.id], changed)))
-
-    // The inserted row is the record as GET /companies/{id} shows it (the insert returns the same
-    // columns through the same row schema, in the same transaction): the event carries it as it is,
-    // without reading it again.
+    // Each write records its event in its own statement (CompaniesRepo: one round trip, no
+    // transaction): the inserted or changed row is the record as GET /companies/{id} shows it.
     const create = Effect.fn("Companies.create")(function*(input: CompanyCreate) {
-      return yield* tx.run(Effect.tap(repo.insert(input), (company) => events.payloads("company.created", [company])))
+      return yield* repo.insert(input)
     })
 
     /** A company of the caller's scope; 404 when unknown or outside it (DECISIONS §14). */
@@ -40,11 +31,11 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
     /**
      * A scoped client updates only its companies: another's is 404 as if unknown (DECISIONS §14).
      * A company is in a scope by its id alone, so nothing is read before the write: the update
-     * stays the one statement it was.
+     * stays the one statement it is.
      */
     const update = Effect.fn("Companies.update")(function*(scope: CompanyScope, id: number, change: CompanyUpdate) {
       if (Scopes.isScoped(scope) && !Scopes.includes(scope, id)) return yield* NotFound.of("company", id)
-      const company = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
+      const company = yield* repo.update(id, change).pipe(orNotFound(id))
       return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
     })
 
@@ -55,9 +46,8 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
       return { ...page, list: page.list.map(({ updated_at: _, ...item }) => item) }
     })
 
-    const setStatus = (id: number, status: CompanyStatus) => updating(repo.setColumn(id, { status }).pipe(orNotFound(id)), ["status"])
-    const setCertLevel = (id: number, cert_level: CertLevel) =>
-      updating(repo.setColumn(id, { cert_level }).pipe(orNotFound(id)), ["cert_level"])
+    const setStatus = (id: number, status: CompanyStatus) => repo.setColumn(id, { status }).pipe(orNotFound(id))
+    const setCertLevel = (id: number, cert_level: CertLevel) => repo.setColumn(id, { cert_level }).pipe(orNotFound(id))
 
     /** Fails with 404 `company` when the id is unknown (a referenced id in a body). */
     const ensureExists = (id: number) => Effect.asVoid(get(Scopes.all, id))
@@ -67,6 +57,6 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Companies, Companies.make)
   static readonly layer = Companies.layerWithoutDependencies.pipe(
-    Layer.provide([CompaniesRepo.layer, ChangeEvents.layer, Transaction.layer])
+    Layer.provide(CompaniesRepo.layer)
   )
 }

@@ -70,16 +70,21 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
     const events = yield* ChangeEvents
     const tx = yield* Transaction
 
-    /** 404 for a company_id or matchmaker_id that does not exist. */
+    /**
+     * 404 for a company_id or matchmaker_id that does not exist (the company's first). The two
+     * reads do not depend on each other: they are sent together, each on a connection of its own.
+     */
     const checkRefs = (sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }) =>
       Effect.gen(function*() {
-        if (sent.company_id !== undefined) {
-          const found = yield* repo.existingIds("companies", [sent.company_id])
-          if (!found.has(sent.company_id)) return yield* Effect.fail(NotFound.of("company", sent.company_id))
+        const [companies, matchmakers] = yield* Effect.all([
+          sent.company_id !== undefined ? repo.existingIds("companies", [sent.company_id]) : Effect.succeed(undefined),
+          sent.matchmaker_id != null ? repo.existingIds("matchmakers", [sent.matchmaker_id]) : Effect.succeed(undefined)
+        ], { concurrency: 2 })
+        if (sent.company_id !== undefined && !companies?.has(sent.company_id)) {
+          return yield* Effect.fail(NotFound.of("company", sent.company_id))
         }
-        if (sent.matchmaker_id != null) {
-          const found = yield* repo.existingIds("matchmakers", [sent.matchmaker_id])
-          if (!found.has(sent.matchmaker_id)) return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
+        if (sent.matchmaker_id != null && !matchmakers?.has(sent.matchmaker_id)) {
+          return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
         }
       })
 
@@ -116,7 +121,10 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
 
     const create = Effect.fn("Guests.create")(function*(input: GuestCreate) {
       yield* checkRefs(input)
-      const guest = yield* tx.run(insertNew(input))
+      // One statement (GuestsRepo.create): the guest, its event, the matchmaker's counter and its
+      // event. The references were read first: companies and matchmakers are never deleted, so
+      // what the check found still holds when the statement runs.
+      const guest = yield* repo.create(deriveGuest(input as GuestSent, undefined))
       return {
         id: guest.id,
         name: guest.name,

@@ -14,8 +14,6 @@ import {
   type MatchmakerUpdate
 } from "../../schema/Matchmakers.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
-import { Transaction } from "../repos/sqlHelpers.js"
-import { ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 import { Companies } from "./Companies.js"
 
@@ -23,17 +21,14 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
   make: Effect.gen(function*() {
     const repo = yield* MatchmakersRepo
     const companies = yield* Companies
-    const events = yield* ChangeEvents
-    const tx = yield* Transaction
     const orNotFound = (id: number) => someOrNotFound("matchmaker", id)
 
-    /** A write of one matchmaker and its `matchmaker.updated` event, in one transaction. */
-    const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
-      tx.run(Effect.tap(write, (m) => events.updated("matchmaker.updated", [m.id], changed)))
-
+    // Each write records its event in its own statement (MatchmakersRepo: one round trip, no
+    // transaction). A company_id sent is checked first: a read before the write, not in its
+    // statement; a company is never deleted, so the check cannot go stale before the write.
     const create = Effect.fn("Matchmakers.create")(function*(input: MatchmakerCreate) {
       if (input.company_id != null) yield* companies.ensureExists(input.company_id)
-      return yield* tx.run(Effect.tap(repo.insert(input), (m) => events.records("matchmaker.created", [m.id])))
+      return yield* repo.insert(input)
     })
 
     const get = Effect.fn("Matchmakers.get")(function*(id: number) {
@@ -42,7 +37,7 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
 
     const update = Effect.fn("Matchmakers.update")(function*(id: number, change: MatchmakerUpdate) {
       if (change.company_id != null) yield* companies.ensureExists(change.company_id)
-      const m = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
+      const m = yield* repo.update(id, change).pipe(orNotFound(id))
       return { id: m.id, company_id: m.company_id, name: m.name, ...pickSent(m, change), updated_at: m.updated_at }
     })
 
@@ -56,16 +51,14 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
       return yield* repo.ids(params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 
-    const setStatus = (id: number, status: "active" | "disabled") =>
-      updating(repo.setColumn(id, { status }).pipe(orNotFound(id)), ["status"])
-    const setCertLevel = (id: number, cert_level: CertLevel) =>
-      updating(repo.setColumn(id, { cert_level }).pipe(orNotFound(id)), ["cert_level"])
+    const setStatus = (id: number, status: "active" | "disabled") => repo.setColumn(id, { status }).pipe(orNotFound(id))
+    const setCertLevel = (id: number, cert_level: CertLevel) => repo.setColumn(id, { cert_level }).pipe(orNotFound(id))
 
     return { create, get, update, list, ids, setStatus, setCertLevel } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Matchmakers, Matchmakers.make)
   static readonly layer = Matchmakers.layerWithoutDependencies.pipe(
-    Layer.provide([MatchmakersRepo.layer, Companies.layer, ChangeEvents.layer, Transaction.layer])
+    Layer.provide([MatchmakersRepo.layer, Companies.layer])
   )
 }

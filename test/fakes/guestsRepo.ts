@@ -9,10 +9,12 @@ import * as Option from "effect/Option"
 
 import type { Guest } from "../../schema/Guests.js"
 import { PlatformTimeZone } from "../../src/Config.js"
+import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
 import type { GuestState } from "../../src/domain/guest.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { FakeDb, type FakeGuest, nextId, now } from "./db.js"
+import { addFakeEvent } from "./outboxRepo.js"
 
 /** What the table stores of a state: completeness as numeric(3, 2), arrays and JSON copied. */
 const stored = (state: GuestState): GuestState => ({
@@ -35,7 +37,21 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
     } as Guest
   }
 
-  return GuestsRepo.of({
+  const repo = GuestsRepo.of({
+    // The real one's single statement: the guest and guest.created (the record, guest_id beside
+    // it), the matchmaker's guest_count and matchmaker.updated (the fake's matchmaker record is the
+    // three fields it keeps).
+    create: (state) =>
+      Effect.gen(function*() {
+        const guest = yield* repo.insert(state)
+        yield* addFakeEvent(db, "guest.created", EVENT_READ_PERMISSION.guest, { ...guest, guest_id: guest.id })
+        const m = state.matchmaker_id === null ? undefined : db.tables.matchmakers.get(state.matchmaker_id)
+        if (m !== undefined) {
+          m.guest_count += 1
+          yield* addFakeEvent(db, "matchmaker.updated", EVENT_READ_PERMISSION.matchmaker, { ...m, changed_fields: ["guest_count"] })
+        }
+        return guest
+      }),
     insert: (state, extra = {}) =>
       Effect.gen(function*() {
         const timeZone = yield* PlatformTimeZone
@@ -103,6 +119,7 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
       }),
     list: () => Effect.die(new Error("GuestsRepo.list is not faked: list tests run against PostgreSQL"))
   })
+  return repo
 })
 
 export const FakeGuestsRepo: Layer.Layer<GuestsRepo, never, FakeDb> = Layer.effect(GuestsRepo, makeFakeGuestsRepo)

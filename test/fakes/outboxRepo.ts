@@ -10,23 +10,31 @@ import * as Layer from "effect/Layer"
 
 import type { EventType, OutboxEvent } from "../../src/repos/OutboxRepo.js"
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
-import { FakeDb, type FakeEvent, nextId, now } from "./db.js"
+import { type FakeDatabase, FakeDb, type FakeEvent, nextId, now } from "./db.js"
+
+/** Appends an event to the fake table (also for a fake repository whose real one records its events itself); its event_id. */
+export const addFakeEvent = (
+  db: FakeDatabase,
+  type: EventType,
+  permission: string,
+  data: Record<string, unknown>
+) =>
+  Effect.map(now, (nowMs) => {
+    const event: FakeEvent = {
+      id: nextId(db, "events"),
+      event_id: "evt_" + randomBytes(12).toString("hex"),
+      type,
+      permission,
+      data: JSON.parse(JSON.stringify(data)),
+      created_at: nowMs
+    }
+    db.tables.events.push(event)
+    return event.event_id
+  })
 
 export const makeFakeOutboxRepo = Effect.gen(function*() {
   const db = yield* FakeDb
-  const insert = (type: EventType, permission: string, data: Record<string, unknown>) =>
-    Effect.map(now, (nowMs) => {
-      const event: FakeEvent = {
-        id: nextId(db, "events"),
-        event_id: "evt_" + randomBytes(12).toString("hex"),
-        type,
-        permission,
-        data: JSON.parse(JSON.stringify(data)),
-        created_at: nowMs
-      }
-      db.tables.events.push(event)
-      return event.event_id
-    })
+  const insert = (type: EventType, permission: string, data: Record<string, unknown>) => addFakeEvent(db, type, permission, data)
   return OutboxRepo.of({
     record: insert,
     recordMany: (type, permission, items) => Effect.forEach(items, (data) => insert(type, permission, data), { discard: true }),
