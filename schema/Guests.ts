@@ -462,7 +462,13 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: CreateFromCardForm,
       success: Envelope(CreateFromCardResult, "CreateFromCardEnvelope"),
-      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.ImageBlacklisted, ErrorEnvelopes.UnsupportedImage]
+      error: [
+        ErrorEnvelopes.NotFound,
+        ErrorEnvelopes.InvalidInput,
+        ErrorEnvelopes.ImageBlacklisted,
+        ErrorEnvelopes.UnsupportedImage,
+        ErrorEnvelopes.OutOfScope
+      ]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest from a card image")
@@ -496,7 +502,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: GuestCreate,
       success: Envelope(GuestCreated, "GuestCreatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest")
@@ -511,7 +517,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       params: IdPath,
       payload: GuestUpdate,
       success: Envelope(GuestUpdated, "GuestUpdatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Update a guest")

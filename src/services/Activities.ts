@@ -9,6 +9,7 @@ import { ACTIVITY_PAGE, type ActivityCreate, type ActivityListParams, type Regis
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
 import type { DatabaseUnavailable } from "../domain/errors.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
+import * as Scopes from "../domain/scope.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
@@ -58,7 +59,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
      */
     const register = Effect.fn("Activities.register")(function*(id: number, input: RegistrationCreate) {
       yield* repo.findById(id).pipe(someOrNotFound("activity", id))
-      const guest = yield* guests.findById(input.guest_id).pipe(someOrNotFound("guest", input.guest_id))
+      const guest = yield* guests.findById(Scopes.all, input.guest_id).pipe(someOrNotFound("guest", input.guest_id))
       return yield* tx.run(Effect.gen(function*() {
         const fee = yield* repo.takePlace(id, guest.gender)
         if (Option.isNone(fee)) {

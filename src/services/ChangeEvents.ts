@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import { AppConfig } from "../Config.js"
 import { keptFields, type KeptType } from "../domain/eventPayloads.js"
 import { type CatalogueEventType, EVENT_READ_PERMISSION, type EventResource, resourceOfEventType } from "../domain/eventTypes.js"
+import * as Scopes from "../domain/scope.js"
 import { ActivitiesRepo } from "../repos/ActivitiesRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { FollowUpsRepo, taskRecord } from "../repos/FollowUpsRepo.js"
@@ -60,14 +61,18 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
 
     // Each resource's record by id, as its read endpoint (GET /x/{id}, or its list item) shows it.
     const readers: { readonly [R in EventResource]: (id: number) => Effect.Effect<Option.Option<unknown>, unknown> } = {
-      guest: guests.findById,
+      // Events record every company's changes: read unscoped (the feed filters by events.company_ids).
+      guest: (id) => guests.findById(Scopes.all, id),
       matchmaker: matchmakers.findById,
       company: companies.findById,
       work_wechat: accounts.findLive,
       work_group: groups.findLive,
       activity: activities.findById,
       follow_up_task: (id) =>
-        Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.map(followUps.detail(id, nowMs - leaseMs), Option.map(taskRecord))),
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (nowMs) => Effect.map(followUps.detail(Scopes.all, id, nowMs - leaseMs), Option.map(taskRecord))
+        ),
       match: matches.findById,
       membership: memberships.findById
     }

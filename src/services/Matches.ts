@@ -9,6 +9,7 @@ import { MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } 
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
+import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
@@ -27,11 +28,11 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
         return yield* InvalidInput.of([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
       }
       const [a, b] = yield* Effect.all([
-        guests.findById(input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
-        guests.findById(input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
+        guests.findById(Scopes.all, input.guest_a_id).pipe(someOrNotFound("guest", input.guest_a_id)),
+        guests.findById(Scopes.all, input.guest_b_id).pipe(someOrNotFound("guest", input.guest_b_id))
       ])
       const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
-      const known = yield* guests.existingIds("matchmakers", sent)
+      const known = yield* guests.existingIds(Scopes.all, "matchmakers", sent)
       const unknown = sent.find((id) => !known.has(id))
       if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
       const match = yield* tx.run(Effect.gen(function*() {

@@ -7,6 +7,7 @@ import * as Layer from "effect/Layer"
 import { MEMBERSHIP_PAGE, type MembershipCreate, type MembershipListParams } from "../../schema/Memberships.js"
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { membershipMove, validPlanDays } from "../domain/memberships.js"
+import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MembershipsRepo } from "../repos/MembershipsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
@@ -42,7 +43,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
       if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
       yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
       const guestId = input.guest_id ?? null
-      if (guestId !== null) yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId))
+      if (guestId !== null) yield* guests.findById(Scopes.all, guestId).pipe(someOrNotFound("guest", guestId))
       const saved = yield* tx.run(Effect.gen(function*() {
         yield* expire({ userId: input.user_id, planId: input.plan_id })
         const saved = yield* repo.upsert(input.user_id, input.plan_id, guestId).pipe(someOrNotFound("plan", input.plan_id))
