@@ -174,7 +174,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       disableCodecs: true,
       payload: MatchmakerCreate,
       success: Envelope(Matchmaker, "MatchmakerCreatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Create a matchmaker")
@@ -186,7 +186,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       params: IdPath,
       payload: MatchmakerUpdate,
       success: Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Update a matchmaker")

@@ -93,11 +93,8 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     /** The matchmaker, if it exists in the scope (an independent one is in none): else 404 as if unknown. */
     const matchmakerInScope = (scope: CompanyScope, matchmakerId: number) =>
       Effect.flatMap(
-        matchmakers.findById(matchmakerId),
-        (found) =>
-          Option.isSome(found) && Scopes.includes(scope, found.value.company_id)
-            ? Effect.succeed(found.value)
-            : Effect.fail(NotFound.of("matchmaker", matchmakerId))
+        matchmakers.findById(scope, matchmakerId),
+        (found) => Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(NotFound.of("matchmaker", matchmakerId))
       )
 
     /** A scoped client's duplicate check looks only at its own companies' matchmakers (their guests are its). */

@@ -63,7 +63,7 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
     const readers: { readonly [R in EventResource]: (id: number) => Effect.Effect<Option.Option<unknown>, unknown> } = {
       // Events record every company's changes: read unscoped (the feed filters by events.company_ids).
       guest: (id) => guests.findById(Scopes.all, id),
-      matchmaker: matchmakers.findById,
+      matchmaker: (id) => matchmakers.findById(Scopes.all, id),
       company: companies.findById,
       work_wechat: accounts.findLive,
       work_group: groups.findLive,

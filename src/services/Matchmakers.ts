@@ -13,6 +13,9 @@ import {
   type MatchmakerListParams,
   type MatchmakerUpdate
 } from "../../schema/Matchmakers.js"
+import { OutOfScope } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
@@ -31,29 +34,50 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
     const updating = <A extends { readonly id: number }, E, R>(write: Effect.Effect<A, E, R>, changed: ReadonlyArray<string>) =>
       tx.run(Effect.tap(write, (m) => events.updated("matchmaker.updated", [m.id], changed)))
 
-    const create = Effect.fn("Matchmakers.create")(function*(input: MatchmakerCreate) {
+    /** An independent matchmaker (company_id null) is outside every scope: a scoped client may not make one. */
+    const refuseIndependent = (scope: CompanyScope, companyId: number | null | undefined) =>
+      companyId === null && Scopes.isScoped(scope)
+        ? Effect.fail(new OutOfScope({ message: "an independent matchmaker (company_id null) is outside this client's companies" }))
+        : Effect.void
+
+    /**
+     * A scoped client's matchmaker belongs to one of its companies (DECISIONS §14): a named
+     * company_id outside them is 403; without one, its only company (400 when it has several).
+     */
+    const create = Effect.fn("Matchmakers.create")(function*(scope: CompanyScope, sent: MatchmakerCreate) {
+      yield* refuseIndependent(scope, sent.company_id)
+      const company = Scopes.companyOfWrite(scope, sent.company_id ?? undefined)
+      if (company._tag === "Refused") return yield* Effect.fail(company.error)
+      const input = company.id === undefined || sent.company_id != null ? sent : { ...sent, company_id: company.id }
       if (input.company_id != null) yield* companies.ensureExists(input.company_id)
       return yield* tx.run(Effect.tap(repo.insert(input), (m) => events.records("matchmaker.created", [m.id])))
     })
 
-    const get = Effect.fn("Matchmakers.get")(function*(id: number) {
-      return yield* repo.findById(id).pipe(orNotFound(id))
+    const get = Effect.fn("Matchmakers.get")(function*(scope: CompanyScope, id: number) {
+      return yield* repo.findById(scope, id).pipe(orNotFound(id))
     })
 
-    const update = Effect.fn("Matchmakers.update")(function*(id: number, change: MatchmakerUpdate) {
-      if (change.company_id != null) yield* companies.ensureExists(change.company_id)
+    /** Another company's matchmaker is unknown (404); a company_id outside the scope 403. */
+    const update = Effect.fn("Matchmakers.update")(function*(scope: CompanyScope, id: number, change: MatchmakerUpdate) {
+      if (Scopes.isScoped(scope)) yield* repo.findById(scope, id).pipe(orNotFound(id))
+      yield* refuseIndependent(scope, change.company_id)
+      if (change.company_id != null) {
+        const refused = Scopes.checkNamed(scope, change.company_id)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        yield* companies.ensureExists(change.company_id)
+      }
       const m = yield* updating(repo.update(id, change).pipe(orNotFound(id)), Object.keys(change))
       return { id: m.id, company_id: m.company_id, name: m.name, ...pickSent(m, change), updated_at: m.updated_at }
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Matchmakers.list")(function*(params: MatchmakerListParams, masking: boolean) {
+    const list = Effect.fn("Matchmakers.list")(function*(scope: CompanyScope, params: MatchmakerListParams, masking: boolean) {
       const searchable = yield* searchableFields("matchmaker", masking, params)
-      return yield* repo.list(params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
+      return yield* repo.list(scope, params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
     })
 
-    const ids = Effect.fn("Matchmakers.ids")(function*(params: MatchmakerIdsParams) {
-      return yield* repo.ids(params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
+    const ids = Effect.fn("Matchmakers.ids")(function*(scope: CompanyScope, params: MatchmakerIdsParams) {
+      return yield* repo.ids(scope, params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 
     const setStatus = (id: number, status: "active" | "disabled") =>
