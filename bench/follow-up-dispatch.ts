@@ -15,6 +15,7 @@ import * as HttpServer from "effect/http/HttpServer"
 import * as Option from "effect/Option"
 import * as SqlClient from "effect/sql/SqlClient"
 
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate } from "../src/domain/time.js"
 import { FollowUpsRepo } from "../src/repos/FollowUpsRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
@@ -89,7 +90,7 @@ const main = Effect.gen(function*() {
       const plans: Array<number> = []
       for (let left = n; left > 0; left -= 100) {
         const days = Array.from({ length: Math.min(100, left) }, (_, d) => d + 1)
-        plans.push((yield* followUps.createPlan({ guestId: guest, taskType: "recommend", days, startDate: start })).id)
+        plans.push((yield* followUps.createPlan(Scopes.all, { guestId: guest, taskType: "recommend", days, startDate: start })).id)
       }
       const rows = yield* sql<{ id: number }>`SELECT id::int AS id FROM follow_up_tasks WHERE plan_id IN ${sql.in(plans)} ORDER BY id`
       return rows.map((r) => r.id)
@@ -129,7 +130,7 @@ const main = Effect.gen(function*() {
     Effect.gen(function*() {
       const lock = yield* repo.dispatch(taskId, caller, Date.now(), LEASE_MS)
       if (Option.isSome(lock)) return "won" as const
-      yield* repo.lockState(taskId)
+      yield* repo.lockState(Scopes.all, taskId)
       return "lost" as const
     })
   const direct: Attempt = (c, taskId) => lockSql(`floor-${c}`, taskId).pipe(Effect.catch(() => Effect.succeed("error" as const)))

@@ -439,7 +439,13 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: CreateFromCardForm,
       success: Envelope(CreateFromCardResult, "CreateFromCardEnvelope"),
-      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.ImageBlacklisted, ErrorEnvelopes.UnsupportedImage]
+      error: [
+        ErrorEnvelopes.NotFound,
+        ErrorEnvelopes.InvalidInput,
+        ErrorEnvelopes.ImageBlacklisted,
+        ErrorEnvelopes.UnsupportedImage,
+        ErrorEnvelopes.OutOfScope
+      ]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest from a card image")
@@ -473,7 +479,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       disableCodecs: true,
       payload: GuestCreate,
       success: Envelope(GuestCreated, "GuestCreatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Create a guest")
@@ -488,7 +494,7 @@ export class GuestsApi extends HttpApiGroup.make("guests")
       params: IdPath,
       payload: GuestUpdate,
       success: Envelope(GuestUpdated, "GuestUpdatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:guest:write")
       .annotate(OpenApi.Summary, "Update a guest")

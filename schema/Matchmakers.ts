@@ -175,7 +175,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       disableCodecs: true,
       payload: MatchmakerCreate,
       success: Envelope(Matchmaker, "MatchmakerCreatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.InvalidInput, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Create a matchmaker")
@@ -187,7 +187,7 @@ export class MatchmakersApi extends HttpApiGroup.make("matchmakers")
       params: IdPath,
       payload: MatchmakerUpdate,
       success: Envelope(MatchmakerUpdated, "MatchmakerUpdatedEnvelope"),
-      error: ErrorEnvelopes.NotFound
+      error: [ErrorEnvelopes.NotFound, ErrorEnvelopes.OutOfScope]
     })
       .annotate(RequiredPermission, "open:matchmaker:manage")
       .annotate(OpenApi.Summary, "Update a matchmaker")

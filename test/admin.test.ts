@@ -13,6 +13,7 @@ import { inject } from "vitest"
 import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { InvalidInput } from "../src/domain/errors.js"
+import * as Scopes from "../src/domain/scope.js"
 import { Clients } from "../src/services/Clients.js"
 import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
@@ -204,7 +205,7 @@ layer(testServerLayer({}, fakeCardParser, shared.database))("admin command line"
       const company = yield* Effect.flatMap(Companies, (s) => s.create({ name: "运营婚介" }))
       expect(yield* run("companies", "status", String(company.id), "rejected")).toMatchObject({ status: "rejected" })
       expect(yield* run("companies", "cert-level", String(company.id), "senior")).toMatchObject({ cert_level: "senior" })
-      const m = yield* Effect.flatMap(Matchmakers, (s) => s.create({ name: "运营红娘" }))
+      const m = yield* Effect.flatMap(Matchmakers, (s) => s.create(Scopes.all, { name: "运营红娘" }))
       expect(yield* run("matchmakers", "status", String(m.id), "disabled")).toMatchObject({ status: "disabled" })
       expect(yield* run("matchmakers", "cert-level", String(m.id), "junior")).toMatchObject({ cert_level: "junior" })
       expect(yield* fails("matchmakers", "status", String(m.id), "frozen")).toMatch(/STATUS/)

@@ -17,7 +17,7 @@ import { emptyParsedCard, ParserUnavailable } from "../src/card/types.js"
 import { CardTasksRepo } from "../src/repos/CardTasksRepo.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { eventually } from "./support/eventually.js"
-import { cardForm, formBytes } from "./support/forms.js"
+import { cardForm, formBytes, uniqueImage } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
@@ -25,14 +25,7 @@ const PNG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-clean.png
 const JPG = new Uint8Array(readFileSync(new URL("./fixtures/cards/card-photo.jpg", import.meta.url)))
 const md5 = (b: Uint8Array) => createHash("md5").update(b).digest("hex")
 /** A distinct valid PNG per call: the fixture with a few bytes appended after IEND. */
-let variant = 0
-const uniquePng = () => {
-  const tail = new TextEncoder().encode(`variant-${Date.now()}-${variant++}`)
-  const out = new Uint8Array(PNG.length + tail.length)
-  out.set(PNG)
-  out.set(tail, PNG.length)
-  return out
-}
+const uniquePng = () => uniqueImage(PNG)
 
 // Time is a TestClock here: polling tests must not run out of rate-limit tokens.
 const config = { cardTaskPollSeconds: 0.2, cardTaskLeaseSeconds: 1, cardTaskConcurrency: 2, rateLimitBurst: 1_000_000 }

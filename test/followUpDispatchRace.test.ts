@@ -11,6 +11,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate } from "../src/domain/time.js"
 import { FollowUps } from "../src/services/FollowUps.js"
 import { createCredentials, fakeCardParser, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
@@ -48,7 +49,7 @@ layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch unde
           VALUES ('竞争嘉宾', 'female', ${company}) RETURNING id::int AS guest`
         const followUps = yield* FollowUps
         for (let i = 0; i < TASKS / 100; i++) {
-          yield* followUps.createPlan({
+          yield* followUps.createPlan(Scopes.all, {
             guestId: guest,
             taskType: "recommend",
             days: Array.from({ length: 100 }, (_, d) => d + 1),
@@ -159,7 +160,7 @@ layer(testServerLayer(NO_LIMIT, fakeCardParser, shared.database))("dispatch unde
         VALUES ('等待嘉宾', 'male', ${company}) RETURNING id::int AS guest`
       const { id: planId } = yield* Effect.flatMap(
         FollowUps,
-        (f) => f.createPlan({ guestId: guest, taskType: "revisit", days: [1], startDate: undefined })
+        (f) => f.createPlan(Scopes.all, { guestId: guest, taskType: "revisit", days: [1], startDate: undefined })
       )
       const [{ task }] = yield* sql<{ task: number }>`SELECT id::int AS task FROM follow_up_tasks WHERE plan_id = ${planId}`
       const a = yield* createCredentials(["open:follow-up:write"])

@@ -10,6 +10,7 @@ import * as TestClock from "effect/testing/TestClock"
 
 import { FollowUpGenerateJob } from "../jobs/FollowUpGenerate.js"
 import { runAdmin } from "../src/admin/commands.js"
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate } from "../src/domain/time.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { FollowUps } from "../src/services/FollowUps.js"
@@ -307,7 +308,7 @@ layer(testServerLayer())("follow-up tasks", (it) => {
       // 60 plans with a task today each, through the service (the operator's path).
       const followUps = yield* FollowUps
       for (let i = 0; i < 60; i++) {
-        yield* followUps.createPlan({ guestId: guest.id, taskType: "recommend", days: [60], startDate: start })
+        yield* followUps.createPlan(Scopes.all, { guestId: guest.id, taskType: "recommend", days: [60], startDate: start })
       }
       const [{ n }] = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM follow_up_tasks WHERE company_id = ${company.id}`
       expect(n).toBe(60)

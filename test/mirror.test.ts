@@ -12,6 +12,7 @@ import { generateFollowUpsOnce } from "../jobs/FollowUpGenerate.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
 import { AppConfig } from "../src/Config.js"
 import { keptKeysOf } from "../src/domain/eventPayloads.js"
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate, formatTimestamp } from "../src/domain/time.js"
 import { Activities } from "../src/services/Activities.js"
 import { Companies } from "../src/services/Companies.js"
@@ -468,7 +469,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("mir
                 if (guest === undefined) return Effect.void
                 // Started two days ago: days 1-3 are due at once (the plan's transaction creates them).
                 const start = formatDate(new Date(Date.parse(`${today}T00:00:00Z`) - 2 * 86_400_000), "UTC")
-                return followUps.createPlan({
+                return followUps.createPlan(Scopes.all, {
                   guestId: guest,
                   taskType: rng() < 0.5 ? "recommend" : "revisit",
                   days: [1, 2, 3, 5],

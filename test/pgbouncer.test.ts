@@ -22,6 +22,7 @@ import { inject } from "vitest"
 import { ALL_PERMISSIONS } from "../schema/Common.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate } from "../src/domain/time.js"
 import { Clients } from "../src/services/Clients.js"
 import { FollowUps } from "../src/services/FollowUps.js"
@@ -420,7 +421,7 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
           VALUES ('池竞争嘉宾', 'female', ${company}) RETURNING id::int AS guest`
           const today = formatDate(new Date(), "Asia/Shanghai")
           const plan = yield* Effect.flatMap(FollowUps, (f) =>
-            f.createPlan({
+            f.createPlan(Scopes.all, {
               guestId: guest,
               taskType: "recommend",
               days: Array.from({ length: TASKS }, (_, d) => d + 1),

@@ -9,6 +9,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 
+import * as Scopes from "../src/domain/scope.js"
 import { MatchmakersRepo } from "../src/repos/MatchmakersRepo.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -21,11 +22,11 @@ layer(testServerLayer())("row schemas", (it) => {
       const repo = yield* MatchmakersRepo
       const sql = yield* SqlClient.SqlClient
       const created = yield* client.matchmakers.create({ payload: { name: "类型红娘", years_exp: 7 } })
-      expect(Option.map(yield* repo.findById(created.id), (m) => m.years_exp)).toEqual(Option.some(7))
+      expect(Option.map(yield* repo.findById(Scopes.all, created.id), (m) => m.years_exp)).toEqual(Option.some(7))
 
       // The column now holds text: without the row schema, clients would read "7" for an integer.
       yield* sql`ALTER TABLE matchmakers ALTER COLUMN years_exp TYPE text USING years_exp::text`
-      const read = yield* Effect.exit(repo.findById(created.id))
+      const read = yield* Effect.exit(repo.findById(Scopes.all, created.id))
       expect(Exit.isFailure(read)).toBe(true)
       if (Exit.isFailure(read)) {
         const defect = Cause.findDefect(read.cause)

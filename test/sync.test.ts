@@ -9,6 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 
+import * as Scopes from "../src/domain/scope.js"
 import { formatDate } from "../src/domain/time.js"
 import { pageTail, sinceFilter } from "../src/repos/sqlHelpers.js"
 import { FollowUps } from "../src/services/FollowUps.js"
@@ -252,7 +253,7 @@ const CASES: ReadonlyArray<ListCase> = [
         // Plans made through the service (the operator's path), each with one task today (the Clock's).
         const today = yield* Effect.map(Clock.currentTimeMillis, (ms) => formatDate(new Date(ms - 59 * 86_400_000), "Asia/Shanghai"))
         const followUps = yield* FollowUps
-        yield* times(N, () => followUps.createPlan({ guestId: g!.id, taskType: "recommend", days: [60], startDate: today }))
+        yield* times(N, () => followUps.createPlan(Scopes.all, { guestId: g!.id, taskType: "recommend", days: [60], startDate: today }))
         return companyId
       }),
     read: (client, companyId, query) => client.followUps.list({ query: { ...query, company_id: companyId } }),

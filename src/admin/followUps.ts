@@ -7,6 +7,7 @@ import * as Option from "effect/Option"
 
 import { TaskType } from "../../schema/FollowUps.js"
 import { isDate, parseDays } from "../domain/followUp.js"
+import * as Scopes from "../domain/scope.js"
 import { FollowUps } from "../services/FollowUps.js"
 import { answering } from "./cli.js"
 
@@ -42,14 +43,17 @@ const createPlan = answering(
     start: dateFlag("start").pipe(Flag.withDescription("day 0 of the plan (default: today)"), Flag.optional)
   },
   ({ days, guest, start, type }) =>
-    Effect.flatMap(FollowUps, (f) => f.createPlan({ guestId: guest, taskType: type, days, startDate: Option.getOrUndefined(start) }))
+    Effect.flatMap(
+      FollowUps,
+      (f) => f.createPlan(Scopes.all, { guestId: guest, taskType: type, days, startDate: Option.getOrUndefined(start) })
+    )
 )
   .pipe(Command.withDescription("Create a follow-up plan for a guest"))
 
 const listPlans = answering(
   "list",
   { guest: guestFlag.pipe(Flag.optional) },
-  ({ guest }) => Effect.flatMap(FollowUps, (f) => f.listPlans(Option.getOrUndefined(guest)))
+  ({ guest }) => Effect.flatMap(FollowUps, (f) => f.listPlans(Scopes.all, Option.getOrUndefined(guest)))
 ).pipe(
   Command.withDescription("Follow-up plans, of one guest or all")
 )

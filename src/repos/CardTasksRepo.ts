@@ -12,6 +12,8 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { CardTask } from "../../schema/Guests.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { Bytes, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 
@@ -105,9 +107,11 @@ export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/R
     })
 
     const findRow = SqlSchema.findOneOption({
-      Request: Schema.String,
+      Request: Schema.Struct({ taskId: Schema.String, companies: Schema.NullOr(Schema.Array(Schema.Int)) }),
       Result: TaskRow,
-      execute: (taskId) => sql`SELECT task_id, status, created_at, completed_at, result, error FROM card_tasks WHERE task_id = ${taskId}`
+      execute: ({ companies, taskId }) =>
+        sql`SELECT task_id, status, created_at, completed_at, result, error FROM card_tasks WHERE task_id = ${taskId}
+          ${companies === null ? sql`` : sql`AND company_id = ANY (${companies}::bigint[])`}`
     })
 
     const claimRow = SqlSchema.findOneOption({
@@ -177,9 +181,10 @@ export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/R
         return Option.isSome(open) ? { ...open.value, created: false } : yield* Effect.die(new Error("card task vanished; retry"))
       }))
 
-    const find = (taskId: string) =>
+    /** The task as its client polls it, if it exists in the scope (DECISIONS §14: by the guest's company). */
+    const find = (scope: CompanyScope, taskId: string) =>
       sqlEdge(Effect.map(
-        findRow(taskId),
+        findRow({ taskId, companies: Scopes.companyIds(scope) }),
         Option.map((row): CardTask => ({
           task_id: row.task_id,
           status: row.status,

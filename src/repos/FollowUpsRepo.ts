@@ -21,6 +21,8 @@ import {
   TaskType
 } from "../../schema/FollowUps.js"
 import { Education, Gender, IncomeLevel, MaritalStatus, RequirementTags, YesNo } from "../../schema/Guests.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { CountRow, Instant, IsoTimestamp, Timestamp } from "./rows.js"
 import { listPage, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
@@ -214,13 +216,27 @@ export type CompleteInput = typeof CompleteInput.Type
 /** Plans due for generation are taken this many at a time (several daemons split them). */
 export const GENERATE_BATCH = 500
 
+/** A scoped read's companies (DECISIONS §14); null: every company. */
+const CompaniesParam = Schema.NullOr(Schema.Array(Schema.Int))
+type Companies = typeof CompaniesParam.Type
+
 const GenerateRow = Schema.Struct({ created: Schema.Array(Schema.Int), plans: Schema.Int })
 
 export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    const listWhere = (p: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) => {
+    /** `AND <column> = ANY (...)` for a scoped read (DECISIONS §14), nothing for an unscoped one. */
+    const inCompanies = (companies: Companies, column: string) =>
+      companies === null ? sql`` : sql`AND ${sql.literal(column)} = ANY (${companies}::bigint[])`
+
+    const listWhere = (
+      p: FollowUpTaskListParams,
+      date: string,
+      cutoffMs: number,
+      sync: SyncWindow | undefined,
+      companies: Companies
+    ) => {
       const cutoff = sql`to_timestamp(${at(cutoffMs)})`
       const status = p.status ?? "pending"
       return sql.and([
@@ -232,6 +248,7 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
           : sql`t.status = ${status}`,
         ...(p.task_type !== undefined ? [sql`t.task_type = ${p.task_type}`] : []),
         ...(p.company_id !== undefined ? [sql`t.company_id = ${p.company_id}`] : []),
+        ...(companies !== null ? [sql`t.company_id = ANY (${companies}::bigint[])`] : []),
         ...sinceFilter(sql, sync, "t.updated_at")
       ])
     }
@@ -240,7 +257,8 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
       params: Schema.toType(FollowUpTaskListParams),
       date: Schema.String,
       cutoffMs: Schema.Number,
-      sync: Schema.UndefinedOr(SyncWindow)
+      sync: Schema.UndefinedOr(SyncWindow),
+      companies: CompaniesParam
     })
 
     // The page is chosen on the task table alone (its indexes), then joined: the joins cost one
@@ -248,7 +266,7 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     const page = SqlSchema.findAll({
       Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: ListRow,
-      execute: ({ cutoffMs, date, params, sync, window }) => {
+      execute: ({ companies, cutoffMs, date, params, sync, window }) => {
         const { offset, pageSize } = pageOf(params, FOLLOW_UP_PAGE)
         return sql`WITH page AS (
             SELECT t.id, t.plan_id, t.guest_id, t.company_id, t.matchmaker_id, t.task_type, t.task_day, t.scheduled_date,
@@ -257,7 +275,7 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
             FROM follow_up_tasks t ${
           pageTail(sql, {
             sync,
-            where: listWhere(params, date, cutoffMs, sync),
+            where: listWhere(params, date, cutoffMs, sync, companies),
             at: "t.updated_at",
             id: "t.id",
             offsetOrder: "t.scheduled_date, t.id",
@@ -279,14 +297,14 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     const count = SqlSchema.findAll({
       Request: ListRequest,
       Result: CountRow,
-      execute: ({ cutoffMs, date, params, sync }) =>
-        sql`SELECT count(*)::int AS n FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs, sync)}`
+      execute: ({ companies, cutoffMs, date, params, sync }) =>
+        sql`SELECT count(*)::int AS n FROM follow_up_tasks t WHERE ${listWhere(params, date, cutoffMs, sync, companies)}`
     })
 
     const detail = SqlSchema.findOneOption({
-      Request: Schema.Struct({ id: Schema.Int, cutoffMs: Schema.Number }),
+      Request: Schema.Struct({ id: Schema.Int, cutoffMs: Schema.Number, companies: CompaniesParam }),
       Result: DetailRow,
-      execute: ({ cutoffMs, id }) =>
+      execute: ({ companies, cutoffMs, id }) =>
         sql`SELECT t.id::int AS id, t.plan_id::int AS follow_up_id, t.guest_id::int AS guest_id, t.company_id::int AS company_id,
             t.task_type, t.task_day, t.scheduled_date::text AS scheduled_date, s.status,
             CASE WHEN s.status = 'pending' THEN NULL ELSE t.dispatched_to END AS dispatched_to,
@@ -320,7 +338,7 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
           CROSS JOIN LATERAL (SELECT ${effectiveStatus(sql, cutoffMs)} AS status) s
           JOIN guests g ON g.id = t.guest_id
           LEFT JOIN matchmakers m ON m.id = t.matchmaker_id LEFT JOIN companies c ON c.id = m.company_id
-          WHERE t.id = ${id}`
+          WHERE t.id = ${id} ${inCompanies(companies, "t.company_id")}`
     })
 
     /**
@@ -354,9 +372,10 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     })
 
     const lockState = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: Schema.Struct({ id: Schema.Int, companies: CompaniesParam }),
       Result: LockRow,
-      execute: (id) => sql`SELECT status, dispatched_to, dispatched_at FROM follow_up_tasks WHERE id = ${id}`
+      execute: ({ companies, id }) =>
+        sql`SELECT status, dispatched_to, dispatched_at FROM follow_up_tasks WHERE id = ${id} ${inCompanies(companies, "company_id")}`
     })
 
     const completeRow = SqlSchema.findOneOption({
@@ -400,9 +419,9 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     })
 
     const guestExists = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: Schema.Struct({ id: Schema.Int, companies: CompaniesParam }),
       Result: Schema.Struct({ id: Schema.Int }),
-      execute: (id) => sql`SELECT id::int AS id FROM guests WHERE id = ${id}`
+      execute: ({ companies, id }) => sql`SELECT id::int AS id FROM guests WHERE id = ${id} ${inCompanies(companies, "company_id")}`
     })
 
     // The guest's matchmaker is the plan's, as it is when the plan is made (DECISIONS §7).
@@ -417,14 +436,19 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     })
 
     const plans = SqlSchema.findAll({
-      Request: Schema.Struct({ guestId: N(Schema.Int) }),
+      Request: Schema.Struct({ guestId: N(Schema.Int), companies: CompaniesParam }),
       Result: PlanRow,
-      execute: ({ guestId }) =>
+      execute: ({ companies, guestId }) =>
         sql`SELECT p.id::int AS id, p.guest_id::int AS guest_id, g.name AS guest_name, p.matchmaker_id::int AS matchmaker_id,
             p.task_type, p.start_date::text AS start_date, p.days, p.next_date::text AS next_date,
             (SELECT count(*)::int FROM follow_up_tasks t WHERE t.plan_id = p.id) AS task_count, p.created_at
           FROM follow_up_plans p JOIN guests g ON g.id = p.guest_id
-          WHERE ${sql.and(guestId === null ? [] : [sql`p.guest_id = ${guestId}`])}
+          WHERE ${
+          sql.and([
+            ...(guestId === null ? [] : [sql`p.guest_id = ${guestId}`]),
+            ...(companies === null ? [] : [sql`g.company_id = ANY (${companies}::bigint[])`])
+          ])
+        }
           ORDER BY p.id DESC`
     })
 
@@ -475,26 +499,34 @@ export class FollowUpsRepo extends Context.Service<FollowUpsRepo>()("FollowUps/R
     })
 
     return {
-      list: (params: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) =>
-        sqlEdge(listPage({
+      /** A page of the scope's tasks (DECISIONS §14: by the task's company) and their exact total. */
+      list: (scope: CompanyScope, params: FollowUpTaskListParams, date: string, cutoffMs: number, sync: SyncWindow | undefined) => {
+        const companies = Scopes.companyIds(scope)
+        return sqlEdge(listPage({
           sync,
           counter: undefined,
-          page: (window) => page({ params, date, cutoffMs, sync, window }),
-          count: count({ params, date, cutoffMs, sync }),
+          page: (window) => page({ params, date, cutoffMs, sync, window, companies }),
+          count: count({ params, date, cutoffMs, sync, companies }),
           offset: pageOf(params, FOLLOW_UP_PAGE).offset
-        })),
-      detail: (id: number, cutoffMs: number) => sqlEdge(detail({ id, cutoffMs })),
+        }))
+      },
+      /** A task of the scope with its guest and matchmaker; none outside it, as if unknown. */
+      detail: (scope: CompanyScope, id: number, cutoffMs: number) => sqlEdge(detail({ id, cutoffMs, companies: Scopes.companyIds(scope) })),
       /** The new or repeated lock, or none when the caller may not take it (then read `lockState`). */
       dispatch: (id: number, caller: string, nowMs: number, leaseMs: number) => sqlEdge(dispatchRow({ id, caller, nowMs, leaseMs })),
-      lockState: (id: number) => sqlEdge(lockState(id)),
+      /** The task's lock state, if it is a task of the scope. */
+      lockState: (scope: CompanyScope, id: number) => sqlEdge(lockState({ id, companies: Scopes.companyIds(scope) })),
       /** Completes a task the caller holds; none when it does not (call inside the unit of work that records the event). */
       complete: (id: number, caller: string, input: CompleteInput, nowMs: number) => sqlEdge(completeRow({ id, caller, input, nowMs })),
       fail: (id: number, caller: string, error: { error_code: string | null; error_msg: string | null }, nowMs: number) =>
         sqlEdge(Effect.map(failRow({ id, caller, ...error, nowMs }), Option.isSome)),
       skip: (id: number, reason: string | null, nowMs: number) => sqlEdge(Effect.map(skipRow({ id, reason, nowMs }), Option.isSome)),
-      guestExists: (id: number) => sqlEdge(Effect.map(guestExists(id), Option.isSome)),
+      /** Whether the guest exists in the scope. */
+      guestExists: (scope: CompanyScope, id: number) =>
+        sqlEdge(Effect.map(guestExists({ id, companies: Scopes.companyIds(scope) }), Option.isSome)),
       insertPlan: (plan: NewPlan) => sqlEdge(Effect.map(insertPlan(plan), Option.map((r) => r.id))),
-      plans: (guestId: number | null) => sqlEdge(plans({ guestId })),
+      /** The plans of the scope's guests (of one guest, or all). */
+      plans: (scope: CompanyScope, guestId: number | null) => sqlEdge(plans({ guestId, companies: Scopes.companyIds(scope) })),
       /**
        * One batch of due plans (at most GENERATE_BATCH): the ids of the tasks created and the plans
        * visited; call it in the transaction that records their events, until fewer plans come back.

@@ -13,6 +13,8 @@ import { pageOf } from "../../schema/Common.js"
 import { ExistingGuest, Guest, GUEST_PAGE, GuestListItem, GuestListParams, RequirementTags } from "../../schema/Guests.js"
 import type { GuestState } from "../domain/guest.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
@@ -51,9 +53,13 @@ const GuestListRow = Schema.Struct({
   ...SyncKeyFields
 })
 
+/** A scoped client's companies (DECISIONS §14): only their rows; null: every row. */
+const Companies = Schema.NullOr(Schema.Array(Schema.Int))
+
 const ListRequest = Schema.Struct({
   ...SearchRequest(GuestListParams, KEYWORD_FIELDS.guest).fields,
-  sync: Schema.UndefinedOr(SyncWindow)
+  sync: Schema.UndefinedOr(SyncWindow),
+  companies: Companies
 })
 
 /**
@@ -113,10 +119,14 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         sql`UPDATE guests SET ${sql.update(columnsOf(state))}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
+    /** `AND company_id = ANY (...)` for a scoped read (DECISIONS §14), nothing for an unscoped one. */
+    const inCompanies = (companies: typeof Companies.Type, column = "company_id") =>
+      companies === null ? sql`` : sql`AND ${sql.literal(column)} = ANY (${companies}::bigint[])`
+
     const findById = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: Schema.Struct({ id: Schema.Int, companies: Companies }),
       Result: GuestRow,
-      execute: (id) => sql`SELECT ${cols} FROM guests WHERE id = ${id}`
+      execute: ({ companies, id }) => sql`SELECT ${cols} FROM guests WHERE id = ${id} ${inCompanies(companies)}`
     })
 
     const findByImage = SqlSchema.findOneOption({
@@ -148,9 +158,16 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
     })
 
     const findIds = SqlSchema.findAll({
-      Request: Schema.Struct({ table: Schema.Literals(["companies", "matchmakers"]), ids: Schema.Array(Schema.Int) }),
+      Request: Schema.Struct({
+        table: Schema.Literals(["companies", "matchmakers"]),
+        ids: Schema.Array(Schema.Int),
+        companies: Companies
+      }),
       Result: Schema.Struct({ id: Schema.Int }),
-      execute: ({ ids, table }) => sql`SELECT id::int AS id FROM ${sql(table)} WHERE id IN ${sql.in(ids)}`
+      // A company is in the scope by its id, a matchmaker by its company (an independent one is in none).
+      execute: ({ companies, ids, table }) =>
+        sql`SELECT id::int AS id FROM ${sql(table)} WHERE id IN ${sql.in(ids)}
+          ${inCompanies(companies, table === "companies" ? "id" : "company_id")}`
     })
 
     const keywordColumns = { name: sql`lower(name)`, phone: sql`phone` }
@@ -165,7 +182,7 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       const grams = sql`search_grams @> ARRAY[${keyword}]::text[]`
       return KEYWORD_FIELDS.guest.every((field) => searchable.includes(field)) ? grams : sql`${grams} AND ${match}`
     }
-    const listWhere = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
+    const listWhere = ({ companies, params: p, searchable, sync }: typeof ListRequest.Type) => {
       const keyword = p.keyword?.trim().toLowerCase()
       const keywordFilter = keyword === undefined || keyword === "" ? [] : [keywordWhere(keyword, searchable)]
       return sql.and([
@@ -174,6 +191,7 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         ...(p.workplace !== undefined ? [sql`workplace = ${p.workplace}`] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
+        ...(companies !== null ? [sql`company_id = ANY (${companies}::bigint[])`] : []),
         ...sinceFilter(sql, sync, "guests.updated_at")
       ])
     }
@@ -217,7 +235,9 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       findByImage: (matchmakerId: number, imageHash: string) => sqlEdge(findByImage({ matchmakerId, imageHash })),
       /** Stores the next state of a guest that exists (locked by lockStates). */
       update: (id: number, state: GuestState) => sqlEdge(Effect.map(update({ id, state }), toGuest)),
-      findById: (id: number) => sqlEdge(Effect.map(findById(id), Option.map(toGuest))),
+      /** The guest, if it exists in the scope (outside it: none, as if it did not exist). */
+      findById: (scope: CompanyScope, id: number) =>
+        sqlEdge(Effect.map(findById({ id, companies: Scopes.companyIds(scope) }), Option.map(toGuest))),
       /** Current states of these guests, locked for the rest of the transaction. */
       lockStates: (ids: ReadonlyArray<number>) =>
         ids.length === 0
@@ -228,27 +248,42 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         const entries = [...deltas].filter(([, d]) => d !== 0).sort(([a], [b]) => a - b)
         return entries.length === 0 ? Effect.void : sqlEdge(moveCounters(entries))
       },
-      /** Which of these ids name a row of the table. */
-      existingIds: (table: "companies" | "matchmakers", ids: ReadonlyArray<number>) =>
+      /** Which of these ids name a row of the table in the scope (a matchmaker by its company). */
+      existingIds: (scope: CompanyScope, table: "companies" | "matchmakers", ids: ReadonlyArray<number>) =>
         ids.length === 0
           ? Effect.succeed(new Set<number>())
-          : sqlEdge(Effect.map(findIds({ table, ids: [...new Set(ids)] }), (rows) => new Set(rows.map((r) => r.id)))),
+          : sqlEdge(
+            Effect.map(
+              findIds({ table, ids: [...new Set(ids)], companies: Scopes.companyIds(scope) }),
+              (rows) => new Set(rows.map((r) => r.id))
+            )
+          ),
       /**
-       * A page and the exact total: from the counters when the filter is none or one of company_id,
-       * status, gender (no count over the rows), else a count with the same filter.
+       * A page of the scope's guests and the exact total: from the counters when the client is
+       * unscoped and the filter is none or one of company_id, status, gender (no count over the
+       * rows), else a count with the same filter (a scoped list always counts: the counters know
+       * no scope). `searchable`: the fields the keyword may match (DECISIONS §1: a masking
+       * client's unmasked ones).
        */
-      /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (p: GuestListParams, searchable: ReadonlyArray<KeywordField<"guest">>, sync: SyncWindow | undefined) => {
-        const request = { params: p, searchable, sync }
-        const counter = counterTotal({
-          // As listWhere: a blank keyword is no filter, an empty workplace is one.
-          keyword: p.keyword?.trim() || undefined,
-          workplace: p.workplace,
-          company_id: p.company_id,
-          status: p.status,
-          gender: p.gender,
-          updated_since: sync?.since
-        }) ?? Effect.map(count(request), (row) => row.n)
+      list: (
+        scope: CompanyScope,
+        p: GuestListParams,
+        searchable: ReadonlyArray<KeywordField<"guest">>,
+        sync: SyncWindow | undefined
+      ) => {
+        const companies = Scopes.companyIds(scope)
+        const request = { params: p, searchable, sync, companies }
+        const counter = (companies === null ?
+          counterTotal({
+            // As listWhere: a blank keyword is no filter, an empty workplace is one.
+            keyword: p.keyword?.trim() || undefined,
+            workplace: p.workplace,
+            company_id: p.company_id,
+            status: p.status,
+            gender: p.gender,
+            updated_since: sync?.since
+          }) :
+          undefined) ?? Effect.map(count(request), (row) => row.n)
         // The total never comes from a window count here: from the counter or the count.
         return sqlEdge(listPage({
           sync,

@@ -22,6 +22,8 @@ import {
   type WorkWechatScope
 } from "../../schema/Matchmakers.js"
 import { KEYWORD_FIELDS, type KeywordField } from "../domain/masking.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
 import { makeRecordedWrites } from "./recordedWrites.js"
 import { CountRow, Timestamp } from "./rows.js"
@@ -43,11 +45,23 @@ import { MATCHMAKER_COLUMNS } from "./statements.js"
 const MatchmakerRow = Schema.Struct({ ...Matchmaker.fields, created_at: Timestamp, updated_at: Timestamp })
 const MatchmakerPageRow = Schema.Struct({ ...MatchmakerRow.fields, total_count: Schema.optional(Schema.Int), ...SyncKeyFields })
 
+/** A scoped client's companies (DECISIONS §14): only their matchmakers; null: every one. */
+const Companies = Schema.NullOr(Schema.Array(Schema.Int))
+
 const ListRequest = Schema.Struct({
   ...SearchRequest(MatchmakerListParams, KEYWORD_FIELDS.matchmaker).fields,
-  sync: Schema.UndefinedOr(SyncWindow)
+  sync: Schema.UndefinedOr(SyncWindow),
+  companies: Companies
 })
-const IdsRequest = Schema.Struct({ params: Schema.toType(MatchmakerIdsParams), sync: Schema.UndefinedOr(SyncWindow) })
+const IdsRequest = Schema.Struct({
+  params: Schema.toType(MatchmakerIdsParams),
+  sync: Schema.UndefinedOr(SyncWindow),
+  companies: Companies
+})
+
+/** The condition of a scoped read (an independent matchmaker, company_id null, is in no scope). */
+const scopeFilter = (sql: SqlClient.SqlClient, companies: typeof Companies.Type) =>
+  companies === null ? [] : [sql`m.company_id = ANY (${companies}::bigint[])`]
 
 type Scope = typeof WorkWechatScope.Type
 
@@ -96,10 +110,11 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     }
 
     const keywordColumns = { name: sql`lower(name)`, phone: sql`phone`, wechat: sql`lower(wechat)` }
-    const listWhere = ({ params: p, searchable, sync }: typeof ListRequest.Type) => {
+    const listWhere = ({ companies, params: p, searchable, sync }: typeof ListRequest.Type) => {
       const kw = p.keyword ? containsPattern(p.keyword) : undefined
       return sql.and([
         ...(p.company_id !== undefined ? [sql`company_id = ${p.company_id}`] : []),
+        ...scopeFilter(sql, companies),
         ...(kw ? [keywordMatch(sql, keywordColumns, searchable, kw)] : []),
         ...(p.status ? [sql`status = ${p.status}`] : []),
         ...(p.level ? [sql`level = ${p.level}`] : []),
@@ -109,9 +124,10 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
       ])
     }
 
-    const idsWhere = ({ params: p, sync }: typeof IdsRequest.Type) =>
+    const idsWhere = ({ companies, params: p, sync }: typeof IdsRequest.Type) =>
       sql.and([
         sql`m.wechat_id IS NOT NULL AND m.wechat_id <> ''`,
+        ...scopeFilter(sql, companies),
         ...(p.company_id !== undefined ? [sql`m.company_id = ${p.company_id}`] : []),
         ...reachFilters(p),
         ...sinceFilter(sql, sync, "m.updated_at")
@@ -129,9 +145,10 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     })
 
     const findById = SqlSchema.findOneOption({
-      Request: Schema.Int,
+      Request: Schema.Struct({ id: Schema.Int, companies: Companies }),
       Result: MatchmakerRow,
-      execute: (id) => sql`SELECT ${cols} FROM matchmakers WHERE id = ${id}`
+      execute: ({ companies, id }) =>
+        sql`SELECT ${cols} FROM matchmakers m WHERE ${sql.and([sql`m.id = ${id}`, ...scopeFilter(sql, companies)])}`
     })
 
     const page = SqlSchema.findAll({
@@ -215,17 +232,24 @@ export class MatchmakersRepo extends Context.Service<MatchmakersRepo>()("Matchma
     return {
       /** Inserts a matchmaker and records its `matchmaker.created` event, in one statement. */
       insert: (input: MatchmakerCreate) => sqlEdge(writes.insert(input)),
-      findById: (id: number) => sqlEdge(findById(id)),
+      /** The matchmaker, if it is one of the scope's companies' (outside it: none, as if unknown). */
+      findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       /** Changes a matchmaker and records its `matchmaker.updated` event, in one statement; none for an unknown id. */
       update: (id: number, change: MatchmakerUpdate) => sqlEdge(writes.update(id, change)),
       setColumn: (id: number, change: { status: "active" | "disabled" } | { cert_level: CertLevel }) => sqlEdge(writes.update(id, change)),
       /** `searchable`: the fields the keyword may match (DECISIONS §1: a masking client's unmasked ones). */
-      list: (params: MatchmakerListParams, searchable: ReadonlyArray<KeywordField<"matchmaker">>, sync: SyncWindow | undefined) => {
-        const request = { params, searchable, sync }
+      list: (
+        scope: CompanyScope,
+        params: MatchmakerListParams,
+        searchable: ReadonlyArray<KeywordField<"matchmaker">>,
+        sync: SyncWindow | undefined
+      ) => {
+        const request = { params, searchable, sync, companies: Scopes.companyIds(scope) }
         return uncountedList({ page: page, count: count }, request, pageOf(params, MATCHMAKER_PAGE).offset)
       },
-      ids: (params: MatchmakerIdsParams, sync: SyncWindow | undefined) => {
-        const request = { params, sync }
+      /** The scope's matchmakers with a wechat_id, and their exact count. */
+      ids: (scope: CompanyScope, params: MatchmakerIdsParams, sync: SyncWindow | undefined) => {
+        const request = { params, sync, companies: Scopes.companyIds(scope) }
         return sqlEdge(listPage({
           sync,
           counter: Effect.map(idsCount(request), (row) => row.n),

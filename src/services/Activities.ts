@@ -66,7 +66,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
      */
     const register = Effect.fn("Activities.register")(function*(scope: CompanyScope, id: number, input: RegistrationCreate) {
       yield* repo.findById(scope, id).pipe(someOrNotFound("activity", id))
-      const guest = yield* guests.findById(input.guest_id).pipe(
+      const guest = yield* guests.findById(Scopes.all, input.guest_id).pipe(
         someOrNotFound("guest", input.guest_id),
         inScopeOrNotFound(scope, "guest", input.guest_id)
       )

@@ -17,6 +17,7 @@ import { detectImageType, md5Hex } from "../card/image.js"
 import { CardParser, type ParseOutcome } from "../card/types.js"
 import { cardGuestFields, cardSummary } from "../domain/card.js"
 import { ImageBlacklisted, InvalidInput, NotFound, ParserUnavailable, UnsupportedImage } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../repos/CardTasksRepo.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
@@ -89,10 +90,16 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
         })
       )
 
-    const parseCard = Effect.fn("CardImport.parseCard")(function*({ image, matchmakerId }: ParseCardInput) {
-      if (matchmakerId !== undefined && Option.isNone(yield* matchmakers.findById(matchmakerId))) {
-        return yield* NotFound.of("matchmaker", matchmakerId)
-      }
+    /** The matchmaker, if it exists in the scope (an independent one is in none): else 404 as if unknown. */
+    const matchmakerInScope = (scope: CompanyScope, matchmakerId: number) =>
+      Effect.flatMap(
+        matchmakers.findById(scope, matchmakerId),
+        (found) => Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(NotFound.of("matchmaker", matchmakerId))
+      )
+
+    /** A scoped client's duplicate check looks only at its own companies' matchmakers (their guests are its). */
+    const parseCard = Effect.fn("CardImport.parseCard")(function*(scope: CompanyScope, { image, matchmakerId }: ParseCardInput) {
+      if (matchmakerId !== undefined) yield* matchmakerInScope(scope, matchmakerId)
       yield* refuseBlacklisted(image.imageHash)
       const existing = matchmakerId === undefined ? Option.none() : yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
       const outcome = yield* parse(image.bytes)
@@ -110,16 +117,22 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
       return result
     })
 
+    /**
+     * A scoped client (DECISIONS §14) names a matchmaker of its companies (else 404) and a
+     * company_id of its scope (else 403); without one, the guest goes to the matchmaker's company.
+     */
     const createFromCard = Effect.fn("CardImport.createFromCard")(function*(
+      scope: CompanyScope,
       { companyId: sentCompanyId, image, matchmakerId, overrides }: CreateFromCardInput,
       clientAppKey: string | null
     ) {
-      const matchmaker = yield* matchmakers.findById(matchmakerId)
-      if (Option.isNone(matchmaker)) return yield* NotFound.of("matchmaker", matchmakerId)
-      const companyId = sentCompanyId ?? matchmaker.value.company_id
+      const matchmaker = yield* matchmakerInScope(scope, matchmakerId)
+      const companyId = sentCompanyId ?? matchmaker.company_id
       if (companyId === null) {
         return yield* InvalidInput.of([{ path: "company_id", message: "the matchmaker has no company: send company_id" }])
       }
+      const refused = Scopes.checkNamed(scope, companyId)
+      if (refused !== undefined) return yield* refused
       if (Option.isNone(yield* companies.findById(Scopes.all, companyId))) return yield* NotFound.of("company", companyId)
       yield* refuseBlacklisted(image.imageHash)
       const existing = yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
@@ -151,9 +164,10 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
       return result
     })
 
-    const getTask = (taskId: string) =>
+    /** A task of the scope's companies (of its guest-to-be); any other is unknown. */
+    const getTask = (scope: CompanyScope, taskId: string) =>
       Effect.gen(function*() {
-        const task = yield* tasks.find(taskId)
+        const task = yield* tasks.find(scope, taskId)
         if (Option.isNone(task)) return yield* NotFound.of("card_task", taskId)
         return task.value
       })

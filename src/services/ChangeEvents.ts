@@ -61,14 +61,18 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
 
     // Each resource's record by id, as its read endpoint (GET /x/{id}, or its list item) shows it.
     const readers: { readonly [R in EventResource]: (id: number) => Effect.Effect<Option.Option<unknown>, unknown> } = {
-      guest: guests.findById,
-      matchmaker: matchmakers.findById,
+      // Events record every company's changes: read unscoped (the feed filters by events.company_ids).
+      guest: (id) => guests.findById(Scopes.all, id),
+      matchmaker: (id) => matchmakers.findById(Scopes.all, id),
       company: (id) => companies.findById(Scopes.all, id),
       work_wechat: accounts.findLive,
       work_group: groups.findLive,
       activity: (id) => activities.findById(Scopes.all, id),
       follow_up_task: (id) =>
-        Effect.flatMap(Clock.currentTimeMillis, (nowMs) => Effect.map(followUps.detail(id, nowMs - leaseMs), Option.map(taskRecord))),
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (nowMs) => Effect.map(followUps.detail(Scopes.all, id, nowMs - leaseMs), Option.map(taskRecord))
+        ),
       match: (id) => matches.findById(Scopes.all, id),
       membership: (id) => memberships.findById(Scopes.all, id)
     }

@@ -37,6 +37,8 @@ import {
   type TaskStatus,
   yesNoCode
 } from "../domain/followUp.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { formatDate } from "../domain/time.js"
 import { type FollowUpDetailRow, FollowUpsRepo, GENERATE_BATCH, type StoredGuest, taskRecord } from "../repos/FollowUpsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
@@ -104,12 +106,12 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
     const leaseMs = config.followUpLeaseSeconds * 1000
     const todayOf = (nowMs: number) => formatDate(new Date(nowMs), config.timeZone)
 
-    const list = Effect.fn("FollowUps.list")(function*(params: FollowUpTaskListParams) {
+    const list = Effect.fn("FollowUps.list")(function*(scope: CompanyScope, params: FollowUpTaskListParams) {
       const nowMs = yield* Clock.currentTimeMillis
       const date = params.date ?? todayOf(nowMs)
       // The scope of a cursor holds the day it lists, also when `date` was left to default.
       const sync = yield* syncWindow("follow-up/tasks", { ...params, date }, FOLLOW_UP_PAGE)
-      const { list: rows, next_cursor, total } = yield* repo.list(params, date, nowMs - leaseMs, sync)
+      const { list: rows, next_cursor, total } = yield* repo.list(scope, params, date, nowMs - leaseMs, sync)
       const items = rows.map((r): FollowUpTaskListItem => ({
         id: r.id,
         follow_up_id: r.follow_up_id,
@@ -132,9 +134,9 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       return { list: items, total, next_cursor }
     })
 
-    const get = Effect.fn("FollowUps.get")(function*(id: number) {
+    const get = Effect.fn("FollowUps.get")(function*(scope: CompanyScope, id: number) {
       const nowMs = yield* Clock.currentTimeMillis
-      const row = yield* repo.detail(id, nowMs - leaseMs)
+      const row = yield* repo.detail(scope, id, nowMs - leaseMs)
       return Option.isSome(row) ? toDetail(row.value) : yield* NotFound.of("follow_up_task", id)
     })
 
@@ -144,7 +146,8 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
      */
     const explain = (id: number, action: TaskAction, caller: string, nowMs: number) =>
       Effect.gen(function*() {
-        const state = yield* repo.lockState(id)
+        // Unscoped: the action itself was checked against the scope before it ran.
+        const state = yield* repo.lockState(Scopes.all, id)
         if (Option.isNone(state)) return yield* NotFound.of("follow_up_task", id)
         const { dispatched_at, dispatched_to, status } = state.value
         const decision = decide(
@@ -166,7 +169,20 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         }
       })
 
-    const dispatch = Effect.fn("FollowUps.dispatch")(function*(id: number, caller: string) {
+    /**
+     * A task outside the caller's scope is unknown to it (DECISIONS §14): 404 before any action.
+     * A task's company never changes, so the check holds for the action that follows.
+     */
+    const inScope = (scope: CompanyScope, id: number) =>
+      Scopes.isScoped(scope)
+        ? Effect.flatMap(
+          repo.lockState(scope, id),
+          (state) => Option.isSome(state) ? Effect.void : Effect.fail(NotFound.of("follow_up_task", id))
+        )
+        : Effect.void
+
+    const dispatch = Effect.fn("FollowUps.dispatch")(function*(scope: CompanyScope, id: number, caller: string) {
+      yield* inScope(scope, id)
       return yield* Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
         const lock = yield* tx.run(Effect.gen(function*() {
@@ -197,9 +213,11 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         return yield* new Raced({ why: "" })
       }).pipe(retryRaces(`follow-up task ${id}: ${action}`))
 
-    const complete = Effect.fn("FollowUps.complete")(function*(id: number, caller: string, body: CompleteBody) {
+    const complete = Effect.fn("FollowUps.complete")(function*(scope: CompanyScope, id: number, caller: string, body: CompleteBody) {
+      yield* inScope(scope, id)
       const matched = body.matched_guest_id ?? null
-      if (matched !== null && !(yield* repo.guestExists(matched))) return yield* NotFound.of("guest", matched)
+      // A recommended guest outside the scope is unknown, as one that does not exist.
+      if (matched !== null && !(yield* repo.guestExists(scope, matched))) return yield* NotFound.of("guest", matched)
       const input = {
         matched_guest_id: matched,
         match_score: body.match_score ?? null,
@@ -228,7 +246,8 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         return applied
       }))
 
-    const fail = Effect.fn("FollowUps.fail")(function*(id: number, caller: string, body: FailBody) {
+    const fail = Effect.fn("FollowUps.fail")(function*(scope: CompanyScope, id: number, caller: string, body: FailBody) {
+      yield* inScope(scope, id)
       return yield* report(
         id,
         "fail",
@@ -242,7 +261,8 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       )
     })
 
-    const skip = Effect.fn("FollowUps.skip")(function*(id: number, caller: string, body: SkipBody) {
+    const skip = Effect.fn("FollowUps.skip")(function*(scope: CompanyScope, id: number, caller: string, body: SkipBody) {
+      yield* inScope(scope, id)
       return yield* report(id, "skip", caller, (nowMs) => reported("follow_up.task_skipped", id, repo.skip(id, body.reason ?? null, nowMs)))
     })
 
@@ -284,7 +304,8 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         }))
 
     /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
-    const createPlan = Effect.fn("FollowUps.createPlan")(function*(input: {
+    /** The guest must be one of the scope's (else 404 as if unknown); the operator's scope is every company. */
+    const createPlan = Effect.fn("FollowUps.createPlan")(function*(scope: CompanyScope, input: {
       readonly guestId: number
       readonly taskType: TaskType
       readonly days: ReadonlyArray<number>
@@ -292,6 +313,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
     }) {
       const today = todayOf(yield* Clock.currentTimeMillis)
       const start = input.startDate ?? today
+      if (!(yield* repo.guestExists(scope, input.guestId))) return yield* NotFound.of("guest", input.guestId)
       return yield* tx.run(Effect.gen(function*() {
         const id = yield* repo.insertPlan({
           guestId: input.guestId,
@@ -306,7 +328,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       }))
     })
 
-    const listPlans = (guestId: number | undefined) => repo.plans(guestId ?? null)
+    const listPlans = (scope: CompanyScope, guestId: number | undefined) => repo.plans(scope, guestId ?? null)
 
     return { list, get, dispatch, complete, fail, skip, createPlan, listPlans, generate, generateDue } as const
   })

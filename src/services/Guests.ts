@@ -23,6 +23,8 @@ import {
 import { BatchTooLarge, InvalidInput, type Issue, NotFound, type ResourceName } from "../domain/errors.js"
 import { deriveGuest, type GuestSent, type GuestState } from "../domain/guest.js"
 import { issuesOfSchemaError } from "../domain/issues.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
@@ -71,14 +73,23 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
     const tx = yield* Transaction
 
     /**
-     * 404 for a company_id or matchmaker_id that does not exist (the company's first). The two
-     * reads do not depend on each other: they are sent together, each on a connection of its own.
+     * 403 out_of_scope for a company_id outside the scope (DECISIONS §14); 404 for a company_id or
+     * matchmaker_id that does not exist, or a matchmaker outside the scope (as if unknown; the
+     * company's first). The two reads do not depend on each other: they are sent together, each on
+     * a connection of its own.
      */
-    const checkRefs = (sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }) =>
+    const checkRefs = (
+      scope: CompanyScope,
+      sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }
+    ) =>
       Effect.gen(function*() {
+        if (sent.company_id !== undefined) {
+          const refused = Scopes.checkNamed(scope, sent.company_id)
+          if (refused !== undefined) return yield* Effect.fail(refused)
+        }
         const [companies, matchmakers] = yield* Effect.all([
-          sent.company_id !== undefined ? repo.existingIds("companies", [sent.company_id]) : Effect.succeed(undefined),
-          sent.matchmaker_id != null ? repo.existingIds("matchmakers", [sent.matchmaker_id]) : Effect.succeed(undefined)
+          sent.company_id !== undefined ? repo.existingIds(scope, "companies", [sent.company_id]) : Effect.succeed(undefined),
+          sent.matchmaker_id != null ? repo.existingIds(scope, "matchmakers", [sent.matchmaker_id]) : Effect.succeed(undefined)
         ], { concurrency: 2 })
         if (sent.company_id !== undefined && !companies?.has(sent.company_id)) {
           return yield* Effect.fail(NotFound.of("company", sent.company_id))
@@ -119,8 +130,8 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         return g
       })
 
-    const create = Effect.fn("Guests.create")(function*(input: GuestCreate) {
-      yield* checkRefs(input)
+    const create = Effect.fn("Guests.create")(function*(scope: CompanyScope, input: GuestCreate) {
+      yield* checkRefs(scope, input)
       // One statement (GuestsRepo.create): the guest, its event, the matchmaker's counter and its
       // event. The references were read first: companies and matchmakers are never deleted, so
       // what the check found still holds when the statement runs.
@@ -137,21 +148,26 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       }
     })
 
-    const get = Effect.fn("Guests.get")(function*(id: number) {
-      return yield* repo.findById(id).pipe(someOrNotFound("guest", id))
+    const get = Effect.fn("Guests.get")(function*(scope: CompanyScope, id: number) {
+      return yield* repo.findById(scope, id).pipe(someOrNotFound("guest", id))
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Guests.list")(function*(params: GuestListParams, masking: boolean) {
+    const list = Effect.fn("Guests.list")(function*(scope: CompanyScope, params: GuestListParams, masking: boolean) {
       const searchable = yield* searchableFields("guest", masking, params)
-      return yield* repo.list(params, searchable, yield* syncWindow("guests", params, GUEST_PAGE))
+      return yield* repo.list(scope, params, searchable, yield* syncWindow("guests", params, GUEST_PAGE))
     })
 
-    const update = Effect.fn("Guests.update")(function*(id: number, change: GuestUpdate) {
-      yield* checkRefs(change)
+    const update = Effect.fn("Guests.update")(function*(scope: CompanyScope, id: number, change: GuestUpdate) {
+      // A guest outside the scope is unknown, whatever the change names (DECISIONS §14).
+      if (Scopes.isScoped(scope)) yield* repo.findById(scope, id).pipe(someOrNotFound("guest", id))
+      yield* checkRefs(scope, change)
       const guest = yield* tx.run(Effect.gen(function*() {
         const current = (yield* repo.lockStates([id])).get(id)
-        if (current === undefined) return yield* Effect.fail(NotFound.of("guest", id))
+        // Under the lock: a guest moved out of the scope meanwhile is unknown too.
+        if (current === undefined || !Scopes.includes(scope, current.company_id)) {
+          return yield* Effect.fail(NotFound.of("guest", id))
+        }
         const next = deriveGuest(change as GuestSent, current)
         const g = yield* repo.update(id, next)
         const deltas = new Map<number, number>()
@@ -168,7 +184,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         ? Effect.fail(BatchTooLarge.of(GUEST_BATCH_MAX, items.length, "guests"))
         : Effect.void
 
-    const batchCreate = Effect.fn("Guests.batchCreate")(function*(items: ReadonlyArray<unknown>) {
+    const batchCreate = Effect.fn("Guests.batchCreate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
       yield* checkBatchSize(items)
       const results: Array<BatchResult> = []
       const valid: Array<{ index: number; input: GuestCreate }> = []
@@ -177,14 +193,17 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         if (Result.isFailure(decoded)) results.push(invalidItem(index, decoded.failure))
         else valid.push({ index, input: decoded.success })
       })
-      const companies = yield* repo.existingIds("companies", valid.map((v) => v.input.company_id))
+      const companies = yield* repo.existingIds(scope, "companies", valid.map((v) => v.input.company_id))
       const matchmakers = yield* repo.existingIds(
+        scope,
         "matchmakers",
         valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
       )
       const accepted: Array<{ index: number; state: GuestState }> = []
       for (const { index, input } of valid) {
-        if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
+        const outOfScope = Scopes.checkNamed(scope, input.company_id, `items[${index}].company_id`)
+        if (outOfScope !== undefined) results.push(failedItem(index, outOfScope))
+        else if (!companies.has(input.company_id)) results.push(notFoundItem(index, "company", input.company_id))
         else if (input.matchmaker_id != null && !matchmakers.has(input.matchmaker_id)) {
           results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
         } else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
@@ -204,7 +223,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       return outcome(results)
     })
 
-    const batchUpdate = Effect.fn("Guests.batchUpdate")(function*(items: ReadonlyArray<unknown>) {
+    const batchUpdate = Effect.fn("Guests.batchUpdate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
       yield* checkBatchSize(items)
       const results: Array<BatchResult> = []
       const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []
@@ -229,10 +248,12 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         else valid.push({ index, input: decoded.success })
       })
       const companies = yield* repo.existingIds(
+        scope,
         "companies",
         valid.flatMap((v) => (v.input.company_id !== undefined ? [v.input.company_id] : []))
       )
       const matchmakers = yield* repo.existingIds(
+        scope,
         "matchmakers",
         valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
       )
@@ -243,7 +264,13 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         for (const { index, input } of valid) {
           const { id, ...change } = input
           const current = states.get(id)
-          if (current === undefined) results.push(notFoundItem(index, "guest", id, id))
+          const outOfScope = change.company_id === undefined
+            ? undefined
+            : Scopes.checkNamed(scope, change.company_id, `items[${index}].company_id`)
+          // A guest outside the scope is unknown (DECISIONS §14).
+          if (current === undefined || !Scopes.includes(scope, current.company_id)) {
+            results.push(notFoundItem(index, "guest", id, id))
+          } else if (outOfScope !== undefined) results.push(failedItem(index, outOfScope, id))
           else if (change.company_id !== undefined && !companies.has(change.company_id)) {
             results.push(notFoundItem(index, "company", change.company_id, id))
           } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {

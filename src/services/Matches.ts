@@ -10,6 +10,7 @@ import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
 import { countedMatchmakers, matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
 import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
@@ -25,7 +26,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
 
     /** A guest the match names; for a scoped client one of another company is 404 as if unknown (DECISIONS §14). */
     const guestOf = (scope: CompanyScope, id: number) =>
-      guests.findById(id).pipe(someOrNotFound("guest", id), inScopeOrNotFound(scope, "guest", id))
+      guests.findById(Scopes.all, id).pipe(someOrNotFound("guest", id), inScopeOrNotFound(scope, "guest", id))
 
     const create = Effect.fn("Matches.create")(function*(scope: CompanyScope, input: MatchCreate) {
       if (input.guest_a_id === input.guest_b_id) {
@@ -33,7 +34,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       }
       const [a, b] = yield* Effect.all([guestOf(scope, input.guest_a_id), guestOf(scope, input.guest_b_id)])
       const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
-      const known = yield* guests.existingIds("matchmakers", sent)
+      const known = yield* guests.existingIds(Scopes.all, "matchmakers", sent)
       const unknown = sent.find((id) => !known.has(id))
       if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
       const match = yield* tx.run(Effect.gen(function*() {

@@ -13,6 +13,9 @@ import {
   type MatchmakerListParams,
   type MatchmakerUpdate
 } from "../../schema/Matchmakers.js"
+import { OutOfScope } from "../domain/errors.js"
+import type { CompanyScope } from "../domain/scope.js"
+import * as Scopes from "../domain/scope.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 import { Companies } from "./Companies.js"
@@ -23,32 +26,53 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
     const companies = yield* Companies
     const orNotFound = (id: number) => someOrNotFound("matchmaker", id)
 
+    /** An independent matchmaker (company_id null) is outside every scope: a scoped client may not make one. */
+    const refuseIndependent = (scope: CompanyScope, companyId: number | null | undefined) =>
+      companyId === null && Scopes.isScoped(scope)
+        ? Effect.fail(new OutOfScope({ message: "an independent matchmaker (company_id null) is outside this client's companies" }))
+        : Effect.void
+
     // Each write records its event in its own statement (MatchmakersRepo: one round trip, no
     // transaction). A company_id sent is checked first: a read before the write, not in its
     // statement; a company is never deleted, so the check cannot go stale before the write.
-    const create = Effect.fn("Matchmakers.create")(function*(input: MatchmakerCreate) {
+    /**
+     * A scoped client's matchmaker belongs to one of its companies (DECISIONS §14): a named
+     * company_id outside them is 403; without one, its only company (400 when it has several).
+     */
+    const create = Effect.fn("Matchmakers.create")(function*(scope: CompanyScope, sent: MatchmakerCreate) {
+      yield* refuseIndependent(scope, sent.company_id)
+      const company = Scopes.companyOfWrite(scope, sent.company_id ?? undefined)
+      if (company._tag === "Refused") return yield* Effect.fail(company.error)
+      const input = company.id === undefined || sent.company_id != null ? sent : { ...sent, company_id: company.id }
       if (input.company_id != null) yield* companies.ensureExists(input.company_id)
       return yield* repo.insert(input)
     })
 
-    const get = Effect.fn("Matchmakers.get")(function*(id: number) {
-      return yield* repo.findById(id).pipe(orNotFound(id))
+    const get = Effect.fn("Matchmakers.get")(function*(scope: CompanyScope, id: number) {
+      return yield* repo.findById(scope, id).pipe(orNotFound(id))
     })
 
-    const update = Effect.fn("Matchmakers.update")(function*(id: number, change: MatchmakerUpdate) {
-      if (change.company_id != null) yield* companies.ensureExists(change.company_id)
+    /** Another company's matchmaker is unknown (404); a company_id outside the scope 403. */
+    const update = Effect.fn("Matchmakers.update")(function*(scope: CompanyScope, id: number, change: MatchmakerUpdate) {
+      if (Scopes.isScoped(scope)) yield* repo.findById(scope, id).pipe(orNotFound(id))
+      yield* refuseIndependent(scope, change.company_id)
+      if (change.company_id != null) {
+        const refused = Scopes.checkNamed(scope, change.company_id)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+        yield* companies.ensureExists(change.company_id)
+      }
       const m = yield* repo.update(id, change).pipe(orNotFound(id))
       return { id: m.id, company_id: m.company_id, name: m.name, ...pickSent(m, change), updated_at: m.updated_at }
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Matchmakers.list")(function*(params: MatchmakerListParams, masking: boolean) {
+    const list = Effect.fn("Matchmakers.list")(function*(scope: CompanyScope, params: MatchmakerListParams, masking: boolean) {
       const searchable = yield* searchableFields("matchmaker", masking, params)
-      return yield* repo.list(params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
+      return yield* repo.list(scope, params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
     })
 
-    const ids = Effect.fn("Matchmakers.ids")(function*(params: MatchmakerIdsParams) {
-      return yield* repo.ids(params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
+    const ids = Effect.fn("Matchmakers.ids")(function*(scope: CompanyScope, params: MatchmakerIdsParams) {
+      return yield* repo.ids(scope, params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 
     const setStatus = (id: number, status: "active" | "disabled") => repo.setColumn(id, { status }).pipe(orNotFound(id))

@@ -51,7 +51,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
         return yield* new OutOfScope({ message: "guest_id is required: a membership without a guest belongs to no company of this client" })
       }
       if (guestId !== null) {
-        yield* guests.findById(guestId).pipe(someOrNotFound("guest", guestId), inScopeOrNotFound(scope, "guest", guestId))
+        yield* guests.findById(Scopes.all, guestId).pipe(someOrNotFound("guest", guestId), inScopeOrNotFound(scope, "guest", guestId))
       }
       const saved = yield* tx.run(Effect.gen(function*() {
         yield* expire({ userId: input.user_id, planId: input.plan_id })

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
+import * as Scopes from "../../src/domain/scope.js"
 import { CardTasksRepo, type NewCardTask } from "../../src/repos/CardTasksRepo.js"
 import { ContractSeed } from "./seed.js"
 
@@ -55,10 +56,10 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
         expect(Option.getOrThrow(yield* repo.findOpen(matchmaker, task.image_hash))).toEqual({ task_id: first.task_id, status: "pending" })
         const other = yield* owner
         expect((yield* repo.enqueue({ ...task, matchmaker_id: other.matchmaker })).created).toBe(true)
-        const found = Option.getOrThrow(yield* repo.find(first.task_id))
+        const found = Option.getOrThrow(yield* repo.find(Scopes.all, first.task_id))
         expect(found).toMatchObject({ task_id: first.task_id, status: "pending", completed_at: null })
         expect(found.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/)
-        expect(Option.isNone(yield* repo.find("ct_unknown"))).toBe(true)
+        expect(Option.isNone(yield* repo.find(Scopes.all, "ct_unknown"))).toBe(true)
       }))
 
     it.effect("claim takes the oldest claimable task with a lease and counts the attempt; after the lease it is claimed again", () =>
@@ -79,7 +80,7 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
           client_app_key: "ak_card"
         })
         expect([...claimed.image]).toEqual([...older.image])
-        expect(Option.getOrThrow(yield* repo.find(claimed.task_id)).status).toBe("processing")
+        expect(Option.getOrThrow(yield* repo.find(Scopes.all, claimed.task_id)).status).toBe("processing")
         const second = Option.getOrThrow(yield* repo.claim("w2", FAR, LEASE))
         expect(second.id).not.toBe(claimed.id)
         expect(Option.isNone(yield* repo.claim("w3", FAR + LEASE - 1, LEASE))).toBe(true)
@@ -118,7 +119,7 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
         expect(yield* repo.lockHeld(claimed.id, "w1")).toBe(true)
         yield* repo.release(claimed.id, "w1")
         expect(yield* repo.lockHeld(claimed.id, "w1")).toBe(false)
-        expect(Option.getOrThrow(yield* repo.find(claimed.task_id)).status).toBe("pending")
+        expect(Option.getOrThrow(yield* repo.find(Scopes.all, claimed.task_id)).status).toBe("pending")
         expect(Option.getOrThrow(yield* repo.claim("w2", FAR, LEASE))).toMatchObject({ id: claimed.id, attempts: 1 })
         yield* drain
       }))
@@ -137,11 +138,11 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
         const result = { method: "ai" as const, summary: "女 29岁", completeness: 0.5, saved: true, guest_id: 12 }
         yield* repo.finish(ca.id, { status: "done", result, guest_id: null })
         yield* repo.finish(cb.id, { status: "failed", error: "name or gender could not be recognised on the card" })
-        const done = Option.getOrThrow(yield* repo.find(ta.task_id))
+        const done = Option.getOrThrow(yield* repo.find(Scopes.all, ta.task_id))
         expect(done).toMatchObject({ status: "done", result })
         expect(done.completed_at).not.toBeNull()
         expect("error" in done).toBe(false)
-        expect(Option.getOrThrow(yield* repo.find(tb.task_id))).toMatchObject({
+        expect(Option.getOrThrow(yield* repo.find(Scopes.all, tb.task_id))).toMatchObject({
           status: "failed",
           error: "name or gender could not be recognised on the card"
         })
@@ -150,5 +151,18 @@ export const cardTasksRepoContract = (name: string, repo: Layer.Layer<CardTasksR
         // The image may be sent again once its task finished.
         expect((yield* repo.enqueue(a)).created).toBe(true)
         yield* drain
+      }))
+
+    it.effect("find answers a scoped client (DECISIONS §14) only the tasks of its companies", () =>
+      Effect.gen(function*() {
+        const repo = yield* CardTasksRepo
+        const mine = yield* owner
+        const other = yield* owner
+        const a = yield* repo.enqueue(newTask(mine.matchmaker, mine.company))
+        const b = yield* repo.enqueue(newTask(other.matchmaker, other.company))
+        const scope = Scopes.of([mine.company])
+        expect(Option.getOrThrow(yield* repo.find(scope, a.task_id)).task_id).toBe(a.task_id)
+        expect(Option.isNone(yield* repo.find(scope, b.task_id))).toBe(true)
+        expect(Option.getOrThrow(yield* repo.find(Scopes.all, b.task_id)).task_id).toBe(b.task_id)
       }))
   })

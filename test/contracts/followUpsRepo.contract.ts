@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 
 import { scheduledDate } from "../../src/domain/followUp.js"
 import { deriveGuest } from "../../src/domain/guest.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { FollowUpsRepo } from "../../src/repos/FollowUpsRepo.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { ContractSeed } from "./seed.js"
@@ -66,7 +67,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
           firstDate: "2026-03-01"
         })
         expect(Option.isNone(unknown)).toBe(true)
-        const plans = yield* repo.plans(guest.id)
+        const plans = yield* repo.plans(Scopes.all, guest.id)
         expect(plans.map((p) => p.id)).toEqual([second, planId])
         expect(plans[1]).toMatchObject({
           guest_id: guest.id,
@@ -78,7 +79,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
           next_date: "2026-03-02",
           task_count: 0
         })
-        expect((yield* repo.plans(null)).map((p) => p.id)).toEqual(expect.arrayContaining([second, planId]))
+        expect((yield* repo.plans(Scopes.all, null)).map((p) => p.id)).toEqual(expect.arrayContaining([second, planId]))
       }))
 
     it.effect("generateDue creates each day scheduled up to today once, with the guest's company, and moves next_date past today", () =>
@@ -95,11 +96,11 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
           { task_day: 1, scheduled_date: "2026-03-01", company_id: company, matchmaker_id: matchmaker },
           { task_day: 3, scheduled_date: "2026-03-03", company_id: company, matchmaker_id: matchmaker }
         ])
-        expect((yield* repo.plans(guest.id))[0]).toMatchObject({ next_date: "2026-03-07", task_count: 2 })
+        expect((yield* repo.plans(Scopes.all, guest.id))[0]).toMatchObject({ next_date: "2026-03-07", task_count: 2 })
         // Not due again until next_date.
         expect(yield* repo.generateBatch("2026-03-06", planId)).toEqual({ created: [], plans: 0 })
         expect(yield* repo.generateBatch("2026-03-20", planId)).toMatchObject({ created: [expect.any(Number)], plans: 1 })
-        expect((yield* repo.plans(guest.id))[0]).toMatchObject({ next_date: null, task_count: 3 })
+        expect((yield* repo.plans(Scopes.all, guest.id))[0]).toMatchObject({ next_date: null, task_count: 3 })
         expect(yield* repo.generateBatch("2026-03-21", planId)).toEqual({ created: [], plans: 0 })
       }))
 
@@ -120,7 +121,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         const { taskId } = yield* oneTask
         const first = Option.getOrThrow(yield* repo.dispatch(taskId, "ak_a", T0, LEASE))
         expect(first).toMatchObject({ id: taskId, dispatched_to: "ak_a", idempotent: false })
-        expect(Option.getOrThrow(yield* repo.lockState(taskId))).toEqual({
+        expect(Option.getOrThrow(yield* repo.lockState(Scopes.all, taskId))).toEqual({
           status: "dispatched",
           dispatched_to: "ak_a",
           dispatched_at: new Date(T0)
@@ -130,7 +131,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         expect(repeat).toEqual({ ...first, idempotent: true })
         const taken = Option.getOrThrow(yield* repo.dispatch(taskId, "ak_b", T0 + LEASE + 1, LEASE))
         expect(taken).toMatchObject({ dispatched_to: "ak_b", idempotent: false })
-        expect((yield* repo.lockState(taskId)).pipe(Option.getOrThrow).dispatched_at).toEqual(new Date(T0 + LEASE + 1))
+        expect((yield* repo.lockState(Scopes.all, taskId)).pipe(Option.getOrThrow).dispatched_at).toEqual(new Date(T0 + LEASE + 1))
         expect(Option.isNone(yield* repo.dispatch(taskId, "ak_a", T0 + LEASE + 2, LEASE))).toBe(true)
       }))
 
@@ -141,7 +142,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         yield* repo.dispatch(taskId, "ak_a", T0, LEASE)
         const again = Option.getOrThrow(yield* repo.dispatch(taskId, "ak_a", T0 + LEASE + 5000, LEASE))
         expect(again.idempotent).toBe(false)
-        expect(Option.getOrThrow(yield* repo.lockState(taskId)).dispatched_at).toEqual(new Date(T0 + LEASE + 5000))
+        expect(Option.getOrThrow(yield* repo.lockState(Scopes.all, taskId)).dispatched_at).toEqual(new Date(T0 + LEASE + 5000))
       }))
 
     it.effect("complete is the holder's alone (even after its lease) and answers the completed task; then nobody completes it", () =>
@@ -170,7 +171,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
           dispatched_to: "ak_a",
           ...input
         })
-        expect(Option.getOrThrow(yield* repo.lockState(taskId))).toMatchObject({ status: "completed", dispatched_to: "ak_a" })
+        expect(Option.getOrThrow(yield* repo.lockState(Scopes.all, taskId))).toMatchObject({ status: "completed", dispatched_to: "ak_a" })
         expect(Option.isNone(yield* repo.complete(taskId, "ak_a", noResult, T0 + LEASE + 2000))).toBe(true)
       }))
 
@@ -183,7 +184,7 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         yield* repo.dispatch(a.taskId, "ak_a", T0, LEASE)
         expect(yield* repo.fail(a.taskId, "ak_b", err, T0)).toBe(false)
         expect(yield* repo.fail(a.taskId, "ak_a", err, T0)).toBe(true)
-        expect(Option.getOrThrow(yield* repo.lockState(a.taskId)).status).toBe("failed")
+        expect(Option.getOrThrow(yield* repo.lockState(Scopes.all, a.taskId)).status).toBe("failed")
         expect(yield* repo.skip(a.taskId, "late", T0)).toBe(false)
         const pending = yield* oneTask
         expect(yield* repo.skip(pending.taskId, null, T0)).toBe(true)
@@ -191,7 +192,10 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         const dispatched = yield* oneTask
         yield* repo.dispatch(dispatched.taskId, "ak_a", T0, LEASE)
         expect(yield* repo.skip(dispatched.taskId, "by anyone", T0)).toBe(true)
-        expect(Option.getOrThrow(yield* repo.lockState(dispatched.taskId))).toMatchObject({ status: "skipped", dispatched_to: "ak_a" })
+        expect(Option.getOrThrow(yield* repo.lockState(Scopes.all, dispatched.taskId))).toMatchObject({
+          status: "skipped",
+          dispatched_to: "ak_a"
+        })
       }))
 
     it.effect("unknown tasks have no lock state and take no action; guestExists tells guests apart", () =>
@@ -199,10 +203,26 @@ export const followUpsRepoContract = (name: string, repo: Layer.Layer<FollowUpsR
         const repo = yield* FollowUpsRepo
         const { guest, taskId } = yield* oneTask
         const unknown = taskId + 100_000
-        expect(Option.isNone(yield* repo.lockState(unknown))).toBe(true)
+        expect(Option.isNone(yield* repo.lockState(Scopes.all, unknown))).toBe(true)
         expect(Option.isNone(yield* repo.dispatch(unknown, "ak_a", T0, LEASE))).toBe(true)
         expect(yield* repo.skip(unknown, null, T0)).toBe(false)
-        expect(yield* repo.guestExists(guest.id)).toBe(true)
-        expect(yield* repo.guestExists(guest.id + 100_000)).toBe(false)
+        expect(yield* repo.guestExists(Scopes.all, guest.id)).toBe(true)
+        expect(yield* repo.guestExists(Scopes.all, guest.id + 100_000)).toBe(false)
+      }))
+
+    it.effect("a scoped read (DECISIONS §14) sees only its companies' tasks, guests and plans; an unscoped one sees all", () =>
+      Effect.gen(function*() {
+        const repo = yield* FollowUpsRepo
+        const mine = yield* oneTask
+        const theirs = yield* oneTask
+        const scope = Scopes.of([mine.company])
+        expect(Option.isSome(yield* repo.lockState(scope, mine.taskId))).toBe(true)
+        expect(Option.isNone(yield* repo.lockState(scope, theirs.taskId))).toBe(true)
+        expect(Option.isSome(yield* repo.lockState(Scopes.all, theirs.taskId))).toBe(true)
+        expect(yield* repo.guestExists(scope, mine.guest.id)).toBe(true)
+        expect(yield* repo.guestExists(scope, theirs.guest.id)).toBe(false)
+        expect((yield* repo.plans(scope, null)).map((p) => p.id)).toEqual([mine.planId])
+        expect(yield* repo.plans(scope, theirs.guest.id)).toEqual([])
+        expect((yield* repo.plans(Scopes.all, theirs.guest.id)).map((p) => p.id)).toEqual([theirs.planId])
       }))
   })

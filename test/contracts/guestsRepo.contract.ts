@@ -7,6 +7,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { ContractSeed } from "./seed.js"
 
@@ -39,11 +40,11 @@ export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | 
         expect(g).toMatchObject({ name: state.name, gender: "female", company_id: company, age: 29, education: "本科" })
         expect(g.photo_time).toBe(g.created_at)
         expect(g.updated_at).toBe(g.created_at)
-        expect(Option.getOrThrow(yield* guests.findById(g.id))).toEqual(g)
+        expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(g)
         expect("family_income_explicit" in g).toBe(false)
         const next = yield* guests.insert(stateOf(sentGuest(company)))
         expect(next.id).toBeGreaterThan(g.id)
-        expect(Option.isNone(yield* guests.findById(next.id + 1000))).toBe(true)
+        expect(Option.isNone(yield* guests.findById(Scopes.all, next.id + 1000))).toBe(true)
       }))
 
     it.effect("lockStates answers the stored states (with the hidden family-income flag) of the ids that exist, in a map", () =>
@@ -74,7 +75,7 @@ export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | 
           photo_time: "2026-01-02 03:04:05",
           created_at: g.created_at
         })
-        expect(Option.getOrThrow(yield* guests.findById(g.id))).toEqual(updated)
+        expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
       }))
 
     it.effect("findByImage finds the guest made from that image under that matchmaker only; the pair is unique", () =>
@@ -111,8 +112,26 @@ export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | 
         const seed = yield* ContractSeed
         const company = yield* seed.company
         const matchmaker = yield* seed.matchmaker(company)
-        expect(yield* guests.existingIds("companies", [company, company, company + 1000])).toEqual(new Set([company]))
-        expect(yield* guests.existingIds("matchmakers", [matchmaker, matchmaker + 1000])).toEqual(new Set([matchmaker]))
-        expect((yield* guests.existingIds("companies", [])).size).toBe(0)
+        expect(yield* guests.existingIds(Scopes.all, "companies", [company, company, company + 1000])).toEqual(new Set([company]))
+        expect(yield* guests.existingIds(Scopes.all, "matchmakers", [matchmaker, matchmaker + 1000])).toEqual(new Set([matchmaker]))
+        expect((yield* guests.existingIds(Scopes.all, "companies", [])).size).toBe(0)
+      }))
+
+    it.effect("a scoped read (DECISIONS §14) finds only its companies' guests and matchmakers; an unscoped one finds all", () =>
+      Effect.gen(function*() {
+        const guests = yield* GuestsRepo
+        const seed = yield* ContractSeed
+        const [a, b] = [yield* seed.company, yield* seed.company]
+        const [ma, mb] = [yield* seed.matchmaker(a), yield* seed.matchmaker(b)]
+        const ga = yield* guests.insert(stateOf(sentGuest(a)))
+        const gb = yield* guests.insert(stateOf(sentGuest(b)))
+        const onlyA = Scopes.of([a])
+        expect(Option.getOrThrow(yield* guests.findById(onlyA, ga.id))).toEqual(ga)
+        expect(Option.isNone(yield* guests.findById(onlyA, gb.id))).toBe(true)
+        expect(Option.isNone(yield* guests.findById(Scopes.of([]), ga.id))).toBe(true)
+        expect(Option.getOrThrow(yield* guests.findById(Scopes.all, gb.id))).toEqual(gb)
+        expect(yield* guests.existingIds(onlyA, "companies", [a, b])).toEqual(new Set([a]))
+        expect(yield* guests.existingIds(onlyA, "matchmakers", [ma, mb])).toEqual(new Set([ma]))
+        expect(yield* guests.existingIds(Scopes.of([a, b]), "matchmakers", [ma, mb])).toEqual(new Set([ma, mb]))
       }))
   })

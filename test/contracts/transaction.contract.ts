@@ -9,6 +9,7 @@ import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { deriveGuest } from "../../src/domain/guest.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { Transaction } from "../../src/repos/sqlHelpers.js"
@@ -49,10 +50,10 @@ export const transactionContract = (name: string, layer_: Layer.Layer<Transactio
         expect(Exit.isFailure(failed)).toBe(true)
         const died = yield* Effect.exit(tx.run(Effect.andThen(write, Effect.die(new Error("boom")))))
         expect(Exit.isFailure(died)).toBe(true)
-        expect(Option.isNone(yield* guests.findById(failedId))).toBe(true)
+        expect(Option.isNone(yield* guests.findById(Scopes.all, failedId))).toBe(true)
         expect(yield* eventsAfter(before)).toEqual([])
         const kept = yield* tx.run(write)
-        expect(Option.isSome(yield* guests.findById(kept))).toBe(true)
+        expect(Option.isSome(yield* guests.findById(Scopes.all, kept))).toBe(true)
         expect((yield* eventsAfter(before)).map((e) => e.data)).toEqual([{ guest_id: kept }])
       }))
 
@@ -68,7 +69,7 @@ export const transactionContract = (name: string, layer_: Layer.Layer<Transactio
           return outer.id
         }))
         expect(innerId).toBeGreaterThan(outerId)
-        expect(Option.isSome(yield* guests.findById(outerId))).toBe(true)
-        expect(Option.isNone(yield* guests.findById(innerId))).toBe(true)
+        expect(Option.isSome(yield* guests.findById(Scopes.all, outerId))).toBe(true)
+        expect(Option.isNone(yield* guests.findById(Scopes.all, innerId))).toBe(true)
       }))
   })

@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 
 import type { CardTask } from "../../schema/Guests.js"
 import { PlatformTimeZone } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { formatIso } from "../../src/domain/time.js"
 import { CardTasksRepo, type ClaimedCardTask } from "../../src/repos/CardTasksRepo.js"
 import { type FakeCardTask, FakeDb, nextId, now } from "./db.js"
@@ -60,16 +61,22 @@ export const makeFakeCardTasksRepo = Effect.gen(function*() {
         db.tables.cardTasks.set(row.id, row)
         return { task_id: row.task_id, status: "pending" as const, created: true }
       }),
-    find: (taskId) =>
-      Effect.map(PlatformTimeZone, (tz) =>
-        Option.map(Option.fromNullishOr(rows().find((t) => t.task_id === taskId)), (t): CardTask => ({
-          task_id: t.task_id,
-          status: t.status,
-          created_at: formatIso(new Date(t.created_at), tz),
-          completed_at: t.completed_at === null ? null : formatIso(new Date(t.completed_at), tz),
-          ...(t.status === "done" && t.result !== null ? { result: structuredClone(t.result) as CardTask["result"] } : {}),
-          ...(t.status === "failed" ? { error: t.error ?? "failed" } : {})
-        }))),
+    find: (scope, taskId) =>
+      Effect.map(
+        PlatformTimeZone,
+        (tz) =>
+          Option.map(
+            Option.fromNullishOr(rows().find((t) => t.task_id === taskId && Scopes.includes(scope, t.company_id))),
+            (t): CardTask => ({
+              task_id: t.task_id,
+              status: t.status,
+              created_at: formatIso(new Date(t.created_at), tz),
+              completed_at: t.completed_at === null ? null : formatIso(new Date(t.completed_at), tz),
+              ...(t.status === "done" && t.result !== null ? { result: structuredClone(t.result) as CardTask["result"] } : {}),
+              ...(t.status === "failed" ? { error: t.error ?? "failed" } : {})
+            })
+          )
+      ),
     claim: (worker, nowMs, leaseMs) =>
       Effect.sync(() => {
         const t = rows()

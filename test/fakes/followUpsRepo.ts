@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 
 import { PlatformTimeZone } from "../../src/Config.js"
 import { scheduledDate } from "../../src/domain/followUp.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { formatIso, formatTimestamp } from "../../src/domain/time.js"
 import { type CompletedRow, FollowUpsRepo, type PlanRow } from "../../src/repos/FollowUpsRepo.js"
 import { FakeDb, type FakePlan, type FakeTask, nextId, now } from "./db.js"
@@ -86,9 +87,9 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
         if (!repeat) t.dispatched_at = nowMs
         return Option.some({ id, dispatched_at: yield* iso(t.dispatched_at!), dispatched_to: caller, idempotent: repeat })
       }),
-    lockState: (id) =>
+    lockState: (scope, id) =>
       Effect.sync(() =>
-        Option.map(Option.fromNullishOr(task(id)), (t) => ({
+        Option.map(Option.filter(Option.fromNullishOr(task(id)), (t) => Scopes.includes(scope, t.company_id)), (t) => ({
           status: t.status,
           dispatched_to: t.dispatched_to,
           dispatched_at: t.dispatched_at === null ? null : new Date(t.dispatched_at)
@@ -131,7 +132,11 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
         Object.assign(t, { status: "skipped", skip_reason: reason, finished_at: nowMs })
         return true
       }),
-    guestExists: (id) => Effect.sync(() => db.tables.guests.has(id)),
+    guestExists: (scope, id) =>
+      Effect.sync(() => {
+        const guest = db.tables.guests.get(id)
+        return guest !== undefined && Scopes.includes(scope, guest.state.company_id)
+      }),
     insertPlan: (plan) =>
       Effect.gen(function*() {
         const guest = db.tables.guests.get(plan.guestId)
@@ -149,10 +154,11 @@ export const makeFakeFollowUpsRepo = Effect.gen(function*() {
         db.tables.followUpPlans.set(row.id, row)
         return Option.some(row.id)
       }),
-    plans: (guestId) =>
+    plans: (scope, guestId) =>
       Effect.map(PlatformTimeZone, (tz) =>
         [...db.tables.followUpPlans.values()]
           .filter((p) => guestId === null || p.guest_id === guestId)
+          .filter((p) => Scopes.includes(scope, db.tables.guests.get(p.guest_id)?.state.company_id))
           .sort((a, b) => b.id - a.id)
           .map((p): PlanRow => ({
             id: p.id,

@@ -11,6 +11,7 @@ import type { Guest } from "../../schema/Guests.js"
 import { PlatformTimeZone } from "../../src/Config.js"
 import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
 import type { GuestState } from "../../src/domain/guest.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
 import { FakeDb, type FakeGuest, nextId, now } from "./db.js"
@@ -92,8 +93,12 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
         if (state.photo_time !== null) row.photo_time = parseTimestamp(state.photo_time, timeZone).getTime()
         return toGuest(row, timeZone)
       }),
-    findById: (id) =>
-      Effect.map(PlatformTimeZone, (timeZone) => Option.map(Option.fromNullishOr(db.tables.guests.get(id)), (g) => toGuest(g, timeZone))),
+    findById: (scope, id) =>
+      Effect.map(PlatformTimeZone, (timeZone) =>
+        Option.map(
+          Option.filter(Option.fromNullishOr(db.tables.guests.get(id)), (g) => Scopes.includes(scope, g.state.company_id)),
+          (g) => toGuest(g, timeZone)
+        )),
     lockStates: (ids) =>
       Effect.map(PlatformTimeZone, (timeZone) => {
         const states = new Map<number, GuestState>()
@@ -112,11 +117,15 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
           if (m !== undefined) m.guest_count += delta
         }
       }),
-    existingIds: (table, ids) =>
-      Effect.sync(() => {
-        const rows: ReadonlyMap<number, unknown> = table === "companies" ? db.tables.companies : db.tables.matchmakers
-        return new Set(ids.filter((id) => rows.has(id)))
-      }),
+    existingIds: (scope, table, ids) =>
+      Effect.sync(() =>
+        new Set(ids.filter((id) => {
+          // A company is in the scope by its id, a matchmaker by its company.
+          if (table === "companies") return db.tables.companies.has(id) && Scopes.includes(scope, id)
+          const m = db.tables.matchmakers.get(id)
+          return m !== undefined && Scopes.includes(scope, m.company_id)
+        }))
+      ),
     list: () => Effect.die(new Error("GuestsRepo.list is not faked: list tests run against PostgreSQL"))
   })
   return repo

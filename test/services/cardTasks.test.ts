@@ -13,6 +13,7 @@ import type { AiParsed } from "../../src/card/ai.js"
 import { CardParserFromParts } from "../../src/card/CardParser.js"
 import { emptyParsedCard } from "../../src/card/types.js"
 import { appConfigWith } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { CardTasksRepo } from "../../src/repos/CardTasksRepo.js"
 import { CompaniesRepo } from "../../src/repos/CompaniesRepo.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
@@ -90,7 +91,7 @@ const claimedTask = (worker = "w1", overrides: Record<string, unknown> = {}) =>
     return { company, matchmaker, task }
   })
 
-const polled = (taskId: string) => Effect.flatMap(CardTasksRepo, (t) => Effect.map(t.find(taskId), Option.getOrThrow))
+const polled = (taskId: string) => Effect.flatMap(CardTasksRepo, (t) => Effect.map(t.find(Scopes.all, taskId), Option.getOrThrow))
 const guestRows = Effect.map(FakeDb, (db) => [...db.tables.guests.values()])
 
 describe("card task outcomes over fake AI, OCR and repositories", () => {

@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 
 import { appConfigWith } from "../../src/Config.js"
+import * as Scopes from "../../src/domain/scope.js"
 import { FollowUpsRepo } from "../../src/repos/FollowUpsRepo.js"
 import { FollowUps } from "../../src/services/FollowUps.js"
 import { makeFakeFollowUpsRepo, storedTask, storedTasksOf } from "../fakes/followUpsRepo.js"
@@ -35,13 +36,18 @@ const test = <A, E>(name: string, body: () => Effect.Effect<A, E, Layer.Success<
 /** A guest with a plan starting today: its day-1 task exists at once. */
 const taskToday = Effect.gen(function*() {
   const guest = yield* seedGuest()
-  const plan = yield* (yield* FollowUps).createPlan({ guestId: guest.id, taskType: "recommend", days: [1, 3], startDate: undefined })
+  const plan = yield* (yield* FollowUps).createPlan(Scopes.all, {
+    guestId: guest.id,
+    taskType: "recommend",
+    days: [1, 3],
+    startDate: undefined
+  })
   const [task] = yield* storedTasksOf(plan.id)
   return { guest, plan, taskId: task!.id }
 })
 
 const complete = (id: number, caller: string, body: { matched_guest_id?: number } = {}) =>
-  Effect.flatMap(FollowUps, (f) => f.complete(id, caller, body))
+  Effect.flatMap(FollowUps, (f) => f.complete(Scopes.all, id, caller, body))
 
 describe("follow-up service over fakes", () => {
   test("a plan starting today has its day-1 task at once; later days come as the clock reaches them", () =>
@@ -58,17 +64,17 @@ describe("follow-up service over fakes", () => {
   test("a plan for an unknown guest is 404 guest and creates nothing", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        (yield* FollowUps).createPlan({ guestId: 999, taskType: "revisit", days: [1], startDate: undefined })
+        (yield* FollowUps).createPlan(Scopes.all, { guestId: 999, taskType: "revisit", days: [1], startDate: undefined })
       )
       expect(error).toMatchObject({ _tag: "NotFound", resource: "guest" })
-      expect(yield* (yield* FollowUps).listPlans(undefined)).toEqual([])
+      expect(yield* (yield* FollowUps).listPlans(Scopes.all, undefined)).toEqual([])
     }))
 
   test("dispatch locks a pending task for the caller at now; another caller gets 409 task_locked naming the holder", () =>
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      const lock = yield* followUps.dispatch(taskId, "ak_a")
+      const lock = yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       expect(lock).toEqual({
         id: taskId,
         status: "dispatched",
@@ -76,7 +82,7 @@ describe("follow-up service over fakes", () => {
         dispatched_at: "2026-11-24T12:00:00",
         idempotent: false
       })
-      const refused = yield* Effect.flip(followUps.dispatch(taskId, "ak_b"))
+      const refused = yield* Effect.flip(followUps.dispatch(Scopes.all, taskId, "ak_b"))
       expect(refused).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_a" })
     }))
 
@@ -84,19 +90,25 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      const first = yield* followUps.dispatch(taskId, "ak_a")
+      const first = yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       yield* TestClock.adjust(`${LEASE_S - 1} seconds`)
-      expect(yield* followUps.dispatch(taskId, "ak_a")).toEqual({ ...first, idempotent: true })
+      expect(yield* followUps.dispatch(Scopes.all, taskId, "ak_a")).toEqual({ ...first, idempotent: true })
     }))
 
   test("when the lease runs out another caller takes the task, and the former holder is then locked out", () =>
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       yield* TestClock.adjust(`${LEASE_S + 1} seconds`)
-      expect(yield* followUps.dispatch(taskId, "ak_b")).toMatchObject({ dispatched_to: "ak_b", dispatched_at: "2026-11-24T12:30:01" })
-      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_b" })
+      expect(yield* followUps.dispatch(Scopes.all, taskId, "ak_b")).toMatchObject({
+        dispatched_to: "ak_b",
+        dispatched_at: "2026-11-24T12:30:01"
+      })
+      expect(yield* Effect.flip(followUps.dispatch(Scopes.all, taskId, "ak_a"))).toMatchObject({
+        _tag: "TaskLocked",
+        dispatched_to: "ak_b"
+      })
       expect(yield* Effect.flip(complete(taskId, "ak_a"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_b" })
     }))
 
@@ -105,12 +117,16 @@ describe("follow-up service over fakes", () => {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
       const other = yield* seedGuest({ name: "推荐对象" })
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       // The holder's repeat keeps the same lock: no second dispatched event.
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       yield* TestClock.adjust("5 minutes")
       const body = { matched_guest_id: other.id, match_score: 88, share_link: "https://x.example/s/1", share_channel: "wechat" }
-      expect(yield* followUps.complete(taskId, "ak_a", body)).toEqual({ task_id: taskId, status: "completed", idempotent: false })
+      expect(yield* followUps.complete(Scopes.all, taskId, "ak_a", body)).toEqual({
+        task_id: taskId,
+        status: "completed",
+        idempotent: false
+      })
       expect(yield* storedTask(taskId)).toMatchObject({ status: "completed", dispatched_to: "ak_a", ...body, extra: null })
       const events = yield* recordedEvents
       expect(events.map((e) => [e.type, e.permission, e.data])).toEqual([
@@ -124,7 +140,7 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       yield* complete(taskId, "ak_a")
       expect(yield* complete(taskId, "ak_a")).toEqual({ task_id: taskId, status: "completed", idempotent: true })
       expect(yield* Effect.flip(complete(taskId, "ak_b"))).toMatchObject({ _tag: "TaskLocked", dispatched_to: "ak_a" })
@@ -135,7 +151,7 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { guest, taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       const refused = yield* Effect.flip(complete(taskId, "ak_a", { matched_guest_id: guest.id }))
       expect(refused).toMatchObject({ _tag: "InvalidInput" })
       expect(yield* storedTask(taskId)).toMatchObject({
@@ -162,7 +178,7 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
       yield* TestClock.adjust(`${2 * LEASE_S} seconds`)
       expect(yield* complete(taskId, "ak_a")).toMatchObject({ status: "completed", idempotent: false })
       expect(yield* storedTask(taskId)).toMatchObject({ status: "completed", dispatched_to: "ak_a" })
@@ -172,15 +188,15 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
-      expect(yield* Effect.flip(followUps.fail(taskId, "ak_b", {}))).toMatchObject({ _tag: "TaskLocked" })
-      expect(yield* followUps.fail(taskId, "ak_a", { error_code: "NO_REPLY" })).toEqual({
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
+      expect(yield* Effect.flip(followUps.fail(Scopes.all, taskId, "ak_b", {}))).toMatchObject({ _tag: "TaskLocked" })
+      expect(yield* followUps.fail(Scopes.all, taskId, "ak_a", { error_code: "NO_REPLY" })).toEqual({
         task_id: taskId,
         status: "failed",
         idempotent: false
       })
-      expect(yield* followUps.fail(taskId, "ak_a", {})).toEqual({ task_id: taskId, status: "failed", idempotent: true })
-      expect(yield* Effect.flip(followUps.skip(taskId, "ak_b", {}))).toMatchObject({
+      expect(yield* followUps.fail(Scopes.all, taskId, "ak_a", {})).toEqual({ task_id: taskId, status: "failed", idempotent: true })
+      expect(yield* Effect.flip(followUps.skip(Scopes.all, taskId, "ak_b", {}))).toMatchObject({
         _tag: "InvalidTransition",
         message: "cannot skip a task that is failed"
       })
@@ -196,14 +212,14 @@ describe("follow-up service over fakes", () => {
     Effect.gen(function*() {
       const followUps = yield* FollowUps
       const { taskId } = yield* taskToday
-      yield* followUps.dispatch(taskId, "ak_a")
-      expect(yield* followUps.skip(taskId, "ak_b", { reason: "guest paused" })).toEqual({
+      yield* followUps.dispatch(Scopes.all, taskId, "ak_a")
+      expect(yield* followUps.skip(Scopes.all, taskId, "ak_b", { reason: "guest paused" })).toEqual({
         task_id: taskId,
         status: "skipped",
         idempotent: false
       })
-      expect(yield* followUps.skip(taskId, "ak_c", {})).toEqual({ task_id: taskId, status: "skipped", idempotent: true })
-      expect(yield* Effect.flip(followUps.dispatch(taskId, "ak_a"))).toMatchObject({
+      expect(yield* followUps.skip(Scopes.all, taskId, "ak_c", {})).toEqual({ task_id: taskId, status: "skipped", idempotent: true })
+      expect(yield* Effect.flip(followUps.dispatch(Scopes.all, taskId, "ak_a"))).toMatchObject({
         _tag: "InvalidTransition",
         message: "cannot dispatch a task that is skipped"
       })
@@ -243,7 +259,7 @@ describe("a dispatch that loses a race", () => {
     const { layer, runs } = racing(2)
     return Effect.gen(function*() {
       const { taskId } = yield* taskToday
-      expect(yield* (yield* FollowUps).dispatch(taskId, "ak_a")).toMatchObject({ status: "dispatched", dispatched_to: "ak_a" })
+      expect(yield* (yield* FollowUps).dispatch(Scopes.all, taskId, "ak_a")).toMatchObject({ status: "dispatched", dispatched_to: "ak_a" })
       expect(runs()).toBe(3)
       expect((yield* recordedEvents).map((e) => e.type)).toEqual(["follow_up.task_created", "follow_up.task_dispatched"])
     }).pipe(Effect.provide(layer))
@@ -253,7 +269,7 @@ describe("a dispatch that loses a race", () => {
     const { layer, runs } = racing(Number.MAX_SAFE_INTEGER)
     return Effect.gen(function*() {
       const { taskId } = yield* taskToday
-      const exit = yield* Effect.exit((yield* FollowUps).dispatch(taskId, "ak_a"))
+      const exit = yield* Effect.exit((yield* FollowUps).dispatch(Scopes.all, taskId, "ak_a"))
       expect(runs()).toBe(3)
       expect(Exit.isFailure(exit) && Cause.squash(exit.cause)).toEqual(new Error(`follow-up task ${taskId}: dispatch kept racing (retry)`))
       expect(yield* storedTask(taskId)).toMatchObject({ status: "pending" })

@@ -17,3 +17,13 @@ export const formBytes = async (form: FormData): Promise<{ body: Uint8Array; con
   const response = new Response(form)
   return { body: new Uint8Array(await response.arrayBuffer()), contentType: response.headers.get("content-type")! }
 }
+
+let variant = 0
+/** A distinct valid image per call: these bytes (a PNG or JPEG) with a few bytes appended after their end. */
+export const uniqueImage = (image: Uint8Array): Uint8Array => {
+  const tail = new TextEncoder().encode(`variant-${Date.now()}-${variant++}`)
+  const out = new Uint8Array(image.length + tail.length)
+  out.set(image)
+  out.set(tail, image.length)
+  return out
+}

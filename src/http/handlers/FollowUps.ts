@@ -11,13 +11,23 @@ export const FollowUpsHandlers = HttpApiBuilder.group(OpenApiDef, "followUps", (
   Effect.gen(function*() {
     const followUps = yield* FollowUps
     return handlers
-      .handle("list", ({ query }) => followUps.list(query))
-      .handle("get", ({ params }) => followUps.get(params.task_id))
-      .handle("dispatch", ({ params }) => Effect.flatMap(Caller, (caller) => followUps.dispatch(params.task_id, caller.appKey)))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => followUps.list(caller.scope, query)))
+      .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => followUps.get(caller.scope, params.task_id)))
+      .handle(
+        "dispatch",
+        ({ params }) => Effect.flatMap(Caller, (caller) => followUps.dispatch(caller.scope, params.task_id, caller.appKey))
+      )
       .handle(
         "complete",
-        ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.complete(params.task_id, caller.appKey, payload))
+        ({ params, payload }) =>
+          Effect.flatMap(Caller, (caller) => followUps.complete(caller.scope, params.task_id, caller.appKey, payload))
       )
-      .handle("fail", ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.fail(params.task_id, caller.appKey, payload)))
-      .handle("skip", ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.skip(params.task_id, caller.appKey, payload)))
+      .handle(
+        "fail",
+        ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.fail(caller.scope, params.task_id, caller.appKey, payload))
+      )
+      .handle(
+        "skip",
+        ({ params, payload }) => Effect.flatMap(Caller, (caller) => followUps.skip(caller.scope, params.task_id, caller.appKey, payload))
+      )
   }))

@@ -22,7 +22,8 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
           const upload = yield* readUpload
           const image = yield* Effect.flatMap(requireFile(upload, fileLimit), (file) => cards.checkImage(file.bytes))
           const form = yield* parseCardFields(upload)
-          return yield* cards.parseCard({ image, matchmakerId: form.matchmaker_id })
+          const caller = yield* Caller
+          return yield* cards.parseCard(caller.scope, { image, matchmakerId: form.matchmaker_id })
         }))
       .handle("createFromCard", () =>
         Effect.gen(function*() {
@@ -31,15 +32,16 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
           const form = yield* createFromCardFields(upload)
           const caller = yield* Caller
           return yield* cards.createFromCard(
+            caller.scope,
             { image, matchmakerId: form.matchmaker_id, companyId: form.company_id, overrides: form.overrides ?? {} },
             caller.appKey
           )
         }))
-      .handle("cardTask", ({ params }) => cards.getTask(params.task_id))
-      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => guests.list(query, caller.masking)))
-      .handle("get", ({ params }) => guests.get(params.id))
-      .handle("create", ({ payload }) => guests.create(payload))
-      .handle("update", ({ params, payload }) => guests.update(params.id, payload))
-      .handle("batchCreate", ({ payload }) => guests.batchCreate(payload.guests))
-      .handle("batchUpdate", ({ payload }) => guests.batchUpdate(payload.guests))
+      .handle("cardTask", ({ params }) => Effect.flatMap(Caller, (caller) => cards.getTask(caller.scope, params.task_id)))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => guests.list(caller.scope, query, caller.masking)))
+      .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => guests.get(caller.scope, params.id)))
+      .handle("create", ({ payload }) => Effect.flatMap(Caller, (caller) => guests.create(caller.scope, payload)))
+      .handle("update", ({ params, payload }) => Effect.flatMap(Caller, (caller) => guests.update(caller.scope, params.id, payload)))
+      .handle("batchCreate", ({ payload }) => Effect.flatMap(Caller, (caller) => guests.batchCreate(caller.scope, payload.guests)))
+      .handle("batchUpdate", ({ payload }) => Effect.flatMap(Caller, (caller) => guests.batchUpdate(caller.scope, payload.guests)))
   }))

@@ -10,9 +10,9 @@ export const MatchmakersHandlers = HttpApiBuilder.group(OpenApiDef, "matchmakers
   Effect.gen(function*() {
     const matchmakers = yield* Matchmakers
     return handlers
-      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => matchmakers.list(query, caller.masking)))
-      .handle("ids", ({ query }) => matchmakers.ids(query))
-      .handle("get", ({ params }) => matchmakers.get(params.id))
-      .handle("create", ({ payload }) => matchmakers.create(payload))
-      .handle("update", ({ params, payload }) => matchmakers.update(params.id, payload))
+      .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => matchmakers.list(caller.scope, query, caller.masking)))
+      .handle("ids", ({ query }) => Effect.flatMap(Caller, (caller) => matchmakers.ids(caller.scope, query)))
+      .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => matchmakers.get(caller.scope, params.id)))
+      .handle("create", ({ payload }) => Effect.flatMap(Caller, (caller) => matchmakers.create(caller.scope, payload)))
+      .handle("update", ({ params, payload }) => Effect.flatMap(Caller, (caller) => matchmakers.update(caller.scope, params.id, payload)))
   }))
