@@ -95,7 +95,7 @@ export const recordJsonSql = (
  * one `type` event per row of the CTE `source`, `data` the SQL expression of its payload (see
  * recordJsonSql), in the order of `orderBy`. The event id is `evt_` and 12 random bytes (the
  * random bytes of two v4 UUIDs), as newEventId makes them; `tx_id` follows EVENTS_INSERT_SQL's rule
- * through event_tx_id (migration 0024), which reads the record's other events in a snapshot of
+ * through event_tx_id (migration 0023), which reads the record's other events in a snapshot of
  * its own, taken once the change holds the record's row lock.
  */
 export const eventsFromSql = (
