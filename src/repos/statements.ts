@@ -136,7 +136,7 @@ export const recordedWriteSql = (change: string, event: RecordedEvent): string =
  * matchmaker's matchmaker.updated event; the row_counts move in it too, by their triggers. The
  * matchmaker row is locked by its UPDATE, after the guest's foreign key took KEY SHARE on it (NO
  * KEY UPDATE does not conflict with that), so creations under one matchmaker queue on its row
- * and never deadlock on it. Its rows are the guest's.
+ * and never deadlock on it. Its rows are the guest's; guest.created comes first in the feed.
  */
 export const guestCreatedTailSql = (timeZone: string): string =>
   `, e AS (${
@@ -148,11 +148,14 @@ export const guestCreatedTailSql = (timeZone: string): string =>
       drop: ["family_income_explicit"],
       extra: "jsonb_build_object('guest_id', c.id)"
     })
-  }),
+  } RETURNING id),
 m AS (UPDATE matchmakers SET guest_count = guest_count + 1 WHERE id = (SELECT matchmaker_id FROM c) RETURNING ${MATCHMAKER_COLUMNS}),
 em AS (${
     eventsFromSql({
-      source: "m",
+      // Sibling data-modifying CTEs run in no stated order: reading e first (an InitPlan, run once
+      // before m's row is used) makes guest.created take its id before matchmaker.updated, the
+      // order the transaction recorded them in before (the feed lists a transaction's events by id).
+      source: "m WHERE (SELECT count(*) FROM e) > 0",
       type: "matchmaker.updated",
       permission: EVENT_READ_PERMISSION.matchmaker,
       data: recordJsonSql("m", { timeZone, times: ["created_at", "updated_at"], extra: changedFieldsSql(["guest_count"]) })
