@@ -34,7 +34,8 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       }
       const [a, b] = yield* Effect.all([guestOf(scope, input.guest_a_id), guestOf(scope, input.guest_b_id)])
       const sent = [input.guest_a_matchmaker_id, input.guest_b_matchmaker_id].filter((id): id is number => id != null)
-      const known = yield* guests.existingIds(Scopes.all, "matchmakers", sent)
+      // A matchmaker of another company (or an independent one) is 404 to a scoped client, as if unknown (DECISIONS §14).
+      const known = yield* guests.existingIds(scope, "matchmakers", sent)
       const unknown = sent.find((id) => !known.has(id))
       if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
       const match = yield* tx.run(Effect.gen(function*() {

@@ -62,6 +62,20 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }))("company scopes: matches",
       expect((yield* pair(platform, guests.m1.id, guests.t2.id)).status).toBe("pending")
     }))
 
+  it.effect("create naming another company's matchmaker for a side is 404 for that matchmaker; its own matchmaker is taken", () =>
+    Effect.gen(function*() {
+      const { guest, mine, platform, scoped, theirs } = yield* threeMatches
+      const [a, b] = [yield* guest(mine), yield* guest(mine, "female")]
+      const ours = yield* platform.matchmakers.create({ payload: { name: "本方红娘", company_id: mine } })
+      const rival = yield* platform.matchmakers.create({ payload: { name: "他方红娘", company_id: theirs } })
+      const refused = yield* Effect.flip(
+        scoped.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: rival.id } })
+      )
+      expectNotFound(refused, "matchmaker", rival.id)
+      const made = yield* scoped.matches.create({ payload: { guest_a_id: a.id, guest_b_id: b.id, guest_a_matchmaker_id: ours.id } })
+      expect(made.status).toBe("pending")
+    }))
+
   it.effect("a status change of a match outside the scope is 404 and leaves it; one across the scope's border moves", () =>
     Effect.gen(function*() {
       const { across, foreign, platform, scoped, theirs } = yield* threeMatches
