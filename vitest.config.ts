@@ -1,6 +1,6 @@
-// Two projects: `unit` (pure rules, card text rules, and the services over in-memory fakes of
-// their layers: no database, no network, seconds) and `integration` (repositories and endpoints
-// against a real PostgreSQL started once by the global setup).
+// Two projects: `unit` (pure rules, card text rules, the services over in-memory fakes of their
+// layers, the benchmarks' CPU readings: no database, no network, seconds) and `integration`
+// (repositories and endpoints against a real PostgreSQL started once by the global setup).
 // `npm test` runs both; `npm run test:unit` only the first.
 import { defineConfig } from "vitest/config"
 
@@ -10,7 +10,8 @@ const UNIT = [
   "test/fakes/**/*.test.ts",
   "test/services/**/*.test.ts",
   "test/contract.test.ts",
-  "test/memory/**/*.test.ts"
+  "test/memory/**/*.test.ts",
+  "test/bench/**/*.test.ts"
 ]
 
 export default defineConfig({

@@ -10,9 +10,9 @@
 // floor). BENCH_COST_REQUESTS (4000 per round), BENCH_COST_ROUNDS (5; rounds per server),
 // BENCH_SKIP as in request-path.ts. Linux only (it reads /proc).
 import { execSync } from "node:child_process"
-import { existsSync, readdirSync, readFileSync } from "node:fs"
 
 import { projectRoot } from "../src/root.js"
+import { cpuNs, hasProc, idleRateOf } from "./cpu.js"
 import { type LoadSpec, runLoad } from "./load.js"
 import {
   benchDatabase,
@@ -27,7 +27,7 @@ import {
 } from "./servers.js"
 import { log } from "./support.js"
 
-if (!existsSync("/proc/self/task")) {
+if (!hasProc()) {
   process.stdout.write("\nRequest cost: skipped (it reads each server's CPU time from /proc, which this system has not)\n")
   process.exit(0)
 }
@@ -50,19 +50,6 @@ if (process.env.BENCH_NO_BUILD !== "1") {
 }
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
 
-/** Nanoseconds the process's threads have spent on a CPU so far. */
-const cpuNs = (pid: number): number => {
-  let total = 0
-  for (const task of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0])
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return total
-}
-
 const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec, "targets" | "seconds" | "connections"> }> = [
   { name: "GET /matchmakers/{id}", spec: { method: "GET", path: `/api/open/v1/matchmakers/${matchmakerId}` } },
   {
@@ -72,14 +59,6 @@ const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec
 ]
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-
-/** What a process spends doing nothing (timers, probes of its own), per nanosecond, over a second. */
-const idleRateOf = async (pid: number): Promise<number> => {
-  const idleFrom = cpuNs(pid)
-  const idleStart = process.hrtime.bigint()
-  await new Promise((resolve) => setTimeout(resolve, 1000))
-  return (cpuNs(pid) - idleFrom) / Number(process.hrtime.bigint() - idleStart)
-}
 
 const PORTS: Record<Kind, number> = { service: 18_191, raw: 18_192, effect: 18_197, fastify: 18_198 }
 const cost: Record<string, Partial<Record<Kind, number>>> = {}

@@ -58,10 +58,23 @@ export const removeBenchCompanies = async (db: pg.Client): Promise<void> => {
   await db.query("DELETE FROM companies WHERE name LIKE '压测公司%'")
 }
 
-export interface Server {
-  readonly kind: Kind
+/** A compiled process the benchmarks start: its script and the path that answers once it is ready. */
+export interface ProcessSpec {
+  readonly label: string
+  readonly script: string
+  readonly ready: string
+}
+
+/** The job daemon (`npm run jobs`), its /healthz on JOBS_PORT. */
+export const JOB_DAEMON: ProcessSpec = { label: "job daemon", script: "dist/jobs/main.js", ready: "/healthz" }
+
+export interface Started {
   readonly child: ChildProcess
   readonly port: number
+}
+
+export interface Server extends Started {
+  readonly kind: Kind
 }
 
 /** The servers started and not yet exited: a benchmark that ends early (a failed check) stops them too. */
@@ -73,11 +86,14 @@ process.once("exit", () => {
 /** Whether something already answers HTTP on `port` (a server left by another run would be measured instead). */
 const answers = (port: number) => fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(2000) }).then(() => true, () => false)
 
-/** Starts a compiled server on `port` with `env` (and `extra`), once it answers; refuses a port already in use. */
-export const startServer = async (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}) => {
+/**
+ * Starts a compiled process on `port` with `env` (and `extra`; PORT is `port`), once its ready path
+ * answers there; refuses a port already in use.
+ */
+export const startProcess = async (spec: ProcessSpec, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}) => {
   if (await answers(port)) throw new Error(`port ${port} already answers HTTP: stop what runs there before benchmarking`)
-  return new Promise<Server>((resolve, reject) => {
-    const child = spawn(process.execPath, [...NODE_FLAGS, KINDS[kind].script], {
+  return new Promise<Started>((resolve, reject) => {
+    const child = spawn(process.execPath, [...NODE_FLAGS, spec.script], {
       cwd: projectRoot(),
       env: { ...env, PORT: String(port), ...extra },
       stdio: ["ignore", "ignore", "ignore"]
@@ -86,16 +102,23 @@ export const startServer = async (kind: Kind, port: number, env: NodeJS.ProcessE
     child.once("exit", () => running.delete(child))
     const deadline = Date.now() + 60_000
     const poll = () =>
-      fetch(`http://127.0.0.1:${port}${KINDS[kind].ready}`).then(
-        () => resolve({ kind, child, port }),
-        () => (Date.now() > deadline ? reject(new Error(`the ${KINDS[kind].label} did not start`)) : setTimeout(poll, 200))
+      fetch(`http://127.0.0.1:${port}${spec.ready}`).then(
+        () => resolve({ child, port }),
+        () => (Date.now() > deadline ? reject(new Error(`the ${spec.label} did not start`)) : setTimeout(poll, 200))
       )
     poll()
   })
 }
 
-export const stopServer = (p: Server) =>
+/** Starts a compiled server on `port` with `env` (and `extra`), once it answers; refuses a port already in use. */
+export const startServer = async (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Promise<Server> => ({
+  kind,
+  ...(await startProcess(KINDS[kind], port, env, extra))
+})
+
+export const stopServer = (p: Started) =>
   new Promise<void>((resolve) => {
+    if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve()
     p.child.once("exit", () => resolve())
     p.child.kill("SIGTERM")
   })
