@@ -34,14 +34,14 @@ import path from "node:path"
 
 import pg from "pg"
 
+import { projectRoot } from "../src/root.js"
 import { ensureEmbeddedPostgres, findFreePort, makeServerTempDir } from "../src/sql/embedded.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { withDatabase } from "../src/sql/urls.js"
-import { projectRoot } from "../src/root.js"
 import { clusterCpuNs, cpuNs, hasProc, idleRateOf, loadAverage, postmasterOf } from "./cpu.js"
 import { type LoadResult, type LoadSpec, runLoad, signedHeaders, type Target } from "./load.js"
 import { GENERATE, GUEST_INSERT } from "./seed.js"
-import { JOB_DAEMON, newClients, type Started, startProcess, startServer, stopServer } from "./servers.js"
+import { JOB_DAEMON, newClients, startProcess, startServer, stopServer } from "./servers.js"
 import { log } from "./support.js"
 
 if (!hasProc()) {
@@ -96,7 +96,9 @@ const main = async () => {
       dataDir: path.join(folder, "pg"),
       port: await findFreePort(),
       log: () => {},
-      settings: { shared_preload_libraries: "pg_stat_statements" }
+      // No checkpoint during the run (1 h, 8 GB of WAL apart), so no full-page image: WAL per request
+      // is the records' own bytes, the same in every case.
+      settings: { shared_preload_libraries: "pg_stat_statements", checkpoint_timeout: "3600", max_wal_size: "8192" }
     })
     cleanups.unshift(() => server.stop())
     // The monitor works in the `postgres` database: its own reads count in neither the service
@@ -163,12 +165,19 @@ const main = async () => {
 
     // --- Measuring --------------------------------------------------------------------------------
 
-    /** Waits until the server's statistics of the database stop moving (backends publish them within a second of going idle). */
+    /**
+     * Waits until the database's transaction counters stop moving for a while (a backend publishes
+     * its statistics within a second of going idle), or for 6 s at most (a daemon's timers keep
+     * them moving a little).
+     */
     const settle = async () => {
-      const read = async () => (await monitor.query("SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1", [DATABASE])).rows[0].n
+      const read = async () =>
+        (await monitor.query<{ n: string }>("SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = $1", [
+          DATABASE
+        ])).rows[0]!.n
       let last = await read()
-      for (let i = 0; i < 12; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 1500))
+      for (let i = 0; i < 5; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 1200))
         const now = await read()
         if (now === last) return
         last = now
@@ -184,7 +193,7 @@ const main = async () => {
       readonly at: bigint
     }
     const snapshot = async (pid: number): Promise<Snapshot> => {
-      const { rows: [s] } = await monitor.query(
+      const { rows: [s] } = await monitor.query<{ c: number; r: number; lsn: string }>(
         "SELECT xact_commit::float8 AS c, xact_rollback::float8 AS r, pg_current_wal_insert_lsn()::text AS lsn FROM pg_stat_database WHERE datname = $1",
         [DATABASE]
       )
@@ -192,9 +201,9 @@ const main = async () => {
         "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS n FROM pg_stat_user_tables"
       )
       return {
-        commits: s.c,
-        rollbacks: s.r,
-        lsn: s.lsn,
+        commits: s!.c,
+        rollbacks: s!.r,
+        lsn: s!.lsn,
         tables: new Map(tables.map((t) => [t.relname, t.n])),
         processNs: cpuNs(pid),
         pgNs: clusterCpuNs(postmaster),
@@ -247,6 +256,7 @@ const main = async () => {
       const loadFrom = loadAverage()
       const before = await snapshot(pid)
       const { most, result } = await sampleConnections(work())
+      const { rows: [{ lsn: walEnd }] } = await monitor.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")
       const elapsed = Number(process.hrtime.bigint() - before.at)
       const processNs = cpuNs(pid) - before.processNs - idleRate * elapsed
       const pgNs = clusterCpuNs(postmaster) - before.pgNs - pgIdle * elapsed
@@ -280,7 +290,7 @@ const main = async () => {
         rollbacks: (after.rollbacks - before.rollbacks) / n,
         rowsWritten: Object.values(writesByTable).reduce((a, b) => a + b, 0),
         writesByTable,
-        walBytes: (lsnBytes(after.lsn) - lsnBytes(before.lsn)) / n,
+        walBytes: (lsnBytes(walEnd!) - lsnBytes(before.lsn)) / n,
         processUs: processNs / n / 1000,
         pgUs: pgNs / n / 1000,
         pool: most,
@@ -290,6 +300,27 @@ const main = async () => {
       log(`capacity: ${name}: ${JSON.stringify({ ...measured, perStatement: undefined })}`)
       return measured
     }
+
+    // The floor: what PostgreSQL spends on a bare statement (a prepared `SELECT $1`, one round trip),
+    // sent as the service sends its statements: a pool of 10 connections, CONNECTIONS callers.
+    const floorUs = await (async () => {
+      const pool = new pg.Pool({ connectionString: url, max: 10 })
+      const bare = (i: number) => pool.query({ name: "capacity-floor", text: `${MARK} SELECT $1::int AS n`, values: [i] })
+      const callers = async (count: number) => {
+        let next = 0
+        await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+          while (next < count) await bare(next++)
+        }))
+      }
+      await callers(WARMUP)
+      const from = clusterCpuNs(postmaster)
+      const began = process.hrtime.bigint()
+      await callers(REQUESTS * 4)
+      const ns = clusterCpuNs(postmaster) - from - pgIdle * Number(process.hrtime.bigint() - began)
+      await pool.end()
+      return ns / (REQUESTS * 4) / 1000
+    })()
+    log(`capacity: PostgreSQL's CPU per bare statement: ${floorUs.toFixed(1)} µs`)
 
     // --- The API ------------------------------------------------------------------------------------
     const api = await startServer("service", 18_381 + PORT_OFFSET, env)
@@ -312,7 +343,8 @@ const main = async () => {
 
     // A sync walk's deep cursor: BENCH_GUESTS/2 guests down, 100 a page.
     const syncQuery = (cursor?: string) =>
-      new URLSearchParams({ updated_since: "2000-01-01 00:00:00", page_size: "100", ...(cursor === undefined ? {} : { cursor }) }).toString()
+      new URLSearchParams({ updated_since: "2000-01-01 00:00:00", page_size: "100", ...(cursor === undefined ? {} : { cursor }) })
+        .toString()
     let cursor: string | undefined
     for (let depth = 0; depth < GUESTS / 2; depth += 100) {
       const next = (await call(client!, "GET", `${API}/guests`, syncQuery(cursor))).next_cursor
@@ -321,12 +353,19 @@ const main = async () => {
     }
 
     type Phase = "warm" | "measured"
-    type Case = { readonly name: string; readonly spec: (phase: Phase) => Omit<LoadSpec, "targets" | "seconds" | "connections" | "requests"> }
+    type Case = {
+      readonly name: string
+      readonly spec: (phase: Phase) => Omit<LoadSpec, "targets" | "seconds" | "connections" | "requests">
+    }
     const run = async (phase: Phase, spec: Omit<LoadSpec, "targets" | "seconds" | "connections" | "requests">) => {
       const requests = phase === "warm" ? WARMUP : REQUESTS
       const load = await runLoad({ ...spec, targets: [target], connections: CONNECTIONS, seconds: 3600, requests })
       const failed = Object.entries(load.statuses).filter(([status]) => status !== "200")
-      if (failed.length > 0) throw new Error(`${spec.method} ${typeof spec.path === "string" ? spec.path : spec.path(0)} answered ${JSON.stringify(load.statuses)}`)
+      if (failed.length > 0) {
+        throw new Error(
+          `${spec.method} ${typeof spec.path === "string" ? spec.path : spec.path(0)} answered ${JSON.stringify(load.statuses)}`
+        )
+      }
       return load
     }
     let apiIdle: number | undefined
@@ -337,13 +376,16 @@ const main = async () => {
         await new Promise((resolve) => setTimeout(resolve, 500))
         apiIdle = await idleRateOf(api.child.pid!, 5000)
       }
-      results.push(await measure(c.name, api.child.pid!, apiIdle, async () => {
-        const load = await run("measured", c.spec("measured"))
-        return { count: load.requests, load }
-      }))
+      results.push(
+        await measure(c.name, api.child.pid!, apiIdle, async () => {
+          const load = await run("measured", c.spec("measured"))
+          return { count: load.requests, load }
+        })
+      )
     }
 
-    const company = (phase: Phase) => (i: number) => JSON.stringify({ name: `压测公司${phase}${i}`, city: "北京" })
+    const newCompany = (phase: Phase | "warm-hook" | "hook") => (i: number) =>
+      JSON.stringify({ name: `压测公司${phase}${i}`, city: "北京" })
     const idempotent = (phase: Phase) => ({
       method: "POST" as const,
       path: `${API}/companies`,
@@ -358,14 +400,19 @@ const main = async () => {
         name: `GET /guests sync, page of 100 ${GUESTS / 2} deep`,
         spec: () => ({ method: "GET", path: `${API}/guests`, query: syncQuery(cursor) })
       },
-      { name: "POST /companies", spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: company(phase) }) },
+      { name: "POST /companies", spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: newCompany(phase) }) },
       {
         name: "POST /guests (matchmaker's counter)",
         spec: (phase) => ({
           method: "POST",
           path: `${API}/guests`,
           body: (i) =>
-            JSON.stringify({ name: `压测嘉宾${phase}${i}`, gender: "female", company_id: Number(company), matchmaker_id: matchmakers[i % MATCHMAKERS] })
+            JSON.stringify({
+              name: `压测嘉宾${phase}${i}`,
+              gender: "female",
+              company_id: Number(company),
+              matchmaker_id: matchmakers[i % MATCHMAKERS]
+            })
         })
       },
       {
@@ -412,35 +459,39 @@ const main = async () => {
     for (const s of subscribers) await call(s, "PUT", `${API}/webhook`, "", { url: hook, events: ["company.created"], enabled: true })
     await measureCase({
       name: `POST /companies, ${SUBSCRIBERS} webhook subscribers`,
-      spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: company(phase === "warm" ? "warm-hook" : "hook") })
+      spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: newCompany(phase === "warm" ? "warm-hook" : "hook") })
     })
     await stopServer(api)
 
     // The daemon alone delivers what that case left: parked first (due tomorrow), the daemon
     // started and idle, then every delivery made due at once and woken.
-    const { rowCount: parked } = await own("UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 day' WHERE status = 'pending'")
+    const { rowCount: parked } = await own(
+      "UPDATE webhook_deliveries SET next_attempt_at = now() + interval '1 day' WHERE status = 'pending'"
+    )
     const daemon = await startProcess(JOB_DAEMON, 18_391 + PORT_OFFSET, env, { JOBS_PORT: String(18_391 + PORT_OFFSET) })
     cleanups.unshift(() => stopServer(daemon))
     // Its start-up work (each job's first turn) done, what it spends idle (heartbeats, polls).
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const daemonIdle = await idleRateOf(daemon.child.pid!, 5000)
     received = 0
-    results.push(await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, async () => {
-      const { rowCount: released } = await own(
-        "WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' RETURNING 1) SELECT pg_notify('webhook_deliveries', 'due') FROM (SELECT count(*) FROM r) c"
-      )
-      void released
-      const deadline = Date.now() + 600_000
-      for (;;) {
-        if (received >= parked!) {
-          const { rows: [{ n }] } = await own<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'")
-          if (n === 0) break
+    results.push(
+      await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, async () => {
+        await own(
+          "WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' RETURNING 1) " +
+            "SELECT pg_notify('webhook_deliveries', 'due') FROM (SELECT count(*) FROM r) c"
+        )
+        const deadline = Date.now() + 600_000
+        for (;;) {
+          if (received >= parked!) {
+            const { rows: [{ n }] } = await own<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'")
+            if (n === 0) break
+          }
+          if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${parked} in 10 minutes`)
+          await new Promise((resolve) => setTimeout(resolve, 200))
         }
-        if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${parked} in 10 minutes`)
-        await new Promise((resolve) => setTimeout(resolve, 200))
-      }
-      return { count: parked!, ownRows: { webhook_deliveries: parked! } }
-    }))
+        return { count: parked!, ownRows: { webhook_deliveries: parked! } }
+      })
+    )
     await stopServer(daemon)
 
     // --- Report ---------------------------------------------------------------------------------------
@@ -448,6 +499,10 @@ const main = async () => {
     process.stdout.write(
       `\nCapacity inputs: per request (webhook: per delivery), ${REQUESTS} requests per case after ${WARMUP} of warm-up, ` +
         `${CONNECTIONS} connections, one API process (pool of 10), ${GUESTS} guests; ${cpus().length} cores\n`
+    )
+    process.stdout.write(
+      `The floor: PostgreSQL's CPU per bare statement (a prepared SELECT $1 from a pool of 10, ${CONNECTIONS} callers): ` +
+        `${floorUs.toFixed(1)} µs; "PG/floor" is a case's PostgreSQL CPU per request in bare statements\n`
     )
     console.table(results.map((r) => ({
       case: r.case,
@@ -461,12 +516,15 @@ const main = async () => {
       "process µs": Math.round(r.processUs),
       "PG µs": Math.round(r.pgUs),
       "PG/process": round(r.pgUs / r.processUs),
+      "PG/floor": round(r.pgUs / floorUs, 1),
       "pool held/busy": `${r.pool.held}/${r.pool.busy}`,
       LISTEN: r.pool.listening,
       "req/s": Math.round(r.rps),
       "load avg": `${r.loadAverage[0].toFixed(1)}→${r.loadAverage[1].toFixed(1)}`
     })))
-    process.stdout.write("\nStatements per request (each run at least once per 20), mean execution ms, WAL bytes per call; rows written per table\n")
+    process.stdout.write(
+      "\nStatements per request (each run at least once per 20), mean execution ms, WAL bytes per call; rows written per table\n"
+    )
     for (const r of results) {
       process.stdout.write(`\n${r.case} (occasional statements: ${round(r.occasional, 3)} per request)\n`)
       for (const s of r.perStatement) {

@@ -111,7 +111,12 @@ export const startProcess = async (spec: ProcessSpec, port: number, env: NodeJS.
 }
 
 /** Starts a compiled server on `port` with `env` (and `extra`), once it answers; refuses a port already in use. */
-export const startServer = async (kind: Kind, port: number, env: NodeJS.ProcessEnv, extra: Record<string, string> = {}): Promise<Server> => ({
+export const startServer = async (
+  kind: Kind,
+  port: number,
+  env: NodeJS.ProcessEnv,
+  extra: Record<string, string> = {}
+): Promise<Server> => ({
   kind,
   ...(await startProcess(KINDS[kind], port, env, extra))
 })
