@@ -23,7 +23,8 @@
 // statement and every CPU cycle of the cluster is this run's, and removes it at the end.
 // BENCH_CAPACITY_REQUESTS (1000 per case), BENCH_CAPACITY_WARMUP (200), BENCH_CAPACITY_CONNECTIONS
 // (16), BENCH_CAPACITY_SUBSCRIBERS (2), BENCH_GUESTS (20000), BENCH_PORT_OFFSET (0), BENCH_NO_BUILD=1
-// (skip `npm run build`). Linux only (it reads /proc). `node --import tsx bench/capacity.ts`.
+// (skip `npm run build`), BENCH_CAPACITY_CASES (only the cases whose name holds one of these words,
+// comma separated), BENCH_CAPACITY_VERBOSE=1 (every statement of each case on stderr). Linux only (it reads /proc). `node --import tsx bench/capacity.ts`.
 import { execSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { rm } from "node:fs/promises"
@@ -55,6 +56,10 @@ const CONNECTIONS = Number(process.env.BENCH_CAPACITY_CONNECTIONS ?? 16)
 const SUBSCRIBERS = Number(process.env.BENCH_CAPACITY_SUBSCRIBERS ?? 2)
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 20_000)
 const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
+/** BENCH_CAPACITY_CASES: only the cases whose name holds one of these (comma separated), e.g. "GET /guests,webhook". */
+const CASES = (process.env.BENCH_CAPACITY_CASES ?? "").split(",").map((c) => c.trim())
+/** BENCH_CAPACITY_VERBOSE=1: every statement of each case, however rare, on stderr. */
+const VERBOSE = process.env.BENCH_CAPACITY_VERBOSE === "1"
 const MATCHMAKERS = 64
 const DATABASE = "matchmaking_capacity"
 /** Marks this benchmark's own statements on the service's database, which the counts leave out. */
@@ -166,11 +171,13 @@ const main = async () => {
     // --- Measuring --------------------------------------------------------------------------------
 
     /**
-     * Waits until the database's transaction counters stop moving for a while (a backend publishes
-     * its statistics within a second of going idle), or for 6 s at most (a daemon's timers keep
-     * them moving a little).
+     * Waits until every backend has published its statistics: one that published less than a second
+     * before going idle publishes again only after 10 s (PostgreSQL's PGSTAT_IDLE_INTERVAL), so
+     * 10.5 s, then until the database's transaction counters stand still for 1.2 s (6 s at most: a
+     * daemon's timers keep them moving a little).
      */
-    const settle = async () => {
+    const flushed = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 10_500))
       const read = async () =>
         (await monitor.query<{ n: string }>("SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = $1", [
           DATABASE
@@ -183,32 +190,24 @@ const main = async () => {
         last = now
       }
     }
-    interface Snapshot {
+    /** What the statistics views say so far, and how many of the benchmark's own transactions they hold. */
+    interface Stats {
       readonly commits: number
       readonly rollbacks: number
-      readonly lsn: string
+      readonly own: number
       readonly tables: Map<string, number>
-      readonly processNs: number
-      readonly pgNs: number
-      readonly at: bigint
     }
-    const snapshot = async (pid: number): Promise<Snapshot> => {
-      const { rows: [s] } = await monitor.query<{ c: number; r: number; lsn: string }>(
-        "SELECT xact_commit::float8 AS c, xact_rollback::float8 AS r, pg_current_wal_insert_lsn()::text AS lsn FROM pg_stat_database WHERE datname = $1",
+    const stats = async (): Promise<Stats> => {
+      const { rows: [s] } = await monitor.query<{ c: number; r: number }>(
+        "SELECT xact_commit::float8 AS c, xact_rollback::float8 AS r FROM pg_stat_database WHERE datname = $1",
         [DATABASE]
       )
+      // Counted from here: this read is the window's first own transaction.
+      const ownSoFar = ownTransactions
       const { rows: tables } = await own<{ relname: string; n: number }>(
         "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS n FROM pg_stat_user_tables"
       )
-      return {
-        commits: s!.c,
-        rollbacks: s!.r,
-        lsn: s!.lsn,
-        tables: new Map(tables.map((t) => [t.relname, t.n])),
-        processNs: cpuNs(pid),
-        pgNs: clusterCpuNs(postmaster),
-        at: process.hrtime.bigint()
-      }
+      return { commits: s!.c, rollbacks: s!.r, own: ownSoFar, tables: new Map(tables.map((t) => [t.relname, t.n])) }
     }
     /** The most connections of the service's database seen at once while `during` runs: pool, busy, LISTEN. */
     const sampleConnections = async <A>(during: Promise<A>) => {
@@ -242,40 +241,58 @@ const main = async () => {
 
     /**
      * Measures `count` units of work (requests or deliveries) done by `work`, in the process `pid`
-     * (idle at `idleRate` CPU ns per ns); `ownRows` are rows this benchmark itself wrote meanwhile.
+     * (idle at `idleRate` CPU ns per ns), after `warm` (a warm-up of the same requests). CPU,
+     * statements, WAL and connections are of `work` alone; the statistics views (transactions,
+     * rows), which backends publish late, of `warm` and `work` together, from the last reading
+     * (`fresh`: a new one) to one taken once every backend has published; `ownRows` are rows this
+     * benchmark wrote meanwhile.
      */
+    let lastStats: Stats | undefined
     const measure = async (
       name: string,
       pid: number,
       idleRate: number,
-      work: () => Promise<{ readonly count: number; readonly load?: LoadResult; readonly ownRows?: Record<string, number> }>
+      options: {
+        readonly fresh?: boolean
+        readonly warm?: () => Promise<number>
+        readonly work: () => Promise<{ readonly count: number; readonly load?: LoadResult; readonly ownRows?: Record<string, number> }>
+      }
     ): Promise<Measured> => {
-      await settle()
+      if (lastStats === undefined || options.fresh === true) {
+        await flushed()
+        lastStats = await stats()
+      }
+      const before = lastStats
+      const warmed = (await options.warm?.()) ?? 0
       await monitor.query("SELECT pg_stat_statements_reset()")
-      ownTransactions = 0
       const loadFrom = loadAverage()
-      const before = await snapshot(pid)
-      const { most, result } = await sampleConnections(work())
-      const { rows: [{ lsn: walEnd }] } = await monitor.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")
-      const elapsed = Number(process.hrtime.bigint() - before.at)
-      const processNs = cpuNs(pid) - before.processNs - idleRate * elapsed
-      const pgNs = clusterCpuNs(postmaster) - before.pgNs - pgIdle * elapsed
-      // The own transactions of the window: the snapshot's table read and any statement of `work`.
-      const ownInWindow = ownTransactions
-      await settle()
-      const after = await snapshot(pid)
+      const { rows: [{ lsn: walFrom }] } = await monitor.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")
+      const [processFrom, pgFrom, began] = [cpuNs(pid), clusterCpuNs(postmaster), process.hrtime.bigint()]
+      const { most, result } = await sampleConnections(options.work())
+      const elapsed = Number(process.hrtime.bigint() - began)
+      const processNs = cpuNs(pid) - processFrom - idleRate * elapsed
+      const pgNs = clusterCpuNs(postmaster) - pgFrom - pgIdle * elapsed
+      const { rows: [{ lsn: walTo }] } = await monitor.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")
+      const loadTo = loadAverage()
       const { rows: statements } = await monitor.query<{ query: string; calls: number; ms: number; wal: number }>(
         `SELECT query, calls::float8 AS calls, total_exec_time AS ms, wal_bytes::float8 AS wal FROM pg_stat_statements
          WHERE dbid = $1 AND query NOT LIKE '%capacity-bench%' ORDER BY calls DESC, query`,
         [dbid]
       )
+      await flushed()
+      const after = await stats()
+      lastStats = after
       const n = result.count
+      const all = warmed + n
       const frequent = statements.filter((s) => s.calls >= n / 20)
       const perRequest = (xs: typeof statements) => xs.reduce((sum, s) => sum + s.calls, 0) / n
       const writesByTable: Record<string, number> = {}
       for (const [table, rows] of after.tables) {
         const written = rows - (before.tables.get(table) ?? 0) - (result.ownRows?.[table] ?? 0)
-        if (written > 0) writesByTable[table] = written / n
+        if (written > 0) writesByTable[table] = written / all
+      }
+      if (VERBOSE) {
+        for (const s of statements) log(`  ${s.calls}× ${s.query.replace(/\s+/g, " ").slice(0, 200)}`)
       }
       const measured: Measured = {
         case: name,
@@ -286,15 +303,15 @@ const main = async () => {
         statements: perRequest(frequent.filter((s) => !CONTROL.test(s.query))),
         control: perRequest(frequent.filter((s) => CONTROL.test(s.query))),
         occasional: perRequest(statements.filter((s) => s.calls < n / 20)),
-        commits: (after.commits - before.commits - ownInWindow) / n,
-        rollbacks: (after.rollbacks - before.rollbacks) / n,
+        commits: (after.commits - before.commits - (after.own - before.own)) / all,
+        rollbacks: (after.rollbacks - before.rollbacks) / all,
         rowsWritten: Object.values(writesByTable).reduce((a, b) => a + b, 0),
         writesByTable,
-        walBytes: (lsnBytes(walEnd!) - lsnBytes(before.lsn)) / n,
+        walBytes: (lsnBytes(walTo) - lsnBytes(walFrom)) / n,
         processUs: processNs / n / 1000,
         pgUs: pgNs / n / 1000,
         pool: most,
-        loadAverage: [loadFrom, loadAverage()],
+        loadAverage: [loadFrom, loadTo],
         perStatement: frequent.map((s) => ({ calls: s.calls / n, ms: s.ms / s.calls, wal: s.wal / s.calls, query: s.query }))
       }
       log(`capacity: ${name}: ${JSON.stringify({ ...measured, perStatement: undefined })}`)
@@ -370,16 +387,21 @@ const main = async () => {
     }
     let apiIdle: number | undefined
     const results: Array<Measured> = []
-    const measureCase = async (c: Case) => {
-      await run("warm", c.spec("warm"))
+    const measureCase = async (c: Case, fresh = false) => {
+      if (!CASES.some((filter) => c.name.includes(filter))) return
       if (apiIdle === undefined) {
+        await run("warm", c.spec("warm"))
         await new Promise((resolve) => setTimeout(resolve, 500))
         apiIdle = await idleRateOf(api.child.pid!, 5000)
       }
       results.push(
-        await measure(c.name, api.child.pid!, apiIdle, async () => {
-          const load = await run("measured", c.spec("measured"))
-          return { count: load.requests, load }
+        await measure(c.name, api.child.pid!, apiIdle, {
+          fresh,
+          warm: async () => (await run("warm", c.spec("warm"))).requests,
+          work: async () => {
+            const load = await run("measured", c.spec("measured"))
+            return { count: load.requests, load }
+          }
         })
       )
     }
@@ -460,7 +482,7 @@ const main = async () => {
     await measureCase({
       name: `POST /companies, ${SUBSCRIBERS} webhook subscribers`,
       spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: newCompany(phase === "warm" ? "warm-hook" : "hook") })
-    })
+    }, true)
     await stopServer(api)
 
     // The daemon alone delivers what that case left: parked first (due tomorrow), the daemon
@@ -474,24 +496,27 @@ const main = async () => {
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const daemonIdle = await idleRateOf(daemon.child.pid!, 5000)
     received = 0
-    results.push(
-      await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, async () => {
-        await own(
-          "WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' RETURNING 1) " +
-            "SELECT pg_notify('webhook_deliveries', 'due') FROM (SELECT count(*) FROM r) c"
-        )
-        const deadline = Date.now() + 600_000
-        for (;;) {
-          if (received >= parked!) {
-            const { rows: [{ n }] } = await own<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'")
-            if (n === 0) break
-          }
-          if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${parked} in 10 minutes`)
-          await new Promise((resolve) => setTimeout(resolve, 200))
+    const delivering = async () => {
+      await own(
+        "WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' RETURNING 1) " +
+          "SELECT pg_notify('webhook_deliveries', 'due') FROM (SELECT count(*) FROM r) c"
+      )
+      const deadline = Date.now() + 600_000
+      for (;;) {
+        if (received >= parked!) {
+          const { rows: [{ n }] } = await own<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'")
+          if (n === 0) break
         }
-        return { count: parked!, ownRows: { webhook_deliveries: parked! } }
-      })
-    )
+        if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${parked} in 10 minutes`)
+        await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+      return { count: parked!, ownRows: { webhook_deliveries: parked! } }
+    }
+    if (parked! > 0 && CASES.some((filter) => "webhook delivery".includes(filter))) {
+      results.push(
+        await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, { fresh: true, work: delivering })
+      )
+    }
     await stopServer(daemon)
 
     // --- Report ---------------------------------------------------------------------------------------
