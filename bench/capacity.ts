@@ -21,13 +21,13 @@
 // It runs its own throwaway PostgreSQL (the embedded binaries, default durability, with
 // pg_stat_statements preloaded: a server setting that only a start can give), so that every
 // statement and every CPU cycle of the cluster is this run's, and removes it at the end.
-// BENCH_CAPACITY_REQUESTS (1000 per case), BENCH_CAPACITY_WARMUP (200), BENCH_CAPACITY_CONNECTIONS
+// BENCH_CAPACITY_REQUESTS (500 per case), BENCH_CAPACITY_WARMUP (100), BENCH_CAPACITY_CONNECTIONS
 // (16), BENCH_CAPACITY_SUBSCRIBERS (2), BENCH_GUESTS (20000), BENCH_PORT_OFFSET (0), BENCH_NO_BUILD=1
 // (skip `npm run build`), BENCH_CAPACITY_CASES (only the cases whose name holds one of these words,
 // comma separated), BENCH_CAPACITY_VERBOSE=1 (every statement of each case on stderr). Linux only (it reads /proc). `node --import tsx bench/capacity.ts`.
 import { execSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { rm } from "node:fs/promises"
+import { readFile, rm, stat } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { cpus } from "node:os"
@@ -50,8 +50,8 @@ if (!hasProc()) {
   process.exit(0)
 }
 
-const REQUESTS = Number(process.env.BENCH_CAPACITY_REQUESTS ?? 1000)
-const WARMUP = Number(process.env.BENCH_CAPACITY_WARMUP ?? 200)
+const REQUESTS = Number(process.env.BENCH_CAPACITY_REQUESTS ?? 500)
+const WARMUP = Number(process.env.BENCH_CAPACITY_WARMUP ?? 100)
 const CONNECTIONS = Number(process.env.BENCH_CAPACITY_CONNECTIONS ?? 16)
 const SUBSCRIBERS = Number(process.env.BENCH_CAPACITY_SUBSCRIBERS ?? 2)
 const GUESTS = Number(process.env.BENCH_GUESTS ?? 20_000)
@@ -73,10 +73,10 @@ interface Measured {
   readonly statuses: Record<string, number>
   readonly rps: number
   readonly p99: number
-  /** Statements other than transaction control, per request. */
+  /** Statements other than transaction control, per request (pg_stat_statements, the measured requests). */
   readonly statements: number
-  /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE per request. */
-  readonly control: number
+  /** Per request of the warm-up, from the server's log: `statements` (all but transaction control), BEGIN, COMMIT, SAVEPOINT, RELEASE, ROLLBACK. */
+  readonly logged: Record<string, number>
   /** Statements run less than once per 20 requests (a process's own timers), per request. */
   readonly occasional: number
   readonly commits: number
@@ -112,6 +112,10 @@ const main = async () => {
     await monitor.connect()
     cleanups.unshift(() => monitor.end())
     await monitor.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+    // Log lines name their database, so that the statements of the service's can be counted.
+    await monitor.query("ALTER SYSTEM SET log_line_prefix = '%m [%p] %d '")
+    await monitor.query("SELECT pg_reload_conf()")
+    const serverLog = path.join(folder, "postgres.log")
     await monitor.query(`CREATE DATABASE ${DATABASE} ENCODING 'UTF8' TEMPLATE template0`)
     const url = withDatabase(server.url, DATABASE)
     await migrateDatabase(url)
@@ -169,6 +173,37 @@ const main = async () => {
     }
 
     // --- Measuring --------------------------------------------------------------------------------
+
+    /**
+     * Every statement the service's database runs while `during` runs, counted from the server's
+     * log (`log_statement = all`, on only meanwhile): pg_stat_statements counts a prepared utility
+     * statement only when it is parsed, so the driver's prepared BEGIN and COMMIT, parsed once per
+     * connection, would go uncounted. A setting takes effect from a backend's next command after
+     * the reload, so with the load stopped on either side the count is exact. Each kind of
+     * transaction control apart, the other statements together.
+     */
+    const logged = async <A>(during: () => Promise<A>) => {
+      const setLogging = async (on: boolean) => {
+        await monitor.query(on ? "ALTER SYSTEM SET log_statement = 'all'" : "ALTER SYSTEM RESET log_statement")
+        await monitor.query("SELECT pg_reload_conf()")
+        await new Promise((resolve) => setTimeout(resolve, 300))
+      }
+      const from = (await stat(serverLog)).size
+      await setLogging(true)
+      const result = await during()
+      await setLogging(false)
+      const text = (await readFile(serverLog)).subarray(from).toString("utf8")
+      const counts: Record<string, number> = {}
+      const line = new RegExp(` ${DATABASE} LOG:  (?:statement|execute [^:]*): (.*)$`)
+      for (const l of text.split("\n")) {
+        const found = line.exec(l)
+        if (found === null || found[1]!.includes("capacity-bench")) continue
+        const control = CONTROL.exec(found[1]!)
+        const kind = control === null ? "statements" : control[1]!.toUpperCase()
+        counts[kind] = (counts[kind] ?? 0) + 1
+      }
+      return { result, counts }
+    }
 
     /**
      * Waits until every backend has published its statistics: one that published less than a second
@@ -263,7 +298,7 @@ const main = async () => {
         lastStats = await stats()
       }
       const before = lastStats
-      const warmed = (await options.warm?.()) ?? 0
+      const { counts: loggedCounts, result: warmed } = await logged(async () => (await options.warm?.()) ?? 0)
       await monitor.query("SELECT pg_stat_statements_reset()")
       const loadFrom = loadAverage()
       const { rows: [{ lsn: walFrom }] } = await monitor.query<{ lsn: string }>("SELECT pg_current_wal_insert_lsn()::text AS lsn")
@@ -301,7 +336,7 @@ const main = async () => {
         rps: result.load?.rps ?? 0,
         p99: result.load?.p99 ?? 0,
         statements: perRequest(frequent.filter((s) => !CONTROL.test(s.query))),
-        control: perRequest(frequent.filter((s) => CONTROL.test(s.query))),
+        logged: Object.fromEntries(Object.entries(loggedCounts).map(([kind, count]) => [kind, count / warmed])),
         occasional: perRequest(statements.filter((s) => s.calls < n / 20)),
         commits: (after.commits - before.commits - (after.own - before.own)) / all,
         rollbacks: (after.rollbacks - before.rollbacks) / all,
@@ -496,25 +531,39 @@ const main = async () => {
     await new Promise((resolve) => setTimeout(resolve, 3000))
     const daemonIdle = await idleRateOf(daemon.child.pid!, 5000)
     received = 0
-    const delivering = async () => {
-      await own(
-        "WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE status = 'pending' RETURNING 1) " +
-          "SELECT pg_notify('webhook_deliveries', 'due') FROM (SELECT count(*) FROM r) c"
+    /** Makes `count` parked deliveries due (the oldest; all when not given), wakes the daemons, waits until they are done. */
+    const deliver = async (count?: number) => {
+      const { rows: [{ n }] } = await own<{ n: number }>(
+        `WITH r AS (UPDATE webhook_deliveries SET next_attempt_at = now() WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE status = 'pending' ORDER BY id ${count === undefined ? "" : `LIMIT ${count}`})
+         RETURNING 1)
+         SELECT count(*)::int AS n, pg_notify('webhook_deliveries', 'due') FROM r`
       )
+      const target = received + n!
       const deadline = Date.now() + 600_000
       for (;;) {
-        if (received >= parked!) {
-          const { rows: [{ n }] } = await own<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'")
-          if (n === 0) break
+        if (received >= target) {
+          const { rows: [{ due }] } = await own<{ due: number }>(
+            "SELECT count(*)::int AS due FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at < now() + interval '1 hour'"
+          )
+          if (due === 0) return n!
         }
-        if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${parked} in 10 minutes`)
+        if (Date.now() > deadline) throw new Error(`the daemon delivered ${received} of ${target} in 10 minutes`)
         await new Promise((resolve) => setTimeout(resolve, 200))
       }
-      return { count: parked!, ownRows: { webhook_deliveries: parked! } }
     }
+    const warmDeliveries = Math.min(WARMUP, Math.floor(parked! / 4))
     if (parked! > 0 && CASES.some((filter) => "webhook delivery".includes(filter))) {
       results.push(
-        await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, { fresh: true, work: delivering })
+        await measure("webhook delivery (the daemon, per delivery)", daemon.child.pid!, daemonIdle, {
+          fresh: true,
+          warm: () => deliver(warmDeliveries),
+          work: async () => {
+            const count = await deliver()
+            // The releases' updates (of the warm-up's deliveries and of these) are this benchmark's.
+            return { count, ownRows: { webhook_deliveries: parked! } }
+          }
+        })
       )
     }
     await stopServer(daemon)
@@ -531,9 +580,11 @@ const main = async () => {
     )
     console.table(results.map((r) => ({
       case: r.case,
-      statements: round(r.statements),
-      "tx control": round(r.control),
-      "round trips": round(r.statements + r.control),
+      "statements (pgss)": round(r.statements),
+      "statements (log)": round(r.logged.statements ?? 0),
+      "BEGIN/COMMIT": `${round(r.logged.BEGIN ?? 0)}/${round(r.logged.COMMIT ?? 0)}`,
+      "SAVEPOINT/RELEASE/ROLLBACK": `${round(r.logged.SAVEPOINT ?? 0)}/${round(r.logged.RELEASE ?? 0)}/${round(r.logged.ROLLBACK ?? 0)}`,
+      "round trips": round(Object.values(r.logged).reduce((a, b) => a + b, 0)),
       commits: round(r.commits),
       rollbacks: round(r.rollbacks),
       "rows written": round(r.rowsWritten),
