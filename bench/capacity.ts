@@ -17,14 +17,16 @@
 // /guests (one company, 64 matchmakers whose counters move); PUT /matchmakers/{id} (64 of them);
 // POST /companies with an Idempotency-Key, first attempts then their replays; GET /events after
 // an event halfway down the feed; POST /follow-up/tasks/{id}/dispatch (a fresh task each); POST
-// /companies with BENCH_CAPACITY_SUBSCRIBERS webhook subscribers; a webhook delivery.
+// /companies with BENCH_CAPACITY_SUBSCRIBERS webhook subscribers, then also beside 20 more LISTEN
+// sessions (a NOTIFY wakes them all); a webhook delivery.
 // It runs its own throwaway PostgreSQL (the embedded binaries, default durability, with
 // pg_stat_statements preloaded: a server setting that only a start can give), so that every
 // statement and every CPU cycle of the cluster is this run's, and removes it at the end.
 // BENCH_CAPACITY_REQUESTS (500 per case), BENCH_CAPACITY_WARMUP (100), BENCH_CAPACITY_CONNECTIONS
 // (16), BENCH_CAPACITY_SUBSCRIBERS (2), BENCH_GUESTS (20000), BENCH_PORT_OFFSET (0), BENCH_NO_BUILD=1
 // (skip `npm run build`), BENCH_CAPACITY_CASES (only the cases whose name holds one of these words,
-// comma separated), BENCH_CAPACITY_VERBOSE=1 (every statement of each case on stderr). Linux only (it reads /proc). `node --import tsx bench/capacity.ts`.
+// comma separated), BENCH_CAPACITY_VERBOSE=1 (every statement of each case on stderr),
+// BENCH_CAPACITY_LISTENERS (20: the LISTEN sessions beside the last POST case). Linux only (it reads /proc). `node --import tsx bench/capacity.ts`.
 import { execSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { readFile, rm, stat } from "node:fs/promises"
@@ -60,6 +62,8 @@ const PORT_OFFSET = Number(process.env.BENCH_PORT_OFFSET ?? 0)
 const CASES = (process.env.BENCH_CAPACITY_CASES ?? "").split(",").map((c) => c.trim())
 /** BENCH_CAPACITY_VERBOSE=1: every statement of each case, however rare, on stderr. */
 const VERBOSE = process.env.BENCH_CAPACITY_VERBOSE === "1"
+/** LISTEN sessions added for the case that shows what a NOTIFY costs each of them. */
+const LISTENERS = Number(process.env.BENCH_CAPACITY_LISTENERS ?? 20)
 const MATCHMAKERS = 64
 const DATABASE = "matchmaking_capacity"
 /** Marks this benchmark's own statements on the service's database, which the counts leave out. */
@@ -441,8 +445,7 @@ const main = async () => {
       )
     }
 
-    const newCompany = (phase: Phase | "warm-hook" | "hook") => (i: number) =>
-      JSON.stringify({ name: `压测公司${phase}${i}`, city: "北京" })
+    const newCompany = (phase: string) => (i: number) => JSON.stringify({ name: `压测公司${phase}${i}`, city: "北京" })
     const idempotent = (phase: Phase) => ({
       method: "POST" as const,
       path: `${API}/companies`,
@@ -518,6 +521,20 @@ const main = async () => {
       name: `POST /companies, ${SUBSCRIBERS} webhook subscribers`,
       spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: newCompany(phase === "warm" ? "warm-hook" : "hook") })
     }, true)
+    // The same beside LISTENERS more LISTEN sessions in the database, as many instances and daemons
+    // hold: a NOTIFY wakes every listening backend of the database, whatever its channel, and each
+    // reads the notification queue in a transaction of its own.
+    const listeners = await Promise.all(Array.from({ length: LISTENERS }, async () => {
+      const listener = new pg.Client({ connectionString: url, application_name: "capacity-listener" })
+      await listener.connect()
+      await listener.query(`LISTEN capacity_elsewhere`)
+      return listener
+    }))
+    await measureCase({
+      name: `POST /companies, ${SUBSCRIBERS} webhook subscribers, ${LISTENERS} more listeners`,
+      spec: (phase) => ({ method: "POST", path: `${API}/companies`, body: newCompany(phase === "warm" ? "warm-listen" : "listen") })
+    })
+    await Promise.all(listeners.map((l) => l.end()))
     await stopServer(api)
 
     // The daemon alone delivers what that case left: parked first (due tomorrow), the daemon
