@@ -244,7 +244,10 @@ const main = async () => {
       // Counted from here: this read is the window's first own transaction.
       const ownSoFar = ownTransactions
       const { rows: tables } = await own<{ relname: string; n: number }>(
-        "SELECT relname, (n_tup_ins + n_tup_upd + n_tup_del)::float8 AS n FROM pg_stat_user_tables"
+        // A partition's rows count as its table's (events, deliveries… partitioned by time).
+        `SELECT coalesce(p.relname, s.relname) AS relname, sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del)::float8 AS n
+         FROM pg_stat_user_tables s LEFT JOIN pg_inherits i ON i.inhrelid = s.relid LEFT JOIN pg_class p ON p.oid = i.inhparent
+         GROUP BY 1`
       )
       return { commits: s!.c, rollbacks: s!.r, own: ownSoFar, tables: new Map(tables.map((t) => [t.relname, t.n])) }
     }
