@@ -499,9 +499,10 @@ const main = async () => {
     for (const c of cases) await measureCase(c)
 
     // The events feed: a page of 100 after an event halfway down it.
-    const { rows: [{ event_id: middle }] } = await own<{ event_id: string }>(
+    const { rows: [halfway] } = await own<{ event_id: string }>(
       "SELECT event_id FROM events ORDER BY tx_id, id OFFSET (SELECT count(*) / 2 FROM events) LIMIT 1"
     )
+    const middle = halfway?.event_id ?? "evt_000000000000000000000000"
     await measureCase({
       name: "GET /events (100 after one halfway)",
       spec: () => ({ method: "GET", path: `${API}/events`, query: new URLSearchParams({ after: middle!, page_size: "100" }).toString() })
