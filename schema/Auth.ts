@@ -4,7 +4,7 @@ import * as Context from "effect/Context"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
 import type { CompanyScope } from "../src/domain/scope.js"
-import type { Permission } from "./Common.js"
+import type { Permission } from "./Permissions.js"
 import { ErrorEnvelopes, ForbiddenEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
 
 export interface CallerInfo {

@@ -12,7 +12,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 
 import { pruneEventsOnce } from "../jobs/EventsPrune.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
-import { type Permission } from "../schema/Common.js"
+import { type Permission } from "../schema/Permissions.js"
 import type { EventType } from "../schema/Events.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { CardTasksRepo } from "../src/repos/CardTasksRepo.js"

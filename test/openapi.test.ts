@@ -11,7 +11,7 @@ import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../schema/Api.js"
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { Matchmaker } from "../schema/Matchmakers.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { ROUTES } from "../src/http/routes.js"

@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
 import * as Scopes from "../src/domain/scope.js"

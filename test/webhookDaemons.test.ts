@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import type { EventType } from "../schema/Events.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"

@@ -11,7 +11,7 @@ import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
 
 import { WebhookJobsLive } from "../jobs/Webhooks.js"
-import { ALL_PERMISSIONS, type Permission } from "../schema/Common.js"
+import { ALL_PERMISSIONS, type Permission } from "../schema/Permissions.js"
 import type { EventType } from "../schema/Events.js"
 import { runAdmin } from "../src/admin/commands.js"
 import type { AppConfigShape } from "../src/Config.js"

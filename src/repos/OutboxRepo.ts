@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
-import { Permission } from "../../schema/Common.js"
+import { Permission } from "../../schema/Permissions.js"
 import { EventType } from "../../schema/Events.js"
 import { Instant } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
