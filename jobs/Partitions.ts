@@ -31,6 +31,7 @@ import {
   partitionsToCreate
 } from "../src/domain/partitions.js"
 import { partitionAheadSeconds, partitionRangesHeld, partitionRowsMoved, update } from "../src/observability/metrics.js"
+import { EventsRepo } from "../src/repos/EventsRepo.js"
 import { type PartitionedTable, PartitionsRepo } from "../src/repos/PartitionsRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { periodicJob } from "./Job.js"
@@ -58,12 +59,26 @@ export const aheadMs = (config: Pick<AppConfigShape, "partitionsAheadDays">): nu
  * Every table kept by partition, from the configuration. Another table is one more entry here
  * (its migration partitions it).
  */
-export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, never, AppConfig> = Effect.map(
-  AppConfig,
-  (_config): ReadonlyArray<PartitionEntry> => [
-    // One entry per policy, e.g. { policy: { name, tables, widthMs, aheadMs: aheadMs(_config), retentionMs }, holds }.
+export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, never, AppConfig | EventsRepo> = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const events = yield* EventsRepo
+  const entries: Array<PartitionEntry> = [
+    // The events outbox (migration 0024): a day of events, their deliveries and the deliveries'
+    // attempts go together, EVENTS_RETENTION_DAYS after the day ended, once none of the day's
+    // deliveries is pending (a delivery still being retried, or redelivered, keeps its day).
+    {
+      policy: {
+        name: "events",
+        tables: ["events", "webhook_deliveries", "webhook_attempts"],
+        widthMs: config.eventsPartitionDays * DAY_MS,
+        aheadMs: aheadMs(config),
+        retentionMs: config.eventsRetentionDays * DAY_MS
+      },
+      holds: (range) => events.pendingDeliveries(range.fromMs, range.toMs)
+    }
   ]
-)
+  return entries
+})
 
 /** What one pass did for one policy. */
 export interface PartitionPass {
