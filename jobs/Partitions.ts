@@ -63,9 +63,9 @@ export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, nev
   const config = yield* AppConfig
   const events = yield* EventsRepo
   const entries: Array<PartitionEntry> = [
-    // The events outbox (migration 0024): a day of events, their deliveries and the deliveries'
-    // attempts go together, EVENTS_RETENTION_DAYS after the day ended, once none of the day's
-    // deliveries is pending (a delivery still being retried, or redelivered, keeps its day).
+    // The events outbox (migration 0024): a partition of events (a week's by default), their
+    // deliveries and the deliveries' attempts go together, EVENTS_RETENTION_DAYS after it ended,
+    // once none of its deliveries is pending (one still being retried, or redelivered, keeps it).
     {
       policy: {
         name: "events",

@@ -1,11 +1,15 @@
 -- Retention by partition (issue 38): the events outbox, its webhook deliveries and their attempts
--- become tables partitioned by range on the event's time, one partition a day (UTC midnight to UTC
--- midnight), so that the daemon's retention drops a whole day of each (jobs/Partitions.ts) instead
--- of deleting rows, which at millions of rows a day left bloat and long vacuums.
+-- become tables partitioned by range on the event's time, one partition a week by default
+-- (EVENTS_PARTITION_DAYS; weeks of the daemon's grid: 7-day multiples from the Unix epoch, Thursday
+-- 00:00 UTC), so that the daemon's retention drops a whole week of each (jobs/Partitions.ts) instead
+-- of deleting rows, which at millions of rows a day left bloat and long vacuums. A week, not a day:
+-- each insert of an event plans and locks every partition of `events` (its tx_id raise reads the
+-- record's younger events in all of them), and with 30 days kept a day each meant ~39 partitions
+-- (an event insert ~4x the cost of the unpartitioned table, measured), a week each ~7.
 --
 -- * events is partitioned on created_at; webhook_deliveries and webhook_attempts on the time of
---   their event (event_created_at, a new column of each): a day's deliveries and attempts are in
---   that day's partitions of theirs, and go when the day's events go, in one transaction.
+--   their event (event_created_at, a new column of each): a week's deliveries and attempts are in
+--   that week's partitions of theirs, and go when the week's events go, in one transaction.
 -- * A primary key or unique constraint of a partitioned table must hold its partition key: events
 --   is keyed (id, created_at), deliveries (id, event_created_at), attempts (delivery_id, attempt,
 --   event_created_at). The ids stay unique because their sequences make them (events_id_seq,
@@ -24,10 +28,11 @@
 --   primary key's index) and events_created_at_idx (the old DELETE's) go: partitions prune by time.
 -- * Each table has a DEFAULT partition: a row whose time no partition covers yet (the daemon did
 --   not run for longer than PARTITIONS_AHEAD_DAYS) is kept there, never refused, and the daemon
---   moves it into its day's partition when it creates it.
--- * Partitions: one a day from the day of the oldest event (or today) through today + 7 days; if
---   events older than 60 days exist (kept past the retention by a pending delivery), one partition
---   from MINVALUE holds everything before the 60 days (the daemon drops it once past retention).
+--   moves it into its partition when it creates it.
+-- * Partitions: one a week from the week of the oldest event (or this week) through the week that
+--   holds now + 7 days; if events older than 9 weeks exist (kept past the retention by a pending
+--   delivery), one partition from MINVALUE holds everything before those 9 weeks (the daemon drops
+--   it once past retention).
 --
 -- The migrator runs this in one transaction: the rows are copied into the new tables, the old
 -- ones dropped and the new ones take their names, indexes, triggers and sequences.
@@ -86,27 +91,29 @@ CREATE TABLE webhook_attempts (
 
 DO $$
 DECLARE
-  day interval := interval '24 hours';
-  today timestamptz := date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC';
-  first_day timestamptz;
-  d timestamptz;
+  week interval := interval '168 hours';
+  -- Weeks on the daemon's grid (src/domain/partitions.ts): multiples of 7 days from the Unix epoch.
+  this_week timestamptz := to_timestamp(floor(extract(epoch FROM now()) / 604800) * 604800);
+  first_week timestamptz;
+  w timestamptz;
   t text;
 BEGIN
-  SELECT date_trunc('day', min(created_at) AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' INTO first_day FROM events_old;
-  first_day := LEAST(COALESCE(first_day, today), today);
-  IF first_day < today - 60 * day THEN
-    first_day := today - 60 * day;
+  SELECT to_timestamp(floor(extract(epoch FROM min(created_at)) / 604800) * 604800) INTO first_week FROM events_old;
+  first_week := LEAST(COALESCE(first_week, this_week), this_week);
+  IF first_week < this_week - 9 * week THEN
+    first_week := this_week - 9 * week;
     FOREACH t IN ARRAY ARRAY['events', 'webhook_deliveries', 'webhook_attempts'] LOOP
-      EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (MINVALUE) TO (%L)', t || '_p_before', t, first_day);
+      EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (MINVALUE) TO (%L)', t || '_p_before', t, first_week);
     END LOOP;
   END IF;
-  d := first_day;
-  WHILE d < today + 8 * day LOOP
+  w := first_week;
+  -- Through the week that holds now + 7 days (PARTITIONS_AHEAD_DAYS' default).
+  WHILE w <= now() + interval '168 hours' LOOP
     FOREACH t IN ARRAY ARRAY['events', 'webhook_deliveries', 'webhook_attempts'] LOOP
       EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
-        t || '_p' || to_char(d AT TIME ZONE 'UTC', 'YYYYMMDD'), t, d, d + day);
+        t || '_p' || to_char(w AT TIME ZONE 'UTC', 'YYYYMMDD'), t, w, w + week);
     END LOOP;
-    d := d + day;
+    w := w + week;
   END LOOP;
   FOREACH t IN ARRAY ARRAY['events', 'webhook_deliveries', 'webhook_attempts'] LOOP
     EXECUTE format('CREATE TABLE %I PARTITION OF %I DEFAULT', t || '_default', t);

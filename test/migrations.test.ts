@@ -134,7 +134,7 @@ it.live(
 )
 
 it.live(
-  "0024 moves the events, deliveries and attempts into day partitions: every row as it was, the feed's order, the ids' sequences and the fan-out once per client kept",
+  "0024 moves the events, deliveries and attempts into week partitions: every row as it was, the feed's order, the ids' sequences and the fan-out once per client kept",
   () =>
     Effect.gen(function*() {
       const url = yield* emptyDatabase("mm_partitions")
@@ -170,9 +170,11 @@ it.live(
         SELECT e.event_id, e.tableoid::regclass::text AS events, d.tableoid::regclass::text AS deliveries,
           (SELECT a.tableoid::regclass::text FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.event_created_at = d.event_created_at) AS attempts
         FROM events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.event_created_at = e.created_at ORDER BY e.tx_id`
-      const day = (ms: number) => new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")
-      const oldDay = day(events[1]!.created_at.getTime())
-      const today = day(events[2]!.created_at.getTime())
+      // Weeks on the daemon's grid: 7-day multiples from the Unix epoch, named after their first day.
+      const WEEK = 7 * 86_400_000
+      const week = (ms: number) => new Date(Math.floor(ms / WEEK) * WEEK).toISOString().slice(0, 10).replaceAll("-", "")
+      const oldDay = week(events[1]!.created_at.getTime())
+      const today = week(events[2]!.created_at.getTime())
       expect(placed).toEqual([
         { event_id: "evt_before", events: "events_p_before", deliveries: "webhook_deliveries_p_before", attempts: null },
         {
@@ -185,7 +187,7 @@ it.live(
         { event_id: "evt_today2", events: `events_p${today}`, deliveries: `webhook_deliveries_p${today}`, attempts: null }
       ])
       // Partitions a week ahead, and a DEFAULT one, for each table.
-      const ahead = day(events[2]!.created_at.getTime() + 7 * 86_400_000)
+      const ahead = week(events[2]!.created_at.getTime() + 7 * 86_400_000)
       for (const table of ["events", "webhook_deliveries", "webhook_attempts"]) {
         const names = (yield* db<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
           WHERE i.inhparent = ${table}::regclass`).map((r) => r.name)

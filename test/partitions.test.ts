@@ -1,7 +1,8 @@
 // Retention by partition (issue 38): the daemon's partition job, on its clock, creates the events
-// outbox's days ahead and drops the days past EVENTS_RETENTION_DAYS (with their deliveries and
-// attempts) once no delivery of theirs is pending; the feed's cursor and order are unaffected; two
-// daemons at once neither fail nor drop twice; an insert no partition covers yet still succeeds.
+// outbox's partitions ahead and drops the ones past EVENTS_RETENTION_DAYS (with their deliveries
+// and attempts) once no delivery of theirs is pending; the feed's cursor and order are unaffected;
+// two daemons at once neither fail nor drop twice; an insert no partition covers yet still
+// succeeds. Partitions of a day here (EVENTS_PARTITION_DAYS=1), on days far from the migration's weeks.
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -76,7 +77,7 @@ const readAll = (client: Api, after: string | undefined, pageSize = 1000) =>
 
 const dropped = (pass: PartitionPass) => [...pass.dropped].sort()
 
-layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTION_DAYS }), { timeout: 120_000 })(
+layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTION_DAYS, eventsPartitionDays: 1 }), { timeout: 120_000 })(
   "retention by partition",
   (it) => {
     it.effect("retention drops a whole day of events with its deliveries and attempts, once none is pending; a cursor into a later day reads on exactly as before", () =>
@@ -88,18 +89,18 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTIO
         const start = (yield* client.events.list({ query: { page_size: 1000 } })).next_after ?? undefined
 
         // The days before today get their partitions from a pass whose clock stands there.
-        const created = yield* passAt(day(-3) + 3_600_000)
+        const created = yield* passAt(day(-20) + 3_600_000)
         for (const table of TABLES) {
-          for (const n of [-3, -2, -1]) expect(created.created).toContain(partitionName(table, day(n)))
+          for (const n of [-20, -19, -18]) expect(created.created).toContain(partitionName(table, day(n)))
         }
 
-        const a1 = yield* eventAt(day(-3) + 1_000, { n: "a1" })
-        const a2 = yield* eventAt(day(-3) + 2_000, { n: "a2" })
-        const b1 = yield* eventAt(day(-2) + 1_000, { n: "b1" })
-        const b2 = yield* eventAt(day(-2) + 2_000, { n: "b2" })
+        const a1 = yield* eventAt(day(-20) + 1_000, { n: "a1" })
+        const a2 = yield* eventAt(day(-20) + 2_000, { n: "a2" })
+        const b1 = yield* eventAt(day(-19) + 1_000, { n: "b1" })
+        const b2 = yield* eventAt(day(-19) + 2_000, { n: "b2" })
         const c1 = yield* eventAt(Date.now(), { n: "c1" })
-        expect(yield* partitionOf(a1)).toEqual([partitionName("events", day(-3))])
-        expect(yield* partitionOf(b1)).toEqual([partitionName("events", day(-2))])
+        expect(yield* partitionOf(a1)).toEqual([partitionName("events", day(-20))])
+        expect(yield* partitionOf(b1)).toEqual([partitionName("events", day(-19))])
 
         const all = yield* readAll(client, start)
         expect(all.filter((id) => [a1, a2, b1, b2, c1].includes(id))).toEqual([a1, a2, b1, b2, c1])
@@ -107,40 +108,40 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTIO
         const pageAfterB1 = yield* client.events.list({ query: { after: b1, page_size: 1 } })
         expect(afterB1.slice(0, 2)).toEqual([b2, c1])
 
-        // Day −3 is past the retention at this clock, day −2 is not; a pending delivery keeps day −3.
-        const expiredAt = day(-2) + RETENTION_DAYS * DAY_MS + 3_600_000
+        // Day −20 is past the retention at this clock, day −19 is not; a pending delivery keeps day −20.
+        const expiredAt = day(-19) + RETENTION_DAYS * DAY_MS + 3_600_000
         const held = yield* passAt(expiredAt)
         expect(held.dropped).toEqual([])
-        expect(held.held.map((h) => h.range.fromMs)).toEqual([day(-3)])
+        expect(held.held.map((h) => h.range.fromMs)).toEqual([day(-20)])
         expect(held.held[0]!.holding).toBe(2)
         expect(yield* readAll(client, start)).toEqual(all)
 
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE webhook_deliveries SET status = 'succeeded', next_attempt_at = NULL
-          WHERE event_created_at >= ${new Date(day(-3))} AND event_created_at < ${new Date(day(-2))}`
+          WHERE event_created_at >= ${new Date(day(-20))} AND event_created_at < ${new Date(day(-19))}`
         yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, worker, event_created_at)
           SELECT id, 1, now(), 3, 200, 'test', event_created_at FROM webhook_deliveries
-          WHERE event_created_at >= ${new Date(day(-3))} AND event_created_at < ${new Date(day(-2))}`
+          WHERE event_created_at >= ${new Date(day(-20))} AND event_created_at < ${new Date(day(-19))}`
         const kept = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_created_at >= ${new Date(
-          day(-2)
+          day(-19)
         )}`
 
         const pass = yield* passAt(expiredAt)
         // Attempts, then deliveries, then events: the day's partitions of each, nothing else.
-        expect(pass.dropped).toEqual(TABLES.toReversed().map((t) => partitionName(t, day(-3))))
+        expect(pass.dropped).toEqual(TABLES.toReversed().map((t) => partitionName(t, day(-20))))
         expect(pass.held).toEqual([])
         for (const table of TABLES) {
           const left = yield* partitionsOf(table)
-          expect(left).not.toContain(partitionName(table, day(-3)))
-          expect(left).toContain(partitionName(table, day(-2)))
+          expect(left).not.toContain(partitionName(table, day(-20)))
+          expect(left).toContain(partitionName(table, day(-19)))
           expect(left).toContain(`${table}_default`)
         }
         const gone = yield* sql<{ n: number }>`SELECT (SELECT count(*) FROM events WHERE event_id IN (${a1}, ${a2}))::int
-          + (SELECT count(*) FROM webhook_deliveries WHERE event_created_at < ${new Date(day(-2))})::int
-          + (SELECT count(*) FROM webhook_attempts WHERE event_created_at < ${new Date(day(-2))})::int AS n`
+          + (SELECT count(*) FROM webhook_deliveries WHERE event_created_at < ${new Date(day(-19))})::int
+          + (SELECT count(*) FROM webhook_attempts WHERE event_created_at < ${new Date(day(-19))})::int AS n`
         expect(gone[0]!.n).toBe(0)
         const still = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE event_created_at >= ${new Date(
-          day(-2)
+          day(-19)
         )}`
         expect(still[0]!.n).toBe(kept[0]!.n)
 
@@ -194,7 +195,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTIO
       Effect.gen(function*() {
         const { client } = yield* signedClient(["open:guest:read"])
         const sql = yield* SqlClient.SqlClient
-        const at = day(40) + 12 * 3_600_000
+        const at = day(30) + 12 * 3_600_000
         const far = yield* eventAt(at, { n: "far" })
         expect(yield* partitionOf(far)).toEqual(["events_default"])
         const deliveries = yield* sql<
@@ -205,9 +206,9 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTIO
         expect(page.next_after).toBe(far)
 
         const pass = yield* passAt(at)
-        expect(pass.created).toContain(partitionName("events", day(40)))
+        expect(pass.created).toContain(partitionName("events", day(30)))
         expect(pass.moved).toBe(1 + deliveries[0]!.n)
-        expect(yield* partitionOf(far)).toEqual([partitionName("events", day(40))])
+        expect(yield* partitionOf(far)).toEqual([partitionName("events", day(30))])
         const left = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries_default`
         expect(left[0]!.n).toBe(0)
         expect((yield* client.events.list({ query: { after: far } })).next_after).toBe(far)

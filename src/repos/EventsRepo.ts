@@ -1,5 +1,5 @@
 // The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order,
-// and tells the partition maintenance (jobs/Partitions.ts) which expired days of events still have
+// and tells the partition maintenance (jobs/Partitions.ts) which expired partitions of events still have
 // a pending delivery (those wait). Recording events is OutboxRepo's.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
