@@ -20,7 +20,7 @@ import { DEFAULT_DATABASE_TIMEOUT_SECONDS } from "../Config.js"
 import { DatabaseUnavailable } from "../domain/errors.js"
 import { encodeCursor, type SyncWindow } from "../domain/sync.js"
 import { databaseFaultOf, deadlineExceeded } from "./databaseFaults.js"
-import { type RecordedEvent, recordedEventsSql } from "./statements.js"
+import { type RecordedEvent, recordedEventsSql, SLOT } from "./statements.js"
 
 /**
  * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
@@ -392,3 +392,17 @@ export const recordedWrite = (
   event: RecordedEvent
 ): Statement.Statement<Record<string, unknown>> =>
   sql`WITH c AS (${change}), e AS (${sql.literal(recordedEventsSql(event))}) SELECT * FROM c`
+
+/**
+ * SQL text with parameter slots (statements.ts' SLOT, text shared with the benchmark floors) as a
+ * fragment whose slots hold `values`, in order: the text stays the same whatever the values, so
+ * the pool prepares it once.
+ */
+export const slotted = (sql: SqlClient.SqlClient, text: string, values: ReadonlyArray<unknown>): Statement.Fragment => {
+  const pieces = text.split(SLOT)
+  if (pieces.length !== values.length + 1) throw new Error(`${pieces.length - 1} slots for ${values.length} values`)
+  return pieces.slice(1).reduce<Statement.Fragment>(
+    (fragment, piece, i) => sql`${fragment}${values[i]}${sql.literal(piece)}`,
+    sql.literal(pieces[0]!)
+  )
+}
