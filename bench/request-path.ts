@@ -323,37 +323,37 @@ const FLOOR_STACKS: Record<Kind, string> = {
   fastify: "the Fastify floor: Fastify 5 + pg"
 }
 const printSideBySide = () => {
-process.stdout.write(
-  `\nThe service beside its floors doing the same work (${
-    COMPARED.filter((k) => k !== "service").map((k) => FLOOR_STACKS[k]).join("; ")
-  }), ` +
-    `same load, one at a time: throughput (req/s) and its ratios\n`
-)
-console.table(results.map(({ case: name, of }) => ({
-  case: name,
-  service: rps(of.service),
-  effect_floor: rps(of.effect),
-  raw_floor: rps(of.raw),
-  fastify_floor: rps(of.fastify),
-  "service/effect": over(of.service, of.effect, byRps),
-  "service/raw": over(of.service, of.raw, byRps),
-  "service/fastify": over(of.service, of.fastify, byRps),
-  "effect/raw": over(of.effect, of.raw, byRps),
-  "fastify/raw": over(of.fastify, of.raw, byRps),
-  errors: COMPARED.map((k) => non200(of[k]!)).join(" / ")
-})))
-process.stdout.write("p99 latency (ms), against the raw floor's\n")
-console.table(results.map(({ case: name, of }) => ({
-  case: name,
-  service: p99(of.service),
-  effect_floor: p99(of.effect),
-  raw_floor: p99(of.raw),
-  fastify_floor: p99(of.fastify),
-  "service/raw": over(of.service, of.raw, byP99),
-  "effect/raw": over(of.effect, of.raw, byP99),
-  "fastify/raw": over(of.fastify, of.raw, byP99),
-  "service/effect": over(of.service, of.effect, byP99)
-})))
+  process.stdout.write(
+    `\nThe service beside its floors doing the same work (${
+      COMPARED.filter((k) => k !== "service").map((k) => FLOOR_STACKS[k]).join("; ")
+    }), ` +
+      `same load, one at a time: throughput (req/s) and its ratios\n`
+  )
+  console.table(results.map(({ case: name, of }) => ({
+    case: name,
+    service: rps(of.service),
+    effect_floor: rps(of.effect),
+    raw_floor: rps(of.raw),
+    fastify_floor: rps(of.fastify),
+    "service/effect": over(of.service, of.effect, byRps),
+    "service/raw": over(of.service, of.raw, byRps),
+    "service/fastify": over(of.service, of.fastify, byRps),
+    "effect/raw": over(of.effect, of.raw, byRps),
+    "fastify/raw": over(of.fastify, of.raw, byRps),
+    errors: COMPARED.map((k) => non200(of[k]!)).join(" / ")
+  })))
+  process.stdout.write("p99 latency (ms), against the raw floor's\n")
+  console.table(results.map(({ case: name, of }) => ({
+    case: name,
+    service: p99(of.service),
+    effect_floor: p99(of.effect),
+    raw_floor: p99(of.raw),
+    fastify_floor: p99(of.fastify),
+    "service/raw": over(of.service, of.raw, byP99),
+    "effect/raw": over(of.effect, of.raw, byP99),
+    "fastify/raw": over(of.fastify, of.raw, byP99),
+    "service/effect": over(of.service, of.effect, byP99)
+  })))
 }
 
 if (ONLY.length > 0) {

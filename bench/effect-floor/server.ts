@@ -328,7 +328,11 @@ const OpenLive = HttpApiBuilder.group(
             return (yield* sql.unsafe<Record<string, unknown>>(again.text, [...again.values]))[0]
           }))))
           if (written === undefined) return yield* notFound
-          const data = { id: written.id, updated_at: written.updated_at, ...Object.fromEntries(Object.keys(payload).map((k) => [k, written[k]])) }
+          const data = {
+            id: written.id,
+            updated_at: written.updated_at,
+            ...Object.fromEntries(Object.keys(payload).map((k) => [k, written[k]]))
+          }
           return { code: 200, message: "ok", data: data as typeof GuestUpdated.Type } as const
         }))
   })

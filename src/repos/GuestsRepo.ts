@@ -98,7 +98,7 @@ const toState = ({ created_at: _c, id: _i, updated_at: _u, ...state }: GuestRow)
 /** A guest's row as read to be updated: GuestRow and its version (GUEST_VERSIONED_COLUMNS). */
 const VersionedRow = Schema.Struct({ ...GuestRow.fields, row_version: Schema.String })
 
-/** A guest's stored state and the version of its row it was read from (statements.ts' guestVersionMatches). */
+/** A guest's stored state and the version of its row it was read from (statements.ts' GUEST_VERSIONED_COLUMNS). */
 export interface VersionedState {
   readonly state: GuestState
   readonly version: string
@@ -305,9 +305,7 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
       ) =>
         sqlEdge(
           Effect.map(
-            PlatformTimeZone.use((timeZone) =>
-              updateRecorded({ id, version, state, changed, moves, timeZone })
-            ),
+            PlatformTimeZone.use((timeZone) => updateRecorded({ id, version, state, changed, moves, timeZone })),
             Option.map(toGuest)
           )
         ),

@@ -116,7 +116,13 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     // read, match.status_changed, and on completion the matchmakers' success_count and events
     // (matchStatusChangedTailSql).
     const setStatusRecorded = SqlSchema.findOneOption({
-      Request: Schema.Struct({ id: Schema.Int, version: Schema.String, status: MatchStatus, previous: MatchStatus, timeZone: Schema.String }),
+      Request: Schema.Struct({
+        id: Schema.Int,
+        version: Schema.String,
+        status: MatchStatus,
+        previous: MatchStatus,
+        timeZone: Schema.String
+      }),
       Result: MatchRow,
       execute: ({ id, previous, status, timeZone, version }) =>
         sql`WITH c AS (UPDATE matches SET status = ${status}, updated_at = now() WHERE id = ${id} AND xmin = ${version}::xid

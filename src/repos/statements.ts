@@ -212,7 +212,13 @@ export const guestUpdatedTailValues = (
  * order, and the feed lists a transaction's events by id).
  */
 const matchmakerCountersSql = (
-  o: { readonly timeZone: string; readonly moved: string; readonly set: string; readonly changed: ReadonlyArray<string>; readonly after: string }
+  o: {
+    readonly timeZone: string
+    readonly moved: string
+    readonly set: string
+    readonly changed: ReadonlyArray<string>
+    readonly after: string
+  }
 ): string =>
   `d AS (${o.moved}),
 l AS MATERIALIZED (SELECT id FROM matchmakers WHERE id IN (SELECT mid FROM d) ORDER BY id FOR NO KEY UPDATE),

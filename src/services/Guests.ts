@@ -1,6 +1,7 @@
 // Guest use cases (SPEC §4.2 without the card endpoints): create, read, update, list and both
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
-// counters and records its event in the same transaction.
+// counters and records its event in the same transaction (POST and PUT of one guest: in one
+// statement, issue 37).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -27,7 +28,7 @@ import { issuesOfSchemaError } from "../domain/issues.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { jsonTextIssues } from "../domain/text.js"
-import { GuestsRepo } from "../repos/GuestsRepo.js"
+import { GuestsRepo, type VersionedState } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type Change, ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
@@ -183,10 +184,11 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       // The answers in the order the checks were made one after the other: a scoped caller learns
       // first that a guest outside its scope is unknown (DECISIONS §14, whatever the change
       // names); an unscoped one, first what is wrong with the references.
-      const found = Scopes.isScoped(scope)
-        ? Effect.andThen(read, (r) => Effect.andThen(refs, r))
-        : Effect.andThen(refs, read)
-      const current = yield* Effect.flatMap(found, (r) => Option.isSome(r) ? Effect.succeed(r.value) : Effect.fail(NotFound.of("guest", id)))
+      const guestOf = (r: Option.Option<VersionedState>) =>
+        Option.isSome(r) ? Effect.succeed(r.value) : Effect.fail(NotFound.of("guest", id))
+      const current = yield* (Scopes.isScoped(scope)
+        ? Effect.flatMap(Effect.flatMap(read, guestOf), (c) => Effect.as(refs, c))
+        : Effect.flatMap(Effect.andThen(refs, read), guestOf))
       const next = deriveGuest(change as GuestSent, current.state)
       const written = yield* repo.updateRecorded(id, current.version, next, changed, movesOf(current.state, next))
       const guest = Option.isSome(written) ? written.value : yield* tx.run(Effect.gen(function*() {

@@ -1,6 +1,6 @@
 // Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
 // Each write moves the matchmakers' match_count / success_count and records its event in the
-// same transaction.
+// same transaction (a status move: in one statement, issue 37).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -100,10 +100,16 @@ export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | 
           expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
           expect([yield* seed.matchmakerGuestCount(a), yield* seed.matchmakerGuestCount(b)]).toEqual([0, 1])
           // The version read before that write is not the row's any more: nothing is written, nothing moves.
-          const stale = yield* guests.updateRecorded(g.id, read.version, deriveGuest({ occupation: "医生", matchmaker_id: a }, read.state), [
-            "occupation",
-            "matchmaker_id"
-          ], [[a, 1], [b, -1]])
+          const stale = yield* guests.updateRecorded(
+            g.id,
+            read.version,
+            deriveGuest({ occupation: "医生", matchmaker_id: a }, read.state),
+            [
+              "occupation",
+              "matchmaker_id"
+            ],
+            [[a, 1], [b, -1]]
+          )
           expect(Option.isNone(stale)).toBe(true)
           expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
           expect([yield* seed.matchmakerGuestCount(a), yield* seed.matchmakerGuestCount(b)]).toEqual([0, 1])
