@@ -27,6 +27,7 @@ import {
   sinceFilter,
   slotted,
   sqlEdge,
+  statementEdge,
   syncColumns,
   SyncKeyFields
 } from "./sqlHelpers.js"
@@ -303,7 +304,8 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         changed: ReadonlyArray<string>,
         moves: ReadonlyArray<CounterMove>
       ) =>
-        sqlEdge(
+        statementEdge(
+          sql,
           Effect.map(
             PlatformTimeZone.use((timeZone) => updateRecorded({ id, version, state, changed, moves, timeZone })),
             Option.map(toGuest)

@@ -17,7 +17,17 @@ import { SyncWindow } from "../domain/sync.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
-import { listPage, onUniqueViolation, pageTail, sinceFilter, slotted, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
+import {
+  listPage,
+  onUniqueViolation,
+  pageTail,
+  sinceFilter,
+  slotted,
+  sqlEdge,
+  statementEdge,
+  syncColumns,
+  SyncKeyFields
+} from "./sqlHelpers.js"
 import { matchStatusChangedTailSql } from "./statements.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
@@ -192,7 +202,7 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
        * is decided from the current status (domain/matches.ts), so the caller reads it first.
        */
       setStatusRecorded: (id: number, version: string, status: MatchStatus, previous: MatchStatus) =>
-        sqlEdge(PlatformTimeZone.use((timeZone) => setStatusRecorded({ id, version, status, previous, timeZone }))),
+        statementEdge(sql, PlatformTimeZone.use((timeZone) => setStatusRecorded({ id, version, status, previous, timeZone }))),
       /** A match of the scope as the list shows it; none when unknown or outside it. */
       findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */

@@ -406,3 +406,16 @@ export const slotted = (sql: SqlClient.SqlClient, text: string, values: Readonly
     sql.literal(pieces[0]!)
   )
 }
+
+/**
+ * A write that is one statement, at the repository edge (sqlEdge), run again like a transaction
+ * (retryConflicts) when it ends in a deadlock and runs outside of any transaction: PostgreSQL
+ * rolled the statement back whole, so nothing of it was written. Inside a transaction (an
+ * Idempotency-Key's) the statement's failure ends that transaction, which its Transaction.run runs
+ * again.
+ */
+export const statementEdge = <A, E, R>(sql: SqlClient.SqlClient, self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.serviceOption(sql.transactionService),
+    (outer) => Option.isSome(outer) ? sqlEdge(self) : retryConflicts(sqlEdge(self))
+  )

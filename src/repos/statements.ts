@@ -202,14 +202,18 @@ export const guestUpdatedTailValues = (
 }
 
 /**
- * The CTEs `d`, `l`, `m`, `em` of a recorded write that moves matchmakers' counters (issue 37):
- * `moved` selects the matchmakers moved, `mid` (and whatever `set` reads of `d`), and must read the
- * change's CTE so that nothing moves unless the change was made; their rows are locked in id order
- * (`l`, before their UPDATE: every writer of matchmakers takes them in that order, after the
- * record's own row, so two writes moving the same counters queue and never deadlock), updated by
- * `set` and given one matchmaker.updated event each (`changed`: its changed_fields), in id order,
- * after the events of the CTE `after` (read first: sibling data-modifying CTEs run in no stated
- * order, and the feed lists a transaction's events by id).
+ * The CTEs `d`, `m1`, `m2`, `em` of a recorded write that moves the counters of at most two
+ * matchmakers (issue 37): `moved` selects them, `mid` (and whatever `set` reads of `d`), and must
+ * read the change's CTE so that nothing moves unless the change was made. Each is updated by `set`
+ * in a single-row UPDATE of its own, the lower id first (`m2` reads `m1` first): every writer of
+ * matchmakers takes their rows in id order, after the record's own row, so two writes moving the
+ * same counters queue and never deadlock. The UPDATEs lock the rows themselves: a `SELECT … FOR
+ * NO KEY UPDATE` before them in the same statement would lock the rows' latest versions, and the
+ * UPDATEs, reading the statement's older snapshot, would then queue behind another locker waiting
+ * for this statement (a deadlock PostgreSQL detects, seen under concurrent match moves). One
+ * matchmaker.updated event per row (`changed`: its changed_fields), in id order, after the events
+ * of the CTE `after` (read first: sibling data-modifying CTEs run in no stated order, and the feed
+ * lists a transaction's events by id).
  */
 const matchmakerCountersSql = (
   o: {
@@ -221,11 +225,12 @@ const matchmakerCountersSql = (
   }
 ): string =>
   `d AS (${o.moved}),
-l AS MATERIALIZED (SELECT id FROM matchmakers WHERE id IN (SELECT mid FROM d) ORDER BY id FOR NO KEY UPDATE),
-m AS (UPDATE matchmakers SET ${o.set} WHERE id IN (SELECT l.id FROM l) RETURNING ${MATCHMAKER_COLUMNS}),
+m1 AS (UPDATE matchmakers SET ${o.set} WHERE id = (SELECT min(d.mid) FROM d) RETURNING ${MATCHMAKER_COLUMNS}),
+m2 AS (UPDATE matchmakers SET ${o.set} WHERE id = (SELECT max(d.mid) FROM d)
+  AND (SELECT count(*) FROM m1) > 0 AND (SELECT count(DISTINCT d.mid) FROM d) = 2 RETURNING ${MATCHMAKER_COLUMNS}),
 em AS (${
     eventsFromSql({
-      source: `m WHERE (SELECT count(*) FROM ${o.after}) > 0`,
+      source: `(SELECT * FROM m1 UNION ALL SELECT * FROM m2) m WHERE (SELECT count(*) FROM ${o.after}) > 0`,
       type: "matchmaker.updated",
       permission: EVENT_READ_PERMISSION.matchmaker,
       data: recordJsonSql("m", { timeZone: o.timeZone, times: ["created_at", "updated_at"], extra: changedFieldsSql(o.changed) }),
@@ -242,7 +247,7 @@ em AS (${
  * (guestUpdatedTailValues): the fields sent, as a JSON array; the moved matchmakers' ids and
  * their deltas (none zero; both empty when the guest kept its matchmaker). Nothing moves unless
  * the guest's UPDATE changed its row: the counters' CTE reads `c` first. The matchmaker rows are
- * locked in id order (`l`, before their UPDATE), after the guest's row, as every writer of both
+ * updated in id order after the guest's row (matchmakerCountersSql), as every writer of both
  * tables takes them (guests, then matchmakers, each in id order), so two moves in opposite
  * directions queue and never deadlock. Its rows are the guest's.
  */
