@@ -16,9 +16,10 @@ export interface Target {
 export interface LoadSpec {
   /** One target per connection in turn (several ports and clients spread the load). */
   readonly targets: ReadonlyArray<Target>
-  readonly method: "GET" | "POST"
-  readonly path: string
-  /** A fresh body per request (POST). */
+  readonly method: "GET" | "POST" | "PUT"
+  /** The path, or the path of the i-th request (a PUT spread over several records). */
+  readonly path: string | ((i: number) => string)
+  /** A fresh body per request (POST, PUT): the i-th request's. */
   readonly body?: (i: number) => string
   readonly connections: number
   readonly seconds: number
@@ -44,13 +45,14 @@ export const runLoad = async (spec: LoadSpec): Promise<LoadResult> => {
     new Promise<void>((resolve) => {
       const t = c % spec.targets.length
       const target = spec.targets[t]!
-      const body = Buffer.from(spec.body?.(sent) ?? "")
-      sent++
+      const i = sent++
+      const body = Buffer.from(spec.body?.(i) ?? "")
+      const path = typeof spec.path === "string" ? spec.path : spec.path(i)
       const timestamp = String(Math.floor(Date.now() / 1000))
       const nonce = newNonce()
       const signature = liveSigner.sign(target.appSecret, {
         method: spec.method,
-        path: spec.path,
+        path,
         rawQuery: "",
         appKey: target.appKey,
         timestamp,
@@ -62,7 +64,7 @@ export const runLoad = async (spec: LoadSpec): Promise<LoadResult> => {
         host: "127.0.0.1",
         port: target.port,
         method: spec.method,
-        path: spec.path,
+        path,
         agent: agents[t],
         headers: {
           "x-app-key": target.appKey,

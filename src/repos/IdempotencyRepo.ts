@@ -60,27 +60,30 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** For the rest of the transaction, lock waits end after `ms` (0: never); the setting it replaces. */
-    const lockTimeout = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ previous: Schema.String }),
-      execute: (value) =>
-        sql`WITH before AS (SELECT current_setting('lock_timeout') AS previous)
-          SELECT previous, set_config('lock_timeout', ${value}, true) AS applied FROM before`
-    })
-
-    /** Claims the key (or one whose window has passed); a row when this attempt runs. */
-    const insert = SqlSchema.findOneOption({
-      Request: ClaimRequest,
+    /**
+     * Claims the key (or one whose window has passed) in one statement, its lock wait bounded:
+     * `bound` sets lock_timeout to `wait` for the transaction and keeps the setting it replaces,
+     * the INSERT reads its row from `bound` (so the setting is in force before the INSERT can wait
+     * on the key's row: the executor makes the row before it inserts it), and the answer's
+     * projection, made once the INSERT is done (it counts the INSERT's rows), puts the replaced
+     * setting back for the rest of the transaction. `claimed`: this attempt runs.
+     */
+    const insert = SqlSchema.findOne({
+      Request: Schema.Struct({ ...ClaimRequest.fields, wait: Schema.String }),
       Result: Schema.Struct({ claimed: Schema.Boolean }),
       execute: (r) =>
-        sql`INSERT INTO idempotency_keys (app_key, key, fingerprint, expires_at)
-          VALUES (${r.app_key}, ${r.key}, ${r.fingerprint}, now() + make_interval(secs => ${r.ttl_seconds}))
-          ON CONFLICT (app_key, key) DO UPDATE SET
-            fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
-            response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
-          WHERE idempotency_keys.expires_at <= now()
-          RETURNING true AS claimed`
+        sql`WITH before AS (SELECT current_setting('lock_timeout') AS previous),
+          bound AS (SELECT previous, set_config('lock_timeout', ${r.wait}, true) AS applied FROM before),
+          ins AS (
+            INSERT INTO idempotency_keys (app_key, key, fingerprint, expires_at)
+            SELECT ${r.app_key}::text, ${r.key}::text, ${r.fingerprint}::text, now() + make_interval(secs => ${r.ttl_seconds}) FROM bound
+            ON CONFLICT (app_key, key) DO UPDATE SET
+              fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
+              response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
+            WHERE idempotency_keys.expires_at <= now()
+            RETURNING 1)
+          SELECT c.claimed, set_config('lock_timeout', bound.previous, true) AS restored
+          FROM (SELECT count(*) > 0 AS claimed FROM ins) c, bound`
     })
 
     const find = SqlSchema.findOneOption({
@@ -123,19 +126,14 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
     /**
      * Inside a transaction: claims the key, waiting at most `waitSeconds` for a first attempt that
      * holds it uncommitted (KeyStillHeld after that). False: the key is kept by a committed attempt.
-     * The transaction's own lock timeout is back in force once the claim is decided.
+     * The transaction's own lock timeout is back in force once the claim is decided. One round trip.
      */
     const claim = (r: typeof ClaimRequest.Type, waitSeconds: number) =>
-      sqlEdge(Effect.gen(function*() {
-        const { previous } = yield* lockTimeout(`${Math.max(1, Math.round(waitSeconds * 1000))}ms`)
-        const claimed = yield* Effect.catchIf(
-          Effect.map(insert(r), Option.isSome),
-          isLockTimeout,
-          () => Effect.fail(new KeyStillHeld({ waitedSeconds: waitSeconds }))
-        )
-        yield* lockTimeout(previous)
-        return claimed
-      }))
+      sqlEdge(Effect.catchIf(
+        Effect.map(insert({ ...r, wait: `${Math.max(1, Math.round(waitSeconds * 1000))}ms` }), (row) => row.claimed),
+        isLockTimeout,
+        () => Effect.fail(new KeyStillHeld({ waitedSeconds: waitSeconds }))
+      ))
 
     return {
       claim,
