@@ -5,6 +5,7 @@ import { CardTasksJob } from "./CardTasks.js"
 import { FollowUpGenerateJob } from "./FollowUpGenerate.js"
 import { IdempotencyPruneJob } from "./IdempotencyPrune.js"
 import { NoncePruneJob } from "./NoncePrune.js"
+import { PartitionsJob } from "./Partitions.js"
 import { RowCountCompactJob } from "./RowCountCompact.js"
 import { TimeMovesJob } from "./TimeMoves.js"
 import { WebhookJobsLive } from "./Webhooks.js"
@@ -16,5 +17,6 @@ export const JobsLive = Layer.mergeAll(
   CardTasksJob,
   TimeMovesJob,
   FollowUpGenerateJob,
-  WebhookJobsLive
+  WebhookJobsLive,
+  PartitionsJob
 )

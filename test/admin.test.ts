@@ -9,7 +9,7 @@ import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as SqlClient from "effect/sql/SqlClient"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { InvalidInput } from "../src/domain/errors.js"
 import * as Scopes from "../src/domain/scope.js"
