@@ -5,11 +5,11 @@ import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { pruneNoncesOnce } from "../jobs/NoncePrune.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { testAppLayer } from "./support/harness.js"
 
 layer(testAppLayer())("nonce pruning", (it) => {
@@ -40,7 +40,7 @@ layer(testAppLayer())("daemon process", (it) => {
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-      const url = withDatabase(inject("databaseAdminUrl"), db)
+      const url = withDatabase(databaseAdminUrl(), db)
       const result = yield* Effect.promise(() =>
         new Promise<{ code: number | null; log: string }>((resolve) => {
           const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {

@@ -10,20 +10,20 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { insertRows } from "../src/repos/sqlHelpers.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { splitSqlStatements } from "../src/sql/splitSql.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { createCredentials, fakeCardParser, liveAppLayer, serverLayer, TestServer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 /** An empty database for one test, dropped at the end of its scope; its URL. */
 const emptyDatabase = (prefix: string) =>
   Effect.gen(function*() {
-    const adminUrl = inject("databaseAdminUrl")
+    const adminUrl = databaseAdminUrl()
     const name = `${prefix}_${randomBytes(4).toString("hex")}`
     const admin = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin")), SqlClient.SqlClient)
     yield* Effect.acquireRelease(

@@ -17,7 +17,6 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { liveSigner } from "../src/auth/Signer.js"
@@ -28,6 +27,7 @@ import { Clients } from "../src/services/Clients.js"
 import { FollowUps } from "../src/services/FollowUps.js"
 import { findFreePort, withPgClient } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { type Credentials, startDaemon, startProcess } from "./support/processes.js"
@@ -219,7 +219,7 @@ const fleetLayer = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-    const admin = new URL(inject("databaseAdminUrl"))
+    const admin = new URL(databaseAdminUrl())
     const bouncer = yield* Effect.acquireRelease(Effect.promise(() => makeBouncer(admin)), (b) => Effect.promise(b.stop))
     yield* Effect.promise(bouncer.start)
     const directUrl = withDatabase(admin.toString(), db)

@@ -9,7 +9,6 @@ import { readFileSync } from "node:fs"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import type { EventType } from "../schema/Events.js"
 import { ALL_PERMISSIONS } from "../schema/Permissions.js"
@@ -20,6 +19,7 @@ import { WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
@@ -79,7 +79,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
     return {
-      DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db),
+      DATABASE_URL: withDatabase(databaseAdminUrl(), db),
       SECRET_KEY: "ab".repeat(32),
       // Only LISTEN/NOTIFY (and the next due retry) wakes the runners.
       WEBHOOK_POLL_SECONDS: "3600",

@@ -28,6 +28,7 @@ import { Clients } from "../../src/services/Clients.js"
 import { type DatabaseOptions, type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
 import { withDatabase } from "../../src/sql/urls.js"
 import { fakeDnsLayer } from "../fakes/dns.js"
+import { databaseAdminUrl } from "./cluster.js"
 
 /**
  * A fresh database copied from the migrated template, dropped when the layer is released. `via`
@@ -40,7 +41,7 @@ export const testDatabaseLayer = (
 ): Layer.Layer<DatabaseServices> =>
   Layer.unwrap(
     Effect.gen(function*() {
-      const adminUrl = inject("databaseAdminUrl")
+      const adminUrl = databaseAdminUrl()
       const template = inject("templateDatabase")
       const strategy = inject("copyStrategy")
       const name = `${template}_${randomBytes(5).toString("hex")}`
