@@ -1,8 +1,10 @@
-// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
-// on the (app_key, key) primary key, made in the transaction of the endpoint's writes and kept
-// with its answer at commit: a repeat's INSERT waits on the uncommitted row (its lock) until the
-// first attempt commits (then the answer is there) or rolls back (then the key is free). Answers
-// are stored sealed (the service seals and opens them); `response_body` holds only answers kept in
+// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim
+// (idempotency_claim, migration 0025) is made in the transaction of the endpoint's writes and
+// kept with its answer at commit: it takes a transaction-level advisory lock on the key, so a
+// repeat's claim waits until the first attempt commits (then the answer is there) or rolls back
+// (then the key is free), and then looks for the key in every partition of the table (it is
+// partitioned by `expires_at`, so no unique constraint can span the partitions). Answers are
+// stored sealed (the service seals and opens them); `response_body` holds only answers kept in
 // plain bytes before migration 0020, until they expire or `keys rotate` seals them.
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -69,18 +71,12 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
           SELECT previous, set_config('lock_timeout', ${value}, true) AS applied FROM before`
     })
 
-    /** Claims the key (or one whose window has passed); a row when this attempt runs. */
-    const insert = SqlSchema.findOneOption({
+    /** Claims the key (or one whose window has passed): true when this attempt runs. */
+    const insert = SqlSchema.findOne({
       Request: ClaimRequest,
       Result: Schema.Struct({ claimed: Schema.Boolean }),
       execute: (r) =>
-        sql`INSERT INTO idempotency_keys (app_key, key, fingerprint, expires_at)
-          VALUES (${r.app_key}, ${r.key}, ${r.fingerprint}, now() + make_interval(secs => ${r.ttl_seconds}))
-          ON CONFLICT (app_key, key) DO UPDATE SET
-            fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
-            response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
-          WHERE idempotency_keys.expires_at <= now()
-          RETURNING true AS claimed`
+        sql`SELECT idempotency_claim(${r.app_key}, ${r.key}, ${r.fingerprint}, ${r.ttl_seconds}) AS claimed`
     })
 
     const find = SqlSchema.findOneOption({
@@ -101,7 +97,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       }),
       execute: (r) =>
         sql`UPDATE idempotency_keys SET response_status = ${r.status}, response_sealed = ${r.sealed}, response_type = ${r.content_type}
-          WHERE app_key = ${r.app_key} AND key = ${r.key}`
+          WHERE app_key = ${r.app_key} AND key = ${r.key} AND expires_at > now()`
     })
 
     const release = SqlSchema.void({
@@ -109,13 +105,15 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       execute: (r) => sql`DELETE FROM idempotency_keys WHERE app_key = ${r.app_key} AND key = ${r.key}`
     })
 
+    // Partitions go whole (jobs/Partitions.ts); only the DEFAULT partition (keys no partition
+    // covered: the daemon was down) is pruned row by row.
     const prune = SqlSchema.findAll({
       Request: Schema.Int,
       Result: Schema.Struct({ n: Schema.Int }),
       execute: (limit) =>
         sql`WITH gone AS (
-            DELETE FROM idempotency_keys WHERE ctid IN (
-              SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT ${limit})
+            DELETE FROM idempotency_keys_default WHERE ctid IN (
+              SELECT ctid FROM idempotency_keys_default WHERE expires_at <= now() LIMIT ${limit})
             RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
     })
@@ -129,7 +127,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       sqlEdge(Effect.gen(function*() {
         const { previous } = yield* lockTimeout(`${Math.max(1, Math.round(waitSeconds * 1000))}ms`)
         const claimed = yield* Effect.catchIf(
-          Effect.map(insert(r), Option.isSome),
+          Effect.map(insert(r), (row) => row.claimed),
           isLockTimeout,
           () => Effect.fail(new KeyStillHeld({ waitedSeconds: waitSeconds }))
         )
@@ -145,7 +143,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
       release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),
-      /** Removes up to `limit` expired keys; the number removed. */
+      /** Removes up to `limit` expired keys of the DEFAULT partition; the number removed. */
       prune: (limit: number) => sqlEdge(Effect.map(prune(limit), (rows) => rows[0]?.n ?? 0))
     } as const
   })

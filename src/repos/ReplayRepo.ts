@@ -1,5 +1,6 @@
 // Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets
-// (unlogged tables, migration 0013).
+// (unlogged tables, migration 0013). Nonces are partitioned by hour (migration 0025): the daemon
+// drops a partition whole once the retention has passed it (jobs/Partitions.ts).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -57,11 +58,13 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           ON CONFLICT (id) DO NOTHING`
     })
 
+    // Only the DEFAULT partition (slots no partition covered: the daemon was down) is pruned row
+    // by row; a row seen before the cut is one the retention no longer needs, as before.
     const pruneNonces = SqlSchema.findOne({
       Request: Schema.Number,
       Result: CountRow,
       execute: (beforeMs) =>
-        sql`WITH d AS (DELETE FROM request_nonces WHERE seen_ms < ${beforeMs} RETURNING 1)
+        sql`WITH d AS (DELETE FROM request_nonces_default WHERE seen_ms < ${beforeMs} RETURNING 1)
           SELECT count(*)::int AS n FROM d`
     })
 
@@ -81,7 +84,7 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           admit({ appKey, nonce, nowMs, notBeforeMs, signedS: Math.floor(nowMs / 1000), want: 0, rps: 0, burst: 0 }),
           (row) => row.fresh
         )),
-      /** Forgets nonces older than `beforeMs`; returns how many. */
+      /** Forgets the nonces of the DEFAULT partition seen before `beforeMs`; returns how many rows. */
       pruneNonces: (beforeMs: number) => sqlEdge(Effect.map(pruneNonces(beforeMs), (row) => row.n)),
       resetBucket: (appKey: string) => sqlEdge(resetBucket(appKey))
     } as const

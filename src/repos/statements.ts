@@ -29,30 +29,45 @@ export const MATCHMAKER_COLUMNS = `id::int AS id, company_id::int AS company_id,
 export const COMPANY_COLUMNS = `id::int AS id, name, contact_name, contact_phone, province, city, district, address,
   credit_code, logo_url, company_type, cert_level, status, created_at, updated_at`
 
+/** The span of a nonce slot (migration 0025): request_nonces is partitioned by hour. */
+export const NONCE_SLOT_MS = 3_600_000
+
+/** The longest span a nonce is recorded ahead for (a retention past it counts as this long for reuse). */
+export const NONCE_HORIZON_MAX_MS = 86_400_000
+
 /**
  * Admits a signed request in one statement (ReplayRepo.admit): records its nonce (fresh unless seen
  * since `$4` not_before_ms) and, when `$6` want > 0 and the nonce is fresh, leases up to `want`
  * tokens from the client's shared bucket (refilled at `$7` rps up to `$8` burst, created full). A
  * request signed (`$5`, Unix seconds) before the nonce record was last emptied is not admitted.
  * Parameters: $1 app_key, $2 nonce, $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
+ *
+ * The nonce is recorded in every hour slot (NONCE_SLOT_MS) that [now, now + retention] touches,
+ * retention being `$3 - $4` (migration 0025): a later sighting within the retention falls in one of
+ * those slots, and meets this one on that slot's unique index, whichever partition holds it; the
+ * nonce is fresh when every slot took it. Slots are written in ascending order (no deadlock
+ * between two sightings racing).
  */
 export const ADMIT_SQL = `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
+s AS (SELECT generate_series($3::bigint / ${NONCE_SLOT_MS},
+  ($3::bigint + LEAST(GREATEST($3::bigint - $4::bigint, 0), ${NONCE_HORIZON_MAX_MS})) / ${NONCE_SLOT_MS}) * ${NONCE_SLOT_MS} AS slot_ms),
 n AS (
-  INSERT INTO request_nonces (app_key, nonce, seen_ms)
-  SELECT $1::text, $2::text, $3::bigint FROM ep WHERE ep.since_s <= $5::bigint
-  ON CONFLICT (app_key, nonce) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
+  INSERT INTO request_nonces (app_key, nonce, seen_ms, slot_ms)
+  SELECT $1::text, $2::text, $3::bigint, s.slot_ms FROM ep, s WHERE ep.since_s <= $5::bigint ORDER BY s.slot_ms
+  ON CONFLICT (app_key, nonce, slot_ms) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
   RETURNING 1),
+f AS (SELECT (SELECT count(*) FROM n) = (SELECT count(*) FROM s) AS fresh),
 b AS (
   INSERT INTO rate_buckets AS b (app_key, tokens, updated_ms, granted)
   SELECT $1::text, $8::float8 - LEAST($6::float8, $8::float8), $3::bigint, LEAST($6::float8, $8::float8)
-  WHERE $6::float8 > 0 AND EXISTS (SELECT 1 FROM n)
+  WHERE $6::float8 > 0 AND (SELECT fresh FROM f)
   ON CONFLICT (app_key) DO UPDATE SET
     granted = LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
     tokens = bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8)
       - LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
     updated_ms = GREATEST(b.updated_ms, $3::bigint)
   RETURNING b.granted, b.tokens)
-SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, EXISTS (SELECT 1 FROM n) AS fresh,
+SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, (SELECT fresh FROM f) AS fresh,
   (SELECT granted FROM b) AS granted, (SELECT tokens FROM b) AS tokens`
 
 /**
