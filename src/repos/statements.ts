@@ -43,17 +43,27 @@ export const NONCE_HORIZON_MAX_MS = 86_400_000
  * Parameters: $1 app_key, $2 nonce, $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
  *
  * The nonce is recorded in every hour slot (NONCE_SLOT_MS) that [now, now + retention] touches,
- * retention being `$3 - $4` (migration 0025): a later sighting within the retention falls in one of
- * those slots, and meets this one on that slot's unique index, whichever partition holds it; the
- * nonce is fresh when every slot took it. Slots are written in ascending order (no deadlock
- * between two sightings racing).
+ * the retention being `$3 - $4` (migration 0025): a later sighting within the retention falls in
+ * one of those slots and meets this one on that slot's unique index, whichever partition holds it
+ * and however the two race; the nonce is fresh when every slot took it. Slots are written in
+ * ascending order (two sightings racing do not deadlock). When there are two slots, a sighting
+ * already recorded in one of them refuses the request before anything is written, so that a
+ * refused replay leaves no row in the other (only a sighting racing it can, and that only makes
+ * the nonce's refusal last longer).
  */
+/** ADMIT_SQL's first and last slot: those of now and of now + retention (at most NONCE_HORIZON_MAX_MS). */
+const FIRST_SLOT = `$3::bigint / ${NONCE_SLOT_MS} * ${NONCE_SLOT_MS}`
+const LAST_SLOT = `($3::bigint + LEAST(GREATEST($3::bigint - $4::bigint, 0), ${NONCE_HORIZON_MAX_MS})) / ${NONCE_SLOT_MS} * ${NONCE_SLOT_MS}`
+
 export const ADMIT_SQL = `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
-s AS (SELECT generate_series($3::bigint / ${NONCE_SLOT_MS},
-  ($3::bigint + LEAST(GREATEST($3::bigint - $4::bigint, 0), ${NONCE_HORIZON_MAX_MS})) / ${NONCE_SLOT_MS}) * ${NONCE_SLOT_MS} AS slot_ms),
+s AS (SELECT generate_series(${FIRST_SLOT}, ${LAST_SLOT}, ${NONCE_SLOT_MS}) AS slot_ms),
+p AS (SELECT NOT EXISTS (SELECT 1 FROM request_nonces r
+  WHERE r.app_key = $1::text AND r.nonce = $2::text AND r.slot_ms BETWEEN ${FIRST_SLOT} AND ${LAST_SLOT}
+    AND r.seen_ms >= $4::bigint) AS unseen),
 n AS (
   INSERT INTO request_nonces (app_key, nonce, seen_ms, slot_ms)
-  SELECT $1::text, $2::text, $3::bigint, s.slot_ms FROM ep, s WHERE ep.since_s <= $5::bigint ORDER BY s.slot_ms
+  SELECT $1::text, $2::text, $3::bigint, s.slot_ms FROM ep, s
+  WHERE ep.since_s <= $5::bigint AND (${FIRST_SLOT} = ${LAST_SLOT} OR (SELECT unseen FROM p)) ORDER BY s.slot_ms
   ON CONFLICT (app_key, nonce, slot_ms) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
   RETURNING 1),
 f AS (SELECT (SELECT count(*) FROM n) = (SELECT count(*) FROM s) AS fresh),
