@@ -43,18 +43,18 @@ CREATE UNLOGGED TABLE request_nonces_default PARTITION OF request_nonces DEFAULT
 -- The previous hour through the next 24 (names as src/domain/partitions.ts makes them).
 DO $$
 DECLARE
-  hour bigint := 3600000;
+  width bigint := 3600000;
   now_ms bigint := floor(extract(epoch FROM now()) * 1000)::bigint;
   slot bigint;
-  at timestamptz;
+  starts timestamp;
 BEGIN
-  FOR slot IN SELECT generate_series((now_ms / hour - 1) * hour, (now_ms / hour + 24) * hour, hour) LOOP
-    at := to_timestamp(slot / 1000.0);
+  FOR slot IN SELECT generate_series((now_ms / width - 1) * width, (now_ms / width + 24) * width, width) LOOP
+    starts := to_timestamp(slot / 1000.0) AT TIME ZONE 'UTC';
     EXECUTE format(
       'CREATE UNLOGGED TABLE %I PARTITION OF request_nonces FOR VALUES FROM (%s) TO (%s)',
-      'request_nonces_p' || to_char(at AT TIME ZONE 'UTC', 'YYYYMMDD')
-        || CASE WHEN slot % 86400000 = 0 THEN '' ELSE '_' || to_char(at AT TIME ZONE 'UTC', 'HH24MISS') END,
-      slot, slot + hour);
+      'request_nonces_p' || to_char(starts, 'YYYYMMDD')
+        || CASE WHEN slot % 86400000 = 0 THEN '' ELSE '_' || to_char(starts, 'HH24MISS') END,
+      slot, slot + width);
   END LOOP;
 END
 $$;
@@ -97,14 +97,15 @@ CREATE TABLE idempotency_keys_default PARTITION OF idempotency_keys DEFAULT;
 -- Today (UTC) through two days ahead: a key claimed now with the default 24 h window expires tomorrow.
 DO $$
 DECLARE
-  day date;
+  today date := (now() AT TIME ZONE 'UTC')::date;
+  n integer;
 BEGIN
-  FOR day IN SELECT generate_series((now() AT TIME ZONE 'UTC')::date, (now() AT TIME ZONE 'UTC')::date + 2, interval '1 day')::date LOOP
+  FOR n IN 0..2 LOOP
     EXECUTE format(
       'CREATE TABLE %I PARTITION OF idempotency_keys FOR VALUES FROM (%L) TO (%L)',
-      'idempotency_keys_p' || to_char(day, 'YYYYMMDD'),
-      to_char(day, 'YYYY-MM-DD') || 'T00:00:00.000Z',
-      to_char(day + 1, 'YYYY-MM-DD') || 'T00:00:00.000Z');
+      'idempotency_keys_p' || to_char(today + n, 'YYYYMMDD'),
+      to_char(today + n, 'YYYY-MM-DD') || 'T00:00:00.000Z',
+      to_char(today + n + 1, 'YYYY-MM-DD') || 'T00:00:00.000Z');
   END LOOP;
 END
 $$;

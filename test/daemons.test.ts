@@ -58,7 +58,6 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       CARD_TASK_LEASE_SECONDS: "120",
       CARD_TASK_POLL_SECONDS: "0.5",
       CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600"
     }
     const upload = () =>
       Effect.map(
