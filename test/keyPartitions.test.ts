@@ -160,11 +160,12 @@ const keyRows = (appKey: string, key: string) =>
     sql<{ part: string; status: number | null }>`SELECT tableoid::regclass::text AS part, response_status AS status
       FROM idempotency_keys WHERE app_key = ${appKey} AND key = ${key}`)
 
-layer(testServerLayer({ idempotencyTtlSeconds: BEFORE_TTL }, undefined, keysDb.database))("Idempotency-Keys across day partitions", (it) => {
+layer(IdempotencyRepo.layer.pipe(Layer.provideMerge(testServerLayer({ idempotencyTtlSeconds: BEFORE_TTL }, undefined, keysDb.database))))("Idempotency-Keys across day partitions", (it) => {
   it.effect("a POST retried through an instance whose keys fall in the next partition replays the kept answer and runs once", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
-      const other = Context.get(yield* Layer.build(keysDb.anotherInstance), TestServer)
+      const other = Context.get(yield* Layer.build(Layer.fresh(keysDb.anotherInstance)), TestServer)
+      expect(other.baseUrl).not.toBe(baseUrl)
       const credentials = yield* createCredentials()
       const body = JSON.stringify({ name: `partition-retry-${randomBytes(4).toString("hex")}` })
       const headers = { "idempotency-key": "across-the-day" }
@@ -191,7 +192,6 @@ layer(testServerLayer({ idempotencyTtlSeconds: BEFORE_TTL }, undefined, keysDb.d
     Effect.gen(function*() {
       const repo = yield* IdempotencyRepo
       const tx = yield* Transaction
-      const sql = yield* SqlClient.SqlClient
       const appKey = `ak_claims_${randomBytes(4).toString("hex")}`
       const key = "raced"
       const release = yield* Deferred.make<void>()
@@ -221,7 +221,6 @@ layer(testServerLayer({ idempotencyTtlSeconds: BEFORE_TTL }, undefined, keysDb.d
     Effect.gen(function*() {
       const repo = yield* IdempotencyRepo
       const tx = yield* Transaction
-      const sql = yield* SqlClient.SqlClient
       const appKey = `ak_rollback_${randomBytes(4).toString("hex")}`
       const release = yield* Deferred.make<void>()
       const first = yield* Effect.forkChild(Effect.exit(tx.run(Effect.gen(function*() {

@@ -8,6 +8,7 @@ import { randomBytes } from "node:crypto"
 
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 
@@ -133,7 +134,7 @@ const keep = (appKey: string, key: string, ttlSeconds: number) =>
     }))
   })
 
-layer(testServerLayer(), { timeout: 120_000 })("Idempotency-Keys kept by partition", (it) => {
+layer(IdempotencyRepo.layer.pipe(Layer.provideMerge(testServerLayer())), { timeout: 120_000 })("Idempotency-Keys kept by partition", (it) => {
   it.effect("a day of keys is dropped whole an hour after its last key expired, not before; keys of the days after it are kept and replayed", () =>
     Effect.gen(function*() {
       const repo = yield* IdempotencyRepo
