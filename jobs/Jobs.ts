@@ -3,6 +3,7 @@ import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "./CardTasks.js"
 import { FollowUpGenerateJob } from "./FollowUpGenerate.js"
+import { PartitionsJob } from "./Partitions.js"
 import { RowCountCompactJob } from "./RowCountCompact.js"
 import { TimeMovesJob } from "./TimeMoves.js"
 import { WebhookJobsLive } from "./Webhooks.js"
@@ -12,5 +13,6 @@ export const JobsLive = Layer.mergeAll(
   CardTasksJob,
   TimeMovesJob,
   FollowUpGenerateJob,
-  WebhookJobsLive
+  WebhookJobsLive,
+  PartitionsJob
 )

@@ -67,6 +67,12 @@ export interface AppConfigShape {
   /** Events are kept, and served by the events feed, this many days. */
   readonly eventsRetentionDays: number
   readonly eventsPruneIntervalSeconds: number
+  /** The span of one partition of the events outbox (and its deliveries and attempts), days. */
+  readonly eventsPartitionDays: number
+  /** How far ahead of now the daemon keeps partitions of every table kept by partition, days. */
+  readonly partitionsAheadDays: number
+  /** How often the daemon creates partitions ahead and drops expired ones, seconds. */
+  readonly partitionsIntervalSeconds: number
   /** How often the daemon moves activities and memberships whose time has passed, seconds. */
   readonly timeMovesIntervalSeconds: number
   /** How long a POST's Idempotency-Key and its response are kept, seconds (24 hours). */
@@ -340,6 +346,9 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   ),
   eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
   eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
+  eventsPartitionDays: atLeastOne("EVENTS_PARTITION_DAYS").pipe(Config.withDefault(1)),
+  partitionsAheadDays: atLeastOne("PARTITIONS_AHEAD_DAYS").pipe(Config.withDefault(7)),
+  partitionsIntervalSeconds: positiveSeconds("PARTITIONS_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
   idempotencyTtlSeconds: integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
   idempotencyWaitSeconds: positiveSeconds("IDEMPOTENCY_WAIT_SECONDS").pipe(Config.withDefault(5)),

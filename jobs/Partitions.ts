@@ -1,0 +1,209 @@
+// Retention by partition (issue 38): for every table kept by partition, the daemon creates the
+// partitions ahead of the clock and drops the ones past their retention, instead of deleting rows
+// (src/domain/partitions.ts decides which, src/repos/PartitionsRepo.ts runs the DDL).
+//
+// Each policy's pass is two transactions, creating then dropping, each taking the policy's
+// transaction-level advisory lock first (pg_try_advisory_xact_lock): a second daemon finds it
+// taken and leaves that pass to the first, so DDL never races and nothing is dropped twice. Lock
+// waits are bounded (PARTITIONS_LOCK_TIMEOUT_MS): DDL stuck behind a long query gives up and
+// tries again at the next pass rather than queueing the service's statements behind it.
+//
+// Registering a table: add an entry to `partitionPolicies` (its tables must be partitioned by
+// range on one instant or epoch-milliseconds column by their migration, with a DEFAULT
+// partition so that an insert never fails while no daemon runs).
+import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+import { AppConfig, type AppConfigShape } from "../src/Config.js"
+import type { DatabaseUnavailable } from "../src/domain/errors.js"
+import {
+  coveredAheadMs,
+  DAY_MS,
+  type ExistingPartition,
+  type ExpiredRange,
+  expiredRanges,
+  type PartitionPolicy,
+  partitionsToCreate
+} from "../src/domain/partitions.js"
+import { partitionAheadSeconds, partitionRangesHeld, partitionRowsMoved, update } from "../src/observability/metrics.js"
+import { type PartitionedTable, PartitionsRepo } from "../src/repos/PartitionsRepo.js"
+import { Transaction } from "../src/repos/sqlHelpers.js"
+import { periodicJob } from "./Job.js"
+
+/** Some policy's pass failed (each failure is logged with its cause). */
+export class PartitionMaintenanceFailed extends Data.TaggedError("PartitionMaintenanceFailed")<{ readonly policies: number }> {}
+
+/** How long a partition's DDL waits for a lock before the pass gives up (and the next one tries again). */
+export const PARTITIONS_LOCK_TIMEOUT_MS = 5_000
+
+/** A registered policy and what may hold an expired range back. */
+export interface PartitionEntry {
+  readonly policy: PartitionPolicy
+  /**
+   * How many rows of the range must outlive the retention (0: none); the range is kept while any
+   * do, and dropped at a later pass. None: an expired range is always dropped.
+   */
+  readonly holds?: (range: ExpiredRange) => Effect.Effect<number, DatabaseUnavailable>
+}
+
+/** The ahead of every policy, from PARTITIONS_AHEAD_DAYS. */
+export const aheadMs = (config: Pick<AppConfigShape, "partitionsAheadDays">): number => config.partitionsAheadDays * DAY_MS
+
+/**
+ * Every table kept by partition, from the configuration. Another table is one more entry here
+ * (its migration partitions it).
+ */
+export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, never, AppConfig> = Effect.map(
+  AppConfig,
+  (_config): ReadonlyArray<PartitionEntry> => [
+    // One entry per policy, e.g. { policy: { name, tables, widthMs, aheadMs: aheadMs(_config), retentionMs }, holds }.
+  ]
+)
+
+/** What one pass did for one policy. */
+export interface PartitionPass {
+  readonly policy: string
+  /** Another daemon held the policy's lock: this pass did nothing. */
+  readonly skipped: boolean
+  readonly created: ReadonlyArray<string>
+  readonly dropped: ReadonlyArray<string>
+  /** Rows moved out of DEFAULT partitions into the partitions created for them. */
+  readonly moved: number
+  /** Expired ranges kept, with how many rows hold each. */
+  readonly held: ReadonlyArray<{ readonly range: ExpiredRange; readonly holding: number }>
+}
+
+const listAll = (repo: PartitionsRepo["Service"], tables: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const found = new Map<string, PartitionedTable>()
+    for (const table of tables) {
+      const parent = yield* repo.list(table)
+      if (Option.isSome(parent)) found.set(table, parent.value)
+      else yield* Effect.logWarning("table kept by partition is not partitioned by range: skipped").pipe(Effect.annotateLogs({ table }))
+    }
+    return found
+  })
+
+/** One pass of one policy at `nowMs`: create ahead, then drop what expired and nothing holds. */
+export const maintainPolicy = (entry: PartitionEntry, nowMs: number) =>
+  Effect.gen(function*() {
+    const repo = yield* PartitionsRepo
+    const tx = yield* Transaction
+    const { policy } = entry
+    const locked = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+      tx.run(Effect.gen(function*() {
+        if (!(yield* repo.tryLock(policy.name))) return Option.none<A>()
+        yield* repo.lockTimeout(PARTITIONS_LOCK_TIMEOUT_MS)
+        return Option.some(yield* body)
+      }))
+
+    const createdPass = yield* locked(Effect.gen(function*() {
+      const created: Array<string> = []
+      let moved = 0
+      for (const [table, parent] of yield* listAll(repo, policy.tables)) {
+        const partitions: Array<ExistingPartition> = [...parent.partitions]
+        for (const partition of partitionsToCreate(table, policy, nowMs, parent.partitions, parent.oldestDefaultMs)) {
+          const n = yield* repo.create(parent, partition)
+          created.push(partition.name)
+          partitions.push({ name: partition.name, isDefault: false, fromMs: partition.fromMs, toMs: partition.toMs })
+          if (n > 0) {
+            moved += n
+            yield* update(partitionRowsMoved, { table }, n)
+            yield* Effect.logWarning("rows moved out of the DEFAULT partition into the partition created for them").pipe(
+              Effect.annotateLogs({ table, partition: partition.name, rows: n })
+            )
+          }
+        }
+        const ahead = coveredAheadMs(nowMs, partitions)
+        yield* update(partitionAheadSeconds, { table }, Number.isFinite(ahead) ? ahead / 1000 : Number.MAX_SAFE_INTEGER)
+      }
+      return { created, moved }
+    }))
+
+    const droppedPass = yield* locked(Effect.gen(function*() {
+      const dropped: Array<string> = []
+      const held: Array<{ range: ExpiredRange; holding: number }> = []
+      const parents = yield* listAll(repo, policy.tables)
+      const existing = new Map([...parents].map(([table, parent]) => [table, parent.partitions] as const))
+      const holdsOf = (range: ExpiredRange) => entry.holds === undefined ? Effect.succeed(0) : entry.holds(range)
+      let tablesLocked = false
+      for (const range of expiredRanges(policy, nowMs, existing)) {
+        let holding = yield* holdsOf(range)
+        if (holding === 0 && !tablesLocked) {
+          // Before the first drop, the tables are locked in the policy's order (see lockTables)
+          // and the holds read again under the locks: nothing can start holding a range (a
+          // redelivery) between the read and the drop.
+          yield* repo.lockTables([...parents.values()])
+          tablesLocked = true
+          holding = yield* holdsOf(range)
+        }
+        if (holding > 0) {
+          held.push({ range, holding })
+          continue
+        }
+        for (const { name, table } of range.partitions) {
+          yield* repo.drop(parents.get(table)!, name)
+          dropped.push(name)
+        }
+      }
+      return { dropped, held }
+    }))
+
+    const pass: PartitionPass = {
+      policy: policy.name,
+      skipped: Option.isNone(createdPass) && Option.isNone(droppedPass),
+      created: Option.match(createdPass, { onNone: () => [], onSome: (p) => p.created }),
+      moved: Option.match(createdPass, { onNone: () => 0, onSome: (p) => p.moved }),
+      dropped: Option.match(droppedPass, { onNone: () => [], onSome: (p) => p.dropped }),
+      held: Option.match(droppedPass, { onNone: () => [], onSome: (p) => p.held })
+    }
+    if (Option.isSome(droppedPass)) yield* update(partitionRangesHeld, { policy: policy.name }, pass.held.length)
+    if (pass.created.length > 0 || pass.dropped.length > 0) {
+      yield* Effect.logInfo("partitions maintained").pipe(
+        Effect.annotateLogs({ policy: policy.name, created: pass.created.join(","), dropped: pass.dropped.join(",") })
+      )
+    }
+    for (const { holding, range } of pass.held) {
+      yield* Effect.logWarning("partitions past the retention kept: rows of theirs must outlive it").pipe(
+        Effect.annotateLogs({
+          policy: policy.name,
+          partitions: range.partitions.map((p) => p.name).join(","),
+          holding
+        })
+      )
+    }
+    return pass
+  }).pipe(Effect.annotateLogs({ policy: entry.policy.name }))
+
+/** One pass over every registered policy at the clock's now; a policy that fails is logged and the others go on. */
+export const maintainPartitionsOnce = Effect.gen(function*() {
+  const entries = yield* partitionPolicies
+  const now = yield* Clock.currentTimeMillis
+  const passes: Array<PartitionPass> = []
+  let failed = 0
+  for (const entry of entries) {
+    const exit = yield* Effect.exit(maintainPolicy(entry, now))
+    if (Exit.isSuccess(exit)) passes.push(exit.value)
+    else {
+      failed++
+      yield* Effect.logError("partition maintenance failed", exit.cause).pipe(Effect.annotateLogs({ policy: entry.policy.name }))
+    }
+  }
+  // The job's run counts as failed (job_failures_total) when a policy failed.
+  if (failed > 0) return yield* Effect.fail(new PartitionMaintenanceFailed({ policies: failed }))
+  return passes
+})
+
+export const PartitionsJob = Layer.unwrap(
+  Effect.map(AppConfig, (config) =>
+    periodicJob({
+      name: "partitions",
+      every: Duration.seconds(config.partitionsIntervalSeconds),
+      run: maintainPartitionsOnce
+    }))
+)
