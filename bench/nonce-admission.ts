@@ -11,7 +11,8 @@
 import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 
-import { ADMIT_SQL, NONCE_SLOT_MS } from "../src/repos/statements.js"
+import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
+import { ADMIT_SQL } from "../src/repos/statements.js"
 import { benchDatabase } from "./servers.js"
 import { log } from "./support.js"
 

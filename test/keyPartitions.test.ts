@@ -16,7 +16,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
-import { NONCE_SLOT_MS } from "../src/repos/statements.js"
+import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import { IdempotencyRepo } from "../src/repos/IdempotencyRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"

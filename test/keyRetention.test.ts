@@ -17,7 +17,7 @@ import { DAY_MS } from "../src/domain/partitions.js"
 import { IdempotencyRepo } from "../src/repos/IdempotencyRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
-import { NONCE_SLOT_MS } from "../src/repos/statements.js"
+import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import { createCredentials, testServerLayer, TestServer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 

@@ -105,19 +105,6 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       execute: (r) => sql`DELETE FROM idempotency_keys WHERE app_key = ${r.app_key} AND key = ${r.key}`
     })
 
-    // Partitions go whole (jobs/Partitions.ts); only the DEFAULT partition (keys no partition
-    // covered: the daemon was down) is pruned row by row.
-    const prune = SqlSchema.findAll({
-      Request: Schema.Int,
-      Result: Schema.Struct({ n: Schema.Int }),
-      execute: (limit) =>
-        sql`WITH gone AS (
-            DELETE FROM idempotency_keys_default WHERE ctid IN (
-              SELECT ctid FROM idempotency_keys_default WHERE expires_at <= now() LIMIT ${limit})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
-    })
-
     /**
      * Inside a transaction: claims the key, waiting at most `waitSeconds` for a first attempt that
      * holds it uncommitted (KeyStillHeld after that). False: the key is kept by a committed attempt.
@@ -143,8 +130,6 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
       release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),
-      /** Removes up to `limit` expired keys of the DEFAULT partition; the number removed. */
-      prune: (limit: number) => sqlEdge(Effect.map(prune(limit), (rows) => rows[0]?.n ?? 0))
     } as const
   })
 }) {

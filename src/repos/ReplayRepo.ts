@@ -8,7 +8,6 @@ import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
-import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
 import { ADMIT_SQL } from "./statements.js"
 
@@ -58,16 +57,6 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           ON CONFLICT (id) DO NOTHING`
     })
 
-    // Only the DEFAULT partition (slots no partition covered: the daemon was down) is pruned row
-    // by row; a row seen before the cut is one the retention no longer needs, as before.
-    const pruneNonces = SqlSchema.findOne({
-      Request: Schema.Number,
-      Result: CountRow,
-      execute: (beforeMs) =>
-        sql`WITH d AS (DELETE FROM request_nonces_default WHERE seen_ms < ${beforeMs} RETURNING 1)
-          SELECT count(*)::int AS n FROM d`
-    })
-
     const resetBucket = SqlSchema.void({
       Request: Schema.String,
       execute: (appKey) => sql`DELETE FROM rate_buckets WHERE app_key = ${appKey}`
@@ -84,8 +73,6 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           admit({ appKey, nonce, nowMs, notBeforeMs, signedS: Math.floor(nowMs / 1000), want: 0, rps: 0, burst: 0 }),
           (row) => row.fresh
         )),
-      /** Forgets the nonces of the DEFAULT partition seen before `beforeMs`; returns how many rows. */
-      pruneNonces: (beforeMs: number) => sqlEdge(Effect.map(pruneNonces(beforeMs), (row) => row.n)),
       resetBucket: (appKey: string) => sqlEdge(resetBucket(appKey))
     } as const
   })

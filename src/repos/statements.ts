@@ -1,6 +1,7 @@
 // SQL text shared by a repository and the request-path benchmark's floors (which issue exactly
 // this text): plain strings only.
 import { EVENT_READ_PERMISSION } from "../domain/eventTypes.js"
+import { NONCE_HORIZON_MAX_MS, NONCE_SLOT_MS } from "../domain/nonces.js"
 
 /** The columns of a guest list row (GuestsRepo). */
 export const GUEST_LIST_COLUMNS = `id::int AS id, name, gender, age, phone, workplace, height, weight, education, occupation,
@@ -29,12 +30,6 @@ export const MATCHMAKER_COLUMNS = `id::int AS id, company_id::int AS company_id,
 export const COMPANY_COLUMNS = `id::int AS id, name, contact_name, contact_phone, province, city, district, address,
   credit_code, logo_url, company_type, cert_level, status, created_at, updated_at`
 
-/** The span of a nonce slot (migration 0025): request_nonces is partitioned by hour. */
-export const NONCE_SLOT_MS = 3_600_000
-
-/** The longest span a nonce is recorded ahead for (a retention past it counts as this long for reuse). */
-export const NONCE_HORIZON_MAX_MS = 86_400_000
-
 /**
  * Admits a signed request in one statement (ReplayRepo.admit): records its nonce (fresh unless seen
  * since `$4` not_before_ms) and, when `$6` want > 0 and the nonce is fresh, leases up to `want`
@@ -51,7 +46,7 @@ export const NONCE_HORIZON_MAX_MS = 86_400_000
  * refused replay leaves no row in the other (only a sighting racing it can, and that only makes
  * the nonce's refusal last longer).
  */
-/** ADMIT_SQL's first and last slot: those of now and of now + retention (at most NONCE_HORIZON_MAX_MS). */
+/** ADMIT_SQL's first and last slot: those of now and of now + retention (at most NONCE_HORIZON_MAX_MS), as nonceSlots says. */
 const FIRST_SLOT = `$3::bigint / ${NONCE_SLOT_MS} * ${NONCE_SLOT_MS}`
 const LAST_SLOT = `($3::bigint + LEAST(GREATEST($3::bigint - $4::bigint, 0), ${NONCE_HORIZON_MAX_MS})) / ${NONCE_SLOT_MS} * ${NONCE_SLOT_MS}`
 

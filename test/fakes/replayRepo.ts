@@ -46,17 +46,6 @@ export const makeFakeReplayRepo = (state: FakeReplayState = { nonces: new Map(),
           if (fresh) state.nonces.set(key, nowMs)
           return fresh
         }),
-      pruneNonces: (beforeMs) =>
-        Effect.sync(() => {
-          let n = 0
-          for (const [key, seen] of state.nonces) {
-            if (seen < beforeMs) {
-              state.nonces.delete(key)
-              n++
-            }
-          }
-          return n
-        }),
       resetBucket: (appKey) => Effect.sync(() => void state.buckets.delete(appKey))
     })
   })
