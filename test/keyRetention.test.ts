@@ -85,6 +85,10 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout
 
       const after = yield* passAt("request_nonces", boundary + RETENTION_MS)
       expect(after.dropped).toContain(hourName(boundary - NONCE_SLOT_MS))
+      // The partitions the job makes are unlogged, as the table's DEFAULT partition (migration 0013's reason).
+      const sql = yield* SqlClient.SqlClient
+      const made = hourName(boundary + 48 * NONCE_SLOT_MS)
+      expect(yield* sql<{ p: string }>`SELECT relpersistence AS p FROM pg_class WHERE relname = ${made}`).toEqual([{ p: "u" }])
       expect(after.dropped).not.toContain(hourName(boundary))
       expect(yield* partitionsOf("request_nonces")).not.toContain(hourName(boundary - NONCE_SLOT_MS))
       expect(yield* noncePartitions(credentials.appKey, early.nonce)).toEqual([hourName(boundary)])
@@ -102,8 +106,8 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout
       const appKey = `ak_default_${randomBytes(4).toString("hex")}`
       const admit = (nonce: string, nowMs: number) =>
         replay.admit({ appKey, nonce, nowMs, notBeforeMs: nowMs - RETENTION_MS, signedS: Math.floor(nowMs / 1000), want: 0, rps: 1, burst: 1 })
-      // Three days ahead: past the partitions the migration made (the daemon has not run).
-      const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 72) * NONCE_SLOT_MS + 10 * 60_000
+      // Ten days ahead: past the partitions made so far (PARTITIONS_AHEAD_DAYS, 7), as if no daemon had run since.
+      const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 240) * NONCE_SLOT_MS + 10 * 60_000
       const future = newNonce("future")
       expect((yield* admit(future, ahead)).fresh).toBe(true)
       expect(yield* noncePartitions(appKey, future)).toEqual(["request_nonces_default"])
