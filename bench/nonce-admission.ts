@@ -2,7 +2,7 @@
 // `node --import tsx bench/nonce-admission.ts`. One connection runs the statement for fresh nonces
 // (the common case) in rounds that alternate between the two forms: the former one over a
 // table as it was (unpartitioned, unlogged, its primary key on (app_key, nonce) and the pruning
-// job's index on seen_ms), and ADMIT_SQL over the partitioned table. Each statement's `now` is
+// job's index on seen_ms), and admitSql's statement over the partitioned table (one slot or two). Each statement's `now` is
 // spread over an hour, so a quarter of them (those within the 15-minute retention of the next
 // hour) are recorded in two slots, as in production. Prints, per form, the PostgreSQL backend's
 // CPU time per statement (from /proc/<pid>/schedstat, the median of its rounds) and the time per
@@ -12,7 +12,7 @@ import { randomBytes } from "node:crypto"
 import { existsSync, readFileSync } from "node:fs"
 
 import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
-import { ADMIT_SQL } from "../src/repos/statements.js"
+import { admitSql } from "../src/repos/statements.js"
 import { benchDatabase } from "./servers.js"
 import { log } from "./support.js"
 
@@ -51,6 +51,21 @@ await db.query(`CREATE UNLOGGED TABLE IF NOT EXISTS bench_nonces_flat (
 await db.query("CREATE INDEX IF NOT EXISTS bench_nonces_flat_seen_idx ON bench_nonces_flat (seen_ms)")
 await db.query("TRUNCATE bench_nonces_flat")
 await db.query("DELETE FROM request_nonces WHERE app_key LIKE 'ak_bench_admit_%'")
+// The partitions the daemon keeps (PARTITIONS_AHEAD_DAYS, 7 days of hours), as in production.
+await db.query(`DO $$
+DECLARE slot bigint; starts timestamp;
+BEGIN
+  FOR slot IN SELECT generate_series((floor(extract(epoch FROM now()) * 1000)::bigint / 3600000) * 3600000,
+      (floor(extract(epoch FROM now()) * 1000)::bigint / 3600000 + 168) * 3600000, 3600000) LOOP
+    starts := to_timestamp(slot / 1000.0) AT TIME ZONE 'UTC';
+    EXECUTE format('CREATE UNLOGGED TABLE IF NOT EXISTS %I PARTITION OF request_nonces FOR VALUES FROM (%s) TO (%s)',
+      'request_nonces_p' || to_char(starts, 'YYYYMMDD') || CASE WHEN slot % 86400000 = 0 THEN '' ELSE '_' || to_char(starts, 'HH24MISS') END,
+      slot, slot + 3600000);
+  END LOOP;
+END
+$$`)
+const partitions = (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'request_nonces'::regclass")).rows[0]!.n
+log(`bench: request_nonces has ${partitions} partitions`)
 const [{ pid }] = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows
 
 const backendCpuNs = (): number => Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0])
@@ -58,14 +73,20 @@ const backendCpuNs = (): number => Number(readFileSync(`/proc/${pid}/schedstat`,
 // Within the partitions the migration made (the current hour through the next 24).
 const base = (Math.floor(Date.now() / NONCE_SLOT_MS) + 1) * NONCE_SLOT_MS
 
-const round = async (sql: string) => {
+/** A `now` within the hour after `base`: anywhere in it, or only where one slot (or two) is recorded. */
+type Spread = "hour" | "one slot" | "two slots"
+const nowIn = (spread: Spread) =>
+  base + (spread === "two slots" ? NONCE_SLOT_MS - RETENTION_MS : 0) +
+  Math.floor(Math.random() * (spread === "hour" ? NONCE_SLOT_MS : spread === "one slot" ? NONCE_SLOT_MS - RETENTION_MS : RETENTION_MS))
+
+const round = async (statement: (nowMs: number) => string, spread: Spread = "hour") => {
   const appKey = `ak_bench_admit_${randomBytes(4).toString("hex")}`
   const cpu0 = backendCpuNs()
   const t0 = performance.now()
   let fresh = 0
   for (let i = 0; i < STATEMENTS; i++) {
-    const nowMs = base + Math.floor(Math.random() * NONCE_SLOT_MS)
-    const { rows } = await db.query<{ fresh: boolean }>(sql, [
+    const nowMs = nowIn(spread)
+    const { rows } = await db.query<{ fresh: boolean }>(statement(nowMs), [
       appKey,
       randomBytes(16).toString("hex"),
       nowMs,
@@ -86,26 +107,35 @@ const round = async (sql: string) => {
 const median = (xs: ReadonlyArray<number>) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 log("bench: warming up both forms…")
-await round(FORMER_ADMIT_SQL)
-await round(ADMIT_SQL)
-const former: Array<{ cpuUs: number; wallUs: number }> = []
-const partitioned: Array<{ cpuUs: number; wallUs: number }> = []
+await round(() => FORMER_ADMIT_SQL)
+await round((nowMs) => admitSql(nowMs, nowMs - RETENTION_MS))
+type Sample = { cpuUs: number; wallUs: number }
+const former: Array<Sample> = []
+const partitioned: Array<Sample> = []
+const oneSlot: Array<Sample> = []
+const twoSlots: Array<Sample> = []
+const admit = (nowMs: number) => admitSql(nowMs, nowMs - RETENTION_MS)
 for (let r = 0; r < ROUNDS; r++) {
-  former.push(await round(FORMER_ADMIT_SQL))
-  partitioned.push(await round(ADMIT_SQL))
+  former.push(await round(() => FORMER_ADMIT_SQL))
+  partitioned.push(await round(admit))
+  oneSlot.push(await round(admit, "one slot"))
+  twoSlots.push(await round(admit, "two slots"))
 }
-const summary = (label: string, xs: ReadonlyArray<{ cpuUs: number; wallUs: number }>) => ({
+const summary = (label: string, xs: ReadonlyArray<Sample>) => ({
   label,
   cpuUs: median(xs.map((x) => x.cpuUs)),
   wallUs: median(xs.map((x) => x.wallUs))
 })
 const a = summary("former (unpartitioned)", former)
-const b = summary("partitioned (0025)", partitioned)
+const rows = [a, summary("partitioned, the hour", partitioned), summary("  one slot (45 min)", oneSlot), summary("  two slots (15 min)", twoSlots)]
 process.stdout.write(`\nNonce admission, ${STATEMENTS} fresh nonces per round, ${ROUNDS} rounds per form (medians)\n`)
-for (const s of [a, b]) {
-  process.stdout.write(`  ${s.label.padEnd(24)} backend CPU ${s.cpuUs.toFixed(1)} µs/statement, client ${s.wallUs.toFixed(1)} µs/statement\n`)
+for (const s of rows) {
+  process.stdout.write(
+    `  ${s.label.padEnd(24)} backend CPU ${s.cpuUs.toFixed(1)} µs/statement (${(s.cpuUs / a.cpuUs).toFixed(2)}), client ${
+      s.wallUs.toFixed(1)
+    } µs/statement (${(s.wallUs / a.wallUs).toFixed(2)})\n`
+  )
 }
-process.stdout.write(`  ratio partitioned / former: backend CPU ${(b.cpuUs / a.cpuUs).toFixed(2)}, client ${(b.wallUs / a.wallUs).toFixed(2)}\n`)
 await db.query("DROP TABLE bench_nonces_flat")
 await db.query("DELETE FROM request_nonces WHERE app_key LIKE 'ak_bench_admit_%'")
 await db.end()

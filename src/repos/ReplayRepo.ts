@@ -9,9 +9,9 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
 import { sqlEdge } from "./sqlHelpers.js"
-import { ADMIT_SQL } from "./statements.js"
+import { admitSql } from "./statements.js"
 
-// The admit statement is ADMIT_SQL (src/repos/statements.ts), shared with the benchmark floor.
+// The admit statement is admitSql (src/repos/statements.ts), shared with the benchmark floor.
 
 export interface AdmitRequest {
   readonly appKey: string
@@ -45,7 +45,7 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
     const decodeAdmitRow = Schema.decodeUnknownEffect(AdmitRow)
     const admit = (r: AdmitRequest) =>
       Effect.flatMap(
-        sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst]),
+        sql.unsafe(admitSql(r.nowMs, r.notBeforeMs), [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst]),
         (rows) => rows.length === 1 ? decodeAdmitRow(rows[0]) : Effect.die(new Error(`the admit statement returned ${rows.length} rows`))
       )
 
@@ -63,7 +63,7 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
     })
 
     return {
-      /** Records the nonce and leases tokens (see ADMIT_SQL). */
+      /** Records the nonce and leases tokens (see admitSql). */
       admit: (request: AdmitRequest) => sqlEdge(admit(request)),
       /** Marks the nonce record complete from now on (after a crash emptied it). */
       restartEpoch: sqlEdge(restartEpoch(undefined)),

@@ -1,5 +1,5 @@
 // An in-memory ReplayRepo: seen nonces, the nonce record's epoch and the token buckets, answering
-// `admit` as ADMIT_SQL does (a replay inside the retention is refused, a lease is granted only for a
+// `admit` as admitSql's statements do (a replay inside the retention is refused, a lease is granted only for a
 // fresh nonce, a new bucket starts full, refill at rps up to burst). Checked against the real one by
 // test/contracts/replayRepo.contract.ts.
 import * as Effect from "effect/Effect"
