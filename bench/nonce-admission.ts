@@ -64,7 +64,8 @@ BEGIN
   END LOOP;
 END
 $$`)
-const partitions = (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'request_nonces'::regclass")).rows[0]!.n
+const partitions =
+  (await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'request_nonces'::regclass")).rows[0]!.n
 log(`bench: request_nonces has ${partitions} partitions`)
 const [{ pid }] = (await db.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows
 
@@ -127,7 +128,12 @@ const summary = (label: string, xs: ReadonlyArray<Sample>) => ({
   wallUs: median(xs.map((x) => x.wallUs))
 })
 const a = summary("former (unpartitioned)", former)
-const rows = [a, summary("partitioned, the hour", partitioned), summary("  one slot (45 min)", oneSlot), summary("  two slots (15 min)", twoSlots)]
+const rows = [
+  a,
+  summary("partitioned, the hour", partitioned),
+  summary("  one slot (45 min)", oneSlot),
+  summary("  two slots (15 min)", twoSlots)
+]
 process.stdout.write(`\nNonce admission, ${STATEMENTS} fresh nonces per round, ${ROUNDS} rounds per form (medians)\n`)
 for (const s of rows) {
   process.stdout.write(

@@ -196,7 +196,9 @@ export const maintainPolicy = (entry: PartitionEntry, nowMs: number) =>
           const n = yield* repo.pruneDefault(parent, defaultPruneBeforeMs(policy, nowMs))
           if (n > 0) {
             pruned += n
-            yield* Effect.logInfo("rows past the retention deleted from the DEFAULT partition").pipe(Effect.annotateLogs({ table, rows: n }))
+            yield* Effect.logInfo("rows past the retention deleted from the DEFAULT partition").pipe(
+              Effect.annotateLogs({ table, rows: n })
+            )
           }
         }
       }

@@ -364,10 +364,16 @@ layer(twoServers)("Idempotency-Key", (it) => {
       expect(fresh.headers.get("idempotent-replayed")).toBeNull()
       expect(yield* companyCount(name)).toBe(1)
 
-      const rows = sql<{ fingerprint: string }>`SELECT fingerprint FROM idempotency_keys WHERE app_key = ${credentials.appKey} AND key = 'old'`
+      const rows = sql<
+        { fingerprint: string }
+      >`SELECT fingerprint FROM idempotency_keys WHERE app_key = ${credentials.appKey} AND key = 'old'`
       expect(yield* rows).toHaveLength(1)
       yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE app_key = ${credentials.appKey}`
-      const third = yield* send(baseUrl, credentials, { path: `${BASE}/companies`, body: JSON.stringify({ name: uniqueName() }), key: "old" })
+      const third = yield* send(baseUrl, credentials, {
+        path: `${BASE}/companies`,
+        body: JSON.stringify({ name: uniqueName() }),
+        key: "old"
+      })
       expect(third.status).toBe(200)
       expect(third.headers.get("idempotent-replayed")).toBeNull()
       expect(yield* rows).toHaveLength(1)

@@ -13,12 +13,12 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 
 import { maintainPolicy, partitionPolicies } from "../jobs/Partitions.js"
+import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import { DAY_MS } from "../src/domain/partitions.js"
 import { IdempotencyRepo } from "../src/repos/IdempotencyRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
-import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
-import { createCredentials, testServerLayer, TestServer } from "./support/harness.js"
+import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 const PATH = "/api/open/v1/companies"
@@ -105,7 +105,16 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout
       const replay = yield* ReplayRepo
       const appKey = `ak_default_${randomBytes(4).toString("hex")}`
       const admit = (nonce: string, nowMs: number) =>
-        replay.admit({ appKey, nonce, nowMs, notBeforeMs: nowMs - RETENTION_MS, signedS: Math.floor(nowMs / 1000), want: 0, rps: 1, burst: 1 })
+        replay.admit({
+          appKey,
+          nonce,
+          nowMs,
+          notBeforeMs: nowMs - RETENTION_MS,
+          signedS: Math.floor(nowMs / 1000),
+          want: 0,
+          rps: 1,
+          burst: 1
+        })
       // Ten days ahead: past the partitions made so far (PARTITIONS_AHEAD_DAYS, 7), as if no daemon had run since.
       const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 240) * NONCE_SLOT_MS + 10 * 60_000
       const future = newNonce("future")
@@ -138,48 +147,51 @@ const keep = (appKey: string, key: string, ttlSeconds: number) =>
     }))
   })
 
-layer(IdempotencyRepo.layer.pipe(Layer.provideMerge(testServerLayer())), { timeout: 120_000 })("Idempotency-Keys kept by partition", (it) => {
-  it.effect("a day of keys is dropped whole an hour after its last key expired, not before; keys of the days after it are kept and replayed", () =>
-    Effect.gen(function*() {
-      const repo = yield* IdempotencyRepo
-      const appKey = `ak_keys_${randomBytes(4).toString("hex")}`
-      const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
-      // One key expiring today (within the minute, or in the last minute of the day), one tomorrow.
-      const secondsToMidnight = Math.floor((today + DAY_MS - Date.now()) / 1000)
-      yield* keep(appKey, "today", Math.max(1, secondsToMidnight - 60))
-      yield* keep(appKey, "tomorrow", secondsToMidnight + 3600)
-      expect(yield* keyPartitions(appKey, "today")).toEqual([dayName(today)])
-      expect(yield* keyPartitions(appKey, "tomorrow")).toEqual([dayName(today + DAY_MS)])
+layer(IdempotencyRepo.layer.pipe(Layer.provideMerge(testServerLayer())), { timeout: 120_000 })(
+  "Idempotency-Keys kept by partition",
+  (it) => {
+    it.effect("a day of keys is dropped whole an hour after its last key expired, not before; keys of the days after it are kept and replayed", () =>
+      Effect.gen(function*() {
+        const repo = yield* IdempotencyRepo
+        const appKey = `ak_keys_${randomBytes(4).toString("hex")}`
+        const today = Math.floor(Date.now() / DAY_MS) * DAY_MS
+        // One key expiring today (within the minute, or in the last minute of the day), one tomorrow.
+        const secondsToMidnight = Math.floor((today + DAY_MS - Date.now()) / 1000)
+        yield* keep(appKey, "today", Math.max(1, secondsToMidnight - 60))
+        yield* keep(appKey, "tomorrow", secondsToMidnight + 3600)
+        expect(yield* keyPartitions(appKey, "today")).toEqual([dayName(today)])
+        expect(yield* keyPartitions(appKey, "tomorrow")).toEqual([dayName(today + DAY_MS)])
 
-      const early = yield* passAt("idempotency_keys", today + DAY_MS + 3_600_000 - 1)
-      expect(early.dropped).not.toContain(dayName(today))
-      expect(yield* keyPartitions(appKey, "today")).toEqual([dayName(today)])
+        const early = yield* passAt("idempotency_keys", today + DAY_MS + 3_600_000 - 1)
+        expect(early.dropped).not.toContain(dayName(today))
+        expect(yield* keyPartitions(appKey, "today")).toEqual([dayName(today)])
 
-      const due = yield* passAt("idempotency_keys", today + DAY_MS + 3_600_000)
-      expect(due.dropped).toContain(dayName(today))
-      expect(due.dropped).not.toContain(dayName(today + DAY_MS))
-      expect(yield* partitionsOf("idempotency_keys")).not.toContain(dayName(today))
-      expect(yield* keyPartitions(appKey, "today")).toEqual([])
-      const kept = yield* repo.find(appKey, "tomorrow")
-      expect(kept._tag === "Some" && kept.value.status).toBe(200)
-    }))
+        const due = yield* passAt("idempotency_keys", today + DAY_MS + 3_600_000)
+        expect(due.dropped).toContain(dayName(today))
+        expect(due.dropped).not.toContain(dayName(today + DAY_MS))
+        expect(yield* partitionsOf("idempotency_keys")).not.toContain(dayName(today))
+        expect(yield* keyPartitions(appKey, "today")).toEqual([])
+        const kept = yield* repo.find(appKey, "tomorrow")
+        expect(kept._tag === "Some" && kept.value.status).toBe(200)
+      }))
 
-  it.effect("a key no partition covers is kept in the DEFAULT partition and still claimed once; the daemon prunes it there once expired", () =>
-    Effect.gen(function*() {
-      const repo = yield* IdempotencyRepo
-      const tx = yield* Transaction
-      const sql = yield* SqlClient.SqlClient
-      const appKey = `ak_keys_default_${randomBytes(4).toString("hex")}`
-      // Kept 30 days: past every partition made ahead.
-      yield* keep(appKey, "long", 30 * 86_400)
-      expect(yield* keyPartitions(appKey, "long")).toEqual(["idempotency_keys_default"])
-      expect(yield* tx.run(repo.claim({ app_key: appKey, key: "long", fingerprint: "f", ttl_seconds: 60 }, 5))).toBe(false)
+    it.effect("a key no partition covers is kept in the DEFAULT partition and still claimed once; the daemon prunes it there once expired", () =>
+      Effect.gen(function*() {
+        const repo = yield* IdempotencyRepo
+        const tx = yield* Transaction
+        const sql = yield* SqlClient.SqlClient
+        const appKey = `ak_keys_default_${randomBytes(4).toString("hex")}`
+        // Kept 30 days: past every partition made ahead.
+        yield* keep(appKey, "long", 30 * 86_400)
+        expect(yield* keyPartitions(appKey, "long")).toEqual(["idempotency_keys_default"])
+        expect(yield* tx.run(repo.claim({ app_key: appKey, key: "long", fingerprint: "f", ttl_seconds: 60 }, 5))).toBe(false)
 
-      // Expired long ago (as a key kept while the daemon was down would be by the time it is back).
-      yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '20 days' WHERE app_key = ${appKey}`
-      expect(yield* keyPartitions(appKey, "long")).toEqual(["idempotency_keys_default"])
-      const pass = yield* passAt("idempotency_keys", Date.now())
-      expect(pass.pruned).toBeGreaterThanOrEqual(1)
-      expect(yield* keyPartitions(appKey, "long")).toEqual([])
-    }))
-})
+        // Expired long ago (as a key kept while the daemon was down would be by the time it is back).
+        yield* sql`UPDATE idempotency_keys SET expires_at = now() - interval '20 days' WHERE app_key = ${appKey}`
+        expect(yield* keyPartitions(appKey, "long")).toEqual(["idempotency_keys_default"])
+        const pass = yield* passAt("idempotency_keys", Date.now())
+        expect(pass.pruned).toBeGreaterThanOrEqual(1)
+        expect(yield* keyPartitions(appKey, "long")).toEqual([])
+      }))
+  }
+)

@@ -75,8 +75,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
     const insert = SqlSchema.findOne({
       Request: ClaimRequest,
       Result: Schema.Struct({ claimed: Schema.Boolean }),
-      execute: (r) =>
-        sql`SELECT idempotency_claim(${r.app_key}, ${r.key}, ${r.fingerprint}, ${r.ttl_seconds}) AS claimed`
+      execute: (r) => sql`SELECT idempotency_claim(${r.app_key}, ${r.key}, ${r.fingerprint}, ${r.ttl_seconds}) AS claimed`
     })
 
     const find = SqlSchema.findOneOption({
@@ -129,7 +128,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       complete: (r: typeof KeyRef.Type & { readonly status: number; readonly sealed: string; readonly content_type: string }) =>
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
-      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),
+      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key }))
     } as const
   })
 }) {

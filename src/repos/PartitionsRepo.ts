@@ -179,7 +179,9 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
         const from = boundLiteral(parent.keyType, partition.fromMs)
         const to = boundLiteral(parent.keyType, partition.toMs)
         yield* ddl(
-          `CREATE ${parent.unlogged ? "UNLOGGED " : ""}TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`
+          `CREATE ${
+            parent.unlogged ? "UNLOGGED " : ""
+          }TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`
         )
         let moved = 0
         const fallback = parent.partitions.find((p) => p.isDefault)

@@ -43,9 +43,27 @@ describe("nonceSlots", () => {
 describe("defaultPruneBeforeMs", () => {
   it.each([
     { widthMs: H, retentionMs: RETENTION, now: T0 + 20 * 60_000, before: T0, why: "the hour holding now − retention begins the rows kept" },
-    { widthMs: H, retentionMs: RETENTION, now: T0 + 14 * 60_000, before: T0 - H, why: "now − retention still in the hour before: that hour is kept" },
-    { widthMs: DAY_MS, retentionMs: H, now: Date.UTC(2026, 10, 29, 0, 30), before: Date.UTC(2026, 10, 28), why: "days: within the margin of midnight, the day before is kept" },
-    { widthMs: DAY_MS, retentionMs: H, now: Date.UTC(2026, 10, 29, 1), before: Date.UTC(2026, 10, 29), why: "days: past it, only the day before goes" }
+    {
+      widthMs: H,
+      retentionMs: RETENTION,
+      now: T0 + 14 * 60_000,
+      before: T0 - H,
+      why: "now − retention still in the hour before: that hour is kept"
+    },
+    {
+      widthMs: DAY_MS,
+      retentionMs: H,
+      now: Date.UTC(2026, 10, 29, 0, 30),
+      before: Date.UTC(2026, 10, 28),
+      why: "days: within the margin of midnight, the day before is kept"
+    },
+    {
+      widthMs: DAY_MS,
+      retentionMs: H,
+      now: Date.UTC(2026, 10, 29, 1),
+      before: Date.UTC(2026, 10, 29),
+      why: "days: past it, only the day before goes"
+    }
   ])("$why", ({ before, now, retentionMs, widthMs }) => {
     expect(defaultPruneBeforeMs({ widthMs, retentionMs }, now)).toBe(before)
   })
