@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 
 import pg from "pg"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { makeSecretBox, placeOf } from "../src/auth/SecretBox.js"
 import { singleKey } from "../src/auth/secretKeys.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"

@@ -33,6 +33,7 @@ import {
   partitionsToCreate
 } from "../src/domain/partitions.js"
 import { partitionAheadSeconds, partitionRangesHeld, partitionRowsMoved, update } from "../src/observability/metrics.js"
+import { EventsRepo } from "../src/repos/EventsRepo.js"
 import { type PartitionedTable, PartitionsRepo } from "../src/repos/PartitionsRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { periodicJob } from "./Job.js"
@@ -69,11 +70,25 @@ export const EXPIRED_KEYS_MARGIN_MS = 60 * 60 * 1000
  * Every table kept by partition, from the configuration. Another table is one more entry here
  * (its migration partitions it).
  */
-export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, never, AppConfig> = Effect.map(
-  AppConfig,
-  (config): ReadonlyArray<PartitionEntry> => [
+export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, never, AppConfig | EventsRepo> = Effect.gen(function*() {
+  const config = yield* AppConfig
+  const events = yield* EventsRepo
+  const entries: Array<PartitionEntry> = [
+    // The events outbox (migration 0024): a partition of events (a week's by default), their
+    // deliveries and the deliveries' attempts go together, EVENTS_RETENTION_DAYS after it ended,
+    // once none of its deliveries is pending (one still being retried, or redelivered, keeps it).
+    {
+      policy: {
+        name: "events",
+        tables: ["events", "webhook_deliveries", "webhook_attempts"],
+        widthMs: config.eventsPartitionDays * DAY_MS,
+        aheadMs: aheadMs(config),
+        retentionMs: config.eventsRetentionDays * DAY_MS
+      },
+      holds: (range) => events.pendingDeliveries(range.fromMs, range.toMs)
+    },
     // Request nonces (migration 0025; DECISIONS §2): partitioned by the hour slot a row stands in
-    // (a nonce is recorded in every slot its retention touches, ADMIT_SQL). An hour goes once it
+    // (a nonce is recorded in every slot its retention touches, admitSql). An hour goes once it
     // ended NONCE_RETENTION_SECONDS ago: every nonce in it was seen before the retention, when
     // the former pruning job forgot it too.
     {
@@ -100,7 +115,8 @@ export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, nev
       pruneDefault: true
     }
   ]
-)
+  return entries
+})
 
 /** What one pass did for one policy. */
 export interface PartitionPass {

@@ -66,8 +66,7 @@ export interface AppConfigShape {
   readonly webhookAllowedNetworks: ReadonlyArray<IpNetwork.IpNetwork>
   /** Events are kept, and served by the events feed, this many days. */
   readonly eventsRetentionDays: number
-  readonly eventsPruneIntervalSeconds: number
-  /** The span of one partition of the events outbox (and its deliveries and attempts), days. */
+  /** The span of one partition of the events outbox (and its deliveries and attempts), days (7: a week). */
   readonly eventsPartitionDays: number
   /** How far ahead of now the daemon keeps partitions of every table kept by partition, days. */
   readonly partitionsAheadDays: number
@@ -345,8 +344,7 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
     Config.withDefault<ReadonlyArray<IpNetwork.IpNetwork>>([])
   ),
   eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
-  eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
-  eventsPartitionDays: atLeastOne("EVENTS_PARTITION_DAYS").pipe(Config.withDefault(1)),
+  eventsPartitionDays: atLeastOne("EVENTS_PARTITION_DAYS").pipe(Config.withDefault(7)),
   partitionsAheadDays: atLeastOne("PARTITIONS_AHEAD_DAYS").pipe(Config.withDefault(7)),
   partitionsIntervalSeconds: positiveSeconds("PARTITIONS_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),

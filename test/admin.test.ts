@@ -10,7 +10,7 @@ import * as Result from "effect/Result"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { InvalidInput } from "../src/domain/errors.js"
 import * as Scopes from "../src/domain/scope.js"

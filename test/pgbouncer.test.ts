@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
 import * as Scopes from "../src/domain/scope.js"
@@ -469,7 +469,7 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
         Effect.gen(function*() {
           const { bouncer, ports } = yield* Fleet
           const credentials = yield* createCredentials(ALL_PERMISSIONS, { name: "restart" })
-          const answers: Array<{ phase: string; status: number; retryAfter: string | null; error: unknown }> = []
+          const answers: Array<{ port: number; phase: string; status: number; retryAfter: string | null; error: unknown }> = []
           let phase = "before"
           let running = true
           const load = Promise.all(ports.map(async (port, w) => {
@@ -477,11 +477,15 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
               const a = i % 2 === 0
                 ? await call(port, credentials, "GET", `${BASE}/companies`, { query: "page_size=5" })
                 : await call(port, credentials, "POST", `${BASE}/companies`, { body: { name: `重启-${w}-${i}` } })
-              answers.push({ phase, status: a.status, retryAfter: a.retryAfter, error: a.json?.data?.error })
+              answers.push({ port, phase, status: a.status, retryAfter: a.retryAfter, error: a.json?.data?.error })
               await pause(20)
             }
           }))
-          yield* Effect.promise(() => pause(500))
+          yield* eventually(
+            "every instance to serve the load before the restart",
+            Effect.sync(() => new Set(answers.filter((a) => a.phase === "before" && a.status === 200).map((a) => a.port)).size),
+            (serving) => serving === ports.length
+          )
           phase = "down"
           yield* Effect.promise(bouncer.stop)
           // The outage's duration (not a synchronisation: nothing waits for it to pass).

@@ -15,7 +15,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { ALL_PERMISSIONS, type Permission } from "../../schema/Permissions.js"
 import { CardParserTest } from "../../src/card/CardParser.js"
 import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
 import { type ClientOptions, makeOpenApiClient } from "../../src/client/Client.js"
