@@ -2,14 +2,14 @@
 -- creates partitions ahead and drops expired ones whole (jobs/Partitions.ts) instead of deleting
 -- rows. A primary key of a partitioned table must hold its partition key, so (app_key, nonce) and
 -- (app_key, key) can no longer be unique by a constraint across partitions; each table keeps its
--- guarantee another way (docs/operator.md, "Nonces and Idempotency-Keys"):
+-- guarantee another way (docs/operator.md, "Nonces and Idempotency-Keys by partition"):
 --
 -- request_nonces: partitioned by `slot_ms`, the start of an hour. A nonce seen at t is recorded in
 -- every hour slot that [t, t + retention] touches (one row, or two in the last `retention` of an
 -- hour), and the primary key is (app_key, nonce, slot_ms). Two sightings of a nonce within the
 -- retention share the slot of the later one, so the admission's INSERT … ON CONFLICT meets the
 -- earlier one on that slot's unique index: refused exactly as before, two API instances racing
--- included, in the same one statement (ADMIT_SQL). Partitions stay unlogged (migration 0013).
+-- included, in the same one statement (admitSql, src/repos/statements.ts). Partitions stay unlogged (migration 0013).
 --
 -- idempotency_keys: partitioned by `expires_at` (a partition whose upper bound is past holds only
 -- expired keys). A key is claimed by idempotency_claim() below, which takes a transaction-level
