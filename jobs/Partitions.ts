@@ -21,9 +21,11 @@ import * as Option from "effect/Option"
 
 import { AppConfig, type AppConfigShape } from "../src/Config.js"
 import type { DatabaseUnavailable } from "../src/domain/errors.js"
+import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import {
   coveredAheadMs,
   DAY_MS,
+  defaultPruneBeforeMs,
   type ExistingPartition,
   type ExpiredRange,
   expiredRanges,
@@ -50,10 +52,19 @@ export interface PartitionEntry {
    * do, and dropped at a later pass. None: an expired range is always dropped.
    */
   readonly holds?: (range: ExpiredRange) => Effect.Effect<number, DatabaseUnavailable>
+  /**
+   * Each pass also deletes the DEFAULT partition's rows past the retention (defaultPruneBeforeMs):
+   * rows inserted while no daemon ran, too old for a partition to be made for them. Only for
+   * tables whose rows nothing else refers to and nothing holds.
+   */
+  readonly pruneDefault?: boolean
 }
 
 /** The ahead of every policy, from PARTITIONS_AHEAD_DAYS. */
 export const aheadMs = (config: Pick<AppConfigShape, "partitionsAheadDays">): number => config.partitionsAheadDays * DAY_MS
+
+/** How long after its day ended a day of Idempotency-Keys (all expired) is dropped. */
+export const EXPIRED_KEYS_MARGIN_MS = 60 * 60 * 1000
 
 /**
  * Every table kept by partition, from the configuration. Another table is one more entry here
@@ -75,6 +86,33 @@ export const partitionPolicies: Effect.Effect<ReadonlyArray<PartitionEntry>, nev
         retentionMs: config.eventsRetentionDays * DAY_MS
       },
       holds: (range) => events.pendingDeliveries(range.fromMs, range.toMs)
+    },
+    // Request nonces (migration 0025; DECISIONS §2): partitioned by the hour slot a row stands in
+    // (a nonce is recorded in every slot its retention touches, admitSql). An hour goes once it
+    // ended NONCE_RETENTION_SECONDS ago: every nonce in it was seen before the retention, when
+    // the former pruning job forgot it too.
+    {
+      policy: {
+        name: "request_nonces",
+        tables: ["request_nonces"],
+        widthMs: NONCE_SLOT_MS,
+        aheadMs: aheadMs(config),
+        retentionMs: config.nonceRetentionSeconds * 1000
+      },
+      pruneDefault: true
+    },
+    // Idempotency-Keys (migration 0025; DECISIONS §11): partitioned by expiry, a UTC day a
+    // partition, made far enough ahead for a key claimed now (its window later). A day goes once
+    // every key in it expired, with a margin for a daemon clock ahead of the database's.
+    {
+      policy: {
+        name: "idempotency_keys",
+        tables: ["idempotency_keys"],
+        widthMs: DAY_MS,
+        aheadMs: aheadMs(config) + config.idempotencyTtlSeconds * 1000,
+        retentionMs: EXPIRED_KEYS_MARGIN_MS
+      },
+      pruneDefault: true
     }
   ]
   return entries
@@ -91,6 +129,8 @@ export interface PartitionPass {
   readonly moved: number
   /** Expired ranges kept, with how many rows hold each. */
   readonly held: ReadonlyArray<{ readonly range: ExpiredRange; readonly holding: number }>
+  /** Rows past the retention deleted from DEFAULT partitions (policies with `pruneDefault`). */
+  readonly pruned: number
 }
 
 const listAll = (repo: PartitionsRepo["Service"], tables: ReadonlyArray<string>) =>
@@ -166,7 +206,19 @@ export const maintainPolicy = (entry: PartitionEntry, nowMs: number) =>
           dropped.push(name)
         }
       }
-      return { dropped, held }
+      let pruned = 0
+      if (entry.pruneDefault === true) {
+        for (const [table, parent] of parents) {
+          const n = yield* repo.pruneDefault(parent, defaultPruneBeforeMs(policy, nowMs))
+          if (n > 0) {
+            pruned += n
+            yield* Effect.logInfo("rows past the retention deleted from the DEFAULT partition").pipe(
+              Effect.annotateLogs({ table, rows: n })
+            )
+          }
+        }
+      }
+      return { dropped, held, pruned }
     }))
 
     const pass: PartitionPass = {
@@ -175,7 +227,8 @@ export const maintainPolicy = (entry: PartitionEntry, nowMs: number) =>
       created: Option.match(createdPass, { onNone: () => [], onSome: (p) => p.created }),
       moved: Option.match(createdPass, { onNone: () => 0, onSome: (p) => p.moved }),
       dropped: Option.match(droppedPass, { onNone: () => [], onSome: (p) => p.dropped }),
-      held: Option.match(droppedPass, { onNone: () => [], onSome: (p) => p.held })
+      held: Option.match(droppedPass, { onNone: () => [], onSome: (p) => p.held }),
+      pruned: Option.match(droppedPass, { onNone: () => 0, onSome: (p) => p.pruned })
     }
     if (Option.isSome(droppedPass)) yield* update(partitionRangesHeld, { policy: policy.name }, pass.held.length)
     if (pass.created.length > 0 || pass.dropped.length > 0) {

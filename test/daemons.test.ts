@@ -57,8 +57,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       // The default lease: a daemon never loses a task it is working on, however loaded the machine.
       CARD_TASK_LEASE_SECONDS: "120",
       CARD_TASK_POLL_SECONDS: "0.5",
-      CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600"
+      CARD_OCR_POOL_SIZE: "1"
     }
     const upload = () =>
       Effect.map(

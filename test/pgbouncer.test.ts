@@ -238,7 +238,6 @@ const fleetLayer = Layer.effect(
       WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8",
       WEBHOOK_RETRY_SCHEDULE: "200ms,200ms,200ms",
       CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600",
       DAEMON_HEARTBEAT_SECONDS: "1"
     }
     const ports = yield* Effect.forEach(Array.from({ length: INSTANCES }), () => Effect.promise(findFreePort))

@@ -86,7 +86,6 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
       CARD_TASK_POLL_SECONDS: "3600",
       WEBHOOK_RETRY_SCHEDULE: "200ms,200ms",
       CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600",
       // The receivers listen on loopback.
       WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8"
     }

@@ -39,7 +39,6 @@ import { formatTimestamp } from "../../src/domain/time.js"
 import { COMPANY_COLUMNS } from "../../src/repos/statements.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -254,8 +253,8 @@ const SignedLive = Layer.effect(
         const nowMs = Date.now()
         const wrong = checkSignature(client, signing, { method: request.method, path, rawQuery, body }, nowMs)
         if (wrong !== undefined) return yield* refused(wrong)
-        const { local, params } = admission.begin(client, signing, nowMs)
-        const [row] = yield* Effect.orDie(sql.unsafe<Admitted>(ADMIT_SQL, params))
+        const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+        const [row] = yield* Effect.orDie(sql.unsafe<Admitted>(admit, params))
         const admitted = admission.end(client, local, row)
         if (isRefusal(admitted)) return yield* refused(admitted)
         const permission = Context.get(endpoint.annotations, RequiredPermission)

@@ -18,7 +18,6 @@ import { splitUrl } from "../../src/domain/signing.js"
 import { createCompany, createGuest, updateGuest } from "../floor/pgWork.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -184,8 +183,8 @@ const signed = async (request: FastifyRequest, reply: FastifyReply) => {
   const nowMs = Date.now()
   const wrong = checkSignature(client, signing, { method: request.method, path, rawQuery, body: request.rawBody ?? NO_BODY }, nowMs)
   if (wrong !== undefined) return refuse(reply, wrong)
-  const { local, params } = admission.begin(client, signing, nowMs)
-  const { rows } = await pool.query<Admitted>(ADMIT_SQL, [...params])
+  const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+  const { rows } = await pool.query<Admitted>(admit, [...params])
   const admitted = admission.end(client, local, rows[0]!)
   if (isRefusal(admitted)) return refuse(reply, admitted)
   const permission = request.routeOptions.config.permission

@@ -15,7 +15,6 @@ import { splitUrl } from "../../src/domain/signing.js"
 import { createCompany, createGuest, updateGuest } from "./pgWork.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -122,8 +121,8 @@ const authenticate = async (req: IncomingMessage, path: string, rawQuery: string
   const nowMs = Date.now()
   const refused = checkSignature(client, signing, { method: req.method!, path, rawQuery, body }, nowMs)
   if (refused !== undefined) return refused
-  const { local, params } = admission.begin(client, signing, nowMs)
-  const { rows } = await pool.query<Admitted>(ADMIT_SQL, [...params])
+  const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+  const { rows } = await pool.query<Admitted>(admit, [...params])
   const admitted = admission.end(client, local, rows[0]!)
   return isRefusal(admitted) ? admitted : { client, tokens: admitted.tokens }
 }

@@ -18,7 +18,7 @@ import { leaseSize, LocalTokens } from "../../src/domain/rateLease.js"
 import { canonicalString, NONCE_PATTERN } from "../../src/domain/signing.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import {
-  ADMIT_SQL,
+  admitSql,
   COMPANY_COLUMNS,
   type CounterMove,
   GUEST_COLUMNS,
@@ -46,7 +46,6 @@ const DEFAULT_BURST = 100
 // ---- SQL ----------------------------------------------------------------------------------------
 
 export const CLIENT_SQL = "SELECT app_key, status, permissions, secret_enc, rate_rps, rate_burst FROM clients WHERE app_key = $1"
-export { ADMIT_SQL }
 export const MATCHMAKER_SQL = `SELECT ${MATCHMAKER_COLUMNS} FROM matchmakers WHERE id = $1`
 /**
  * A new company's `company.created` event as the service records it (its read permission, the
@@ -325,11 +324,16 @@ export interface Admitted {
 export class Admission {
   readonly #held = new LocalTokens()
 
-  /** Spends a token held here if there is one; the statement's parameters (no lease wanted then). */
-  begin(client: FloorClient, s: Signing, nowMs: number): { readonly local: boolean; readonly params: ReadonlyArray<string | number> } {
+  /** Spends a token held here if there is one; the statement (admitSql) and its parameters (no lease wanted then). */
+  begin(
+    client: FloorClient,
+    s: Signing,
+    nowMs: number
+  ): { readonly local: boolean; readonly sql: string; readonly params: ReadonlyArray<string | number> } {
     const local = this.#held.take(client.appKey)
     return {
       local,
+      sql: admitSql(nowMs, nowMs - RETENTION_MS),
       params: [
         client.appKey,
         s.nonce,

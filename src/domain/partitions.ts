@@ -136,6 +136,14 @@ export const expiredPartitions = (
     .filter((p) => !p.isDefault && p.toMs !== null && p.toMs <= nowMs - policy.retentionMs)
     .toSorted((a, b) => a.toMs! - b.toMs!)
 
+/**
+ * The key below which a DEFAULT partition's rows are past the retention (for a policy that prunes
+ * its DEFAULT partition): the start of the grid slot holding `nowMs − retentionMs`. A row below it
+ * belongs to a slot that ended at or before now − retention, one whose partition would be dropped.
+ */
+export const defaultPruneBeforeMs = (policy: Pick<PartitionPolicy, "widthMs" | "retentionMs">, nowMs: number): number =>
+  floorTo(nowMs - policy.retentionMs, policy.widthMs)
+
 /** One range's partitions across the policy's tables, dropped in one transaction (reverse table order). */
 export interface ExpiredRange {
   /** Lower bound (null: MINVALUE) and upper bound of the range. */

@@ -1,8 +1,10 @@
-// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
-// on the (app_key, key) primary key, made in the transaction of the endpoint's writes and kept
-// with its answer at commit: a repeat's INSERT waits on the uncommitted row (its lock) until the
-// first attempt commits (then the answer is there) or rolls back (then the key is free). Answers
-// are stored sealed (the service seals and opens them); `response_body` holds only answers kept in
+// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim
+// (idempotency_claim, migration 0025) is made in the transaction of the endpoint's writes and
+// kept with its answer at commit: it takes a transaction-level advisory lock on the key, so a
+// repeat's claim waits until the first attempt commits (then the answer is there) or rolls back
+// (then the key is free), and then looks for the key in every partition of the table (it is
+// partitioned by `expires_at`, so no unique constraint can span the partitions). Answers are
+// stored sealed (the service seals and opens them); `response_body` holds only answers kept in
 // plain bytes before migration 0020, until they expire or `keys rotate` seals them.
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -62,11 +64,12 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
 
     /**
      * Claims the key (or one whose window has passed) in one statement, its lock wait bounded:
-     * `bound` sets lock_timeout to `wait` for the transaction and keeps the setting it replaces,
-     * the INSERT reads its row from `bound` (so the setting is in force before the INSERT can wait
-     * on the key's row: the executor makes the row before it inserts it), and the answer's
-     * projection, made once the INSERT is done (it counts the INSERT's rows), puts the replaced
-     * setting back for the rest of the transaction. `claimed`: this attempt runs.
+     * `bound` sets lock_timeout to `wait` for the transaction and keeps the setting it replaces;
+     * `c` calls idempotency_claim() (migration 0025: the key's advisory lock, then a look in every
+     * partition) over `bound`'s row, so the setting is in force before the claim can wait on the
+     * key; the answer's projection, made once `c` is done (a CTE with a volatile call is evaluated
+     * whole before it is read), puts the replaced setting back for the rest of the transaction.
+     * `claimed`: this attempt runs.
      */
     const insert = SqlSchema.findOne({
       Request: Schema.Struct({ ...ClaimRequest.fields, wait: Schema.String }),
@@ -74,16 +77,9 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       execute: (r) =>
         sql`WITH before AS (SELECT current_setting('lock_timeout') AS previous),
           bound AS (SELECT previous, set_config('lock_timeout', ${r.wait}, true) AS applied FROM before),
-          ins AS (
-            INSERT INTO idempotency_keys (app_key, key, fingerprint, expires_at)
-            SELECT ${r.app_key}::text, ${r.key}::text, ${r.fingerprint}::text, now() + make_interval(secs => ${r.ttl_seconds}) FROM bound
-            ON CONFLICT (app_key, key) DO UPDATE SET
-              fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
-              response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
-            WHERE idempotency_keys.expires_at <= now()
-            RETURNING 1)
+          c AS (SELECT idempotency_claim(${r.app_key}::text, ${r.key}::text, ${r.fingerprint}::text, ${r.ttl_seconds}::float8) AS claimed FROM bound)
           SELECT c.claimed, set_config('lock_timeout', bound.previous, true) AS restored
-          FROM (SELECT count(*) > 0 AS claimed FROM ins) c, bound`
+          FROM c, bound`
     })
 
     const find = SqlSchema.findOneOption({
@@ -104,23 +100,12 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       }),
       execute: (r) =>
         sql`UPDATE idempotency_keys SET response_status = ${r.status}, response_sealed = ${r.sealed}, response_type = ${r.content_type}
-          WHERE app_key = ${r.app_key} AND key = ${r.key}`
+          WHERE app_key = ${r.app_key} AND key = ${r.key} AND expires_at > now()`
     })
 
     const release = SqlSchema.void({
       Request: KeyRef,
       execute: (r) => sql`DELETE FROM idempotency_keys WHERE app_key = ${r.app_key} AND key = ${r.key}`
-    })
-
-    const prune = SqlSchema.findAll({
-      Request: Schema.Int,
-      Result: Schema.Struct({ n: Schema.Int }),
-      execute: (limit) =>
-        sql`WITH gone AS (
-            DELETE FROM idempotency_keys WHERE ctid IN (
-              SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT ${limit})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
     })
 
     /**
@@ -142,9 +127,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       complete: (r: typeof KeyRef.Type & { readonly status: number; readonly sealed: string; readonly content_type: string }) =>
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
-      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),
-      /** Removes up to `limit` expired keys; the number removed. */
-      prune: (limit: number) => sqlEdge(Effect.map(prune(limit), (rows) => rows[0]?.n ?? 0))
+      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key }))
     } as const
   })
 }) {

@@ -42,6 +42,8 @@ export interface PartitionedTable {
   readonly partitions: ReadonlyArray<ExistingPartition>
   /** The smallest key in the DEFAULT partition, epoch milliseconds; null when it is empty or there is none. */
   readonly oldestDefaultMs: number | null
+  /** The DEFAULT partition is unlogged (request_nonces, migration 0025): so is every partition created. */
+  readonly unlogged: boolean
 }
 
 /** Advisory lock class of partition maintenance (the second key is the policy name's hash). */
@@ -139,15 +141,18 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
         }))
         const fallback = partitions.find((p) => p.isDefault)
         let oldestDefaultMs: number | null = null
+        let unlogged = false
         if (fallback !== undefined) {
           const key = quoteIdent(column)
           const min = keyType === "timestamptz" ? `(extract(epoch FROM min(${key})) * 1000)::float8` : `min(${key})::float8`
-          const rows = yield* sql.unsafe<{ readonly ms: number | null }>(
-            `SELECT ${min} AS ms FROM ${quoteIdent(schema)}.${quoteIdent(fallback.name)}`
+          const source = `${quoteIdent(schema)}.${quoteIdent(fallback.name)}`
+          const rows = yield* sql.unsafe<{ readonly ms: number | null; readonly unlogged: boolean }>(
+            `SELECT ${min} AS ms, (SELECT relpersistence = 'u' FROM pg_class WHERE oid = '${source}'::regclass) AS unlogged FROM ${source}`
           ).unprepared
           oldestDefaultMs = rows[0]?.ms ?? null
+          unlogged = rows[0]?.unlogged === true
         }
-        return Option.some<PartitionedTable>({ schema, table, column, keyType, partitions, oldestDefaultMs })
+        return Option.some<PartitionedTable>({ schema, table, column, keyType, partitions, oldestDefaultMs, unlogged })
       }))
 
     /**
@@ -173,7 +178,11 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
         const column = quoteIdent(parent.column)
         const from = boundLiteral(parent.keyType, partition.fromMs)
         const to = boundLiteral(parent.keyType, partition.toMs)
-        yield* ddl(`CREATE TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`)
+        yield* ddl(
+          `CREATE ${
+            parent.unlogged ? "UNLOGGED " : ""
+          }TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`
+        )
         let moved = 0
         const fallback = parent.partitions.find((p) => p.isDefault)
         if (fallback !== undefined) {
@@ -220,7 +229,24 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
         yield* ddl(`DROP TABLE ${target}`)
       }))
 
-    return { list, tryLock, lockTimeout, create, lockTables, drop } as const
+    /**
+     * Deletes the rows of the table's DEFAULT partition whose key is below `beforeMs` (rows that a
+     * partition past the retention would hold: inserted while no daemon ran, too old to be given a
+     * partition); how many. Only for tables whose rows nothing else refers to.
+     */
+    const pruneDefault = (parent: PartitionedTable, beforeMs: number) =>
+      sqlEdge(Effect.gen(function*() {
+        const fallback = parent.partitions.find((p) => p.isDefault)
+        if (fallback === undefined || parent.oldestDefaultMs === null || parent.oldestDefaultMs >= beforeMs) return 0
+        const source = `${quoteIdent(parent.schema)}.${quoteIdent(fallback.name)}`
+        const rows = yield* sql.unsafe<{ readonly n: number }>(
+          `WITH gone AS (DELETE FROM ${source} WHERE ${quoteIdent(parent.column)} < ${boundLiteral(parent.keyType, beforeMs)} RETURNING 1)
+          SELECT count(*)::int AS n FROM gone`
+        ).unprepared
+        return rows[0]?.n ?? 0
+      }))
+
+    return { list, tryLock, lockTimeout, create, lockTables, drop, pruneDefault } as const
   })
 }) {
   static readonly layer = Layer.effect(PartitionsRepo, PartitionsRepo.make)

@@ -1,6 +1,7 @@
 // SQL text shared by a repository and the request-path benchmark's floors (which issue exactly
 // this text): plain strings only.
 import { EVENT_READ_PERMISSION } from "../domain/eventTypes.js"
+import { NONCE_SLOT_MS, nonceSlots } from "../domain/nonces.js"
 
 /** The columns of a guest list row (GuestsRepo). */
 export const GUEST_LIST_COLUMNS = `id::int AS id, name, gender, age, phone, workplace, height, weight, education, occupation,
@@ -29,31 +30,74 @@ export const MATCHMAKER_COLUMNS = `id::int AS id, company_id::int AS company_id,
 export const COMPANY_COLUMNS = `id::int AS id, name, contact_name, contact_phone, province, city, district, address,
   credit_code, logo_url, company_type, cert_level, status, created_at, updated_at`
 
-/**
- * Admits a signed request in one statement (ReplayRepo.admit): records its nonce (fresh unless seen
- * since `$4` not_before_ms) and, when `$6` want > 0 and the nonce is fresh, leases up to `want`
- * tokens from the client's shared bucket (refilled at `$7` rps up to `$8` burst, created full). A
- * request signed (`$5`, Unix seconds) before the nonce record was last emptied is not admitted.
- * Parameters: $1 app_key, $2 nonce, $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
- */
-export const ADMIT_SQL = `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
-n AS (
-  INSERT INTO request_nonces (app_key, nonce, seen_ms)
-  SELECT $1::text, $2::text, $3::bigint FROM ep WHERE ep.since_s <= $5::bigint
-  ON CONFLICT (app_key, nonce) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint
-  RETURNING 1),
+/** The hour slot of now (epoch ms of its start): the first a nonce is recorded in (migration 0025, nonceSlots). */
+const FIRST_SLOT = `$3::bigint / ${NONCE_SLOT_MS} * ${NONCE_SLOT_MS}`
+
+/** An admission statement around `n`, the CTE recording the nonce, fresh when `fresh` holds of it. */
+const admitStatement = (n: string, fresh: string) =>
+  `WITH ep AS (SELECT since_s FROM nonce_epoch WHERE id = 1),
+n AS (${n}),
 b AS (
   INSERT INTO rate_buckets AS b (app_key, tokens, updated_ms, granted)
   SELECT $1::text, $8::float8 - LEAST($6::float8, $8::float8), $3::bigint, LEAST($6::float8, $8::float8)
-  WHERE $6::float8 > 0 AND EXISTS (SELECT 1 FROM n)
+  WHERE $6::float8 > 0 AND ${fresh}
   ON CONFLICT (app_key) DO UPDATE SET
     granted = LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
     tokens = bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8)
       - LEAST(EXCLUDED.granted, floor(bucket_refill(b.tokens, b.updated_ms, $3::bigint, $7::float8, $8::float8))),
     updated_ms = GREATEST(b.updated_ms, $3::bigint)
   RETURNING b.granted, b.tokens)
-SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, EXISTS (SELECT 1 FROM n) AS fresh,
+SELECT (SELECT since_s FROM ep)::float8 AS epoch_s, ${fresh} AS fresh,
   (SELECT granted FROM b) AS granted, (SELECT tokens FROM b) AS tokens`
+
+const ON_CONFLICT =
+  `ON CONFLICT (app_key, nonce, slot_ms) DO UPDATE SET seen_ms = EXCLUDED.seen_ms WHERE request_nonces.seen_ms < $4::bigint`
+
+/** admitSql's statement when now + retention is within now's hour: the nonce in that hour's slot alone. */
+export const ADMIT_ONE_SLOT_SQL = admitStatement(
+  `INSERT INTO request_nonces (app_key, nonce, seen_ms, slot_ms)
+  SELECT $1::text, $2::text, $3::bigint, ${FIRST_SLOT} FROM ep WHERE ep.since_s <= $5::bigint
+  ${ON_CONFLICT}
+  RETURNING 1`,
+  "EXISTS (SELECT 1 FROM n)"
+)
+
+/**
+ * admitSql's statement when now + retention reaches the next hour: the nonce in both hours' slots,
+ * in ascending order (two sightings racing do not deadlock), fresh when both took it. A sighting
+ * already recorded in either refuses the request before anything is written, so a refused replay
+ * leaves no row in the other (only a sighting racing it can; that makes the nonce's refusal last
+ * longer, never shorter).
+ */
+export const ADMIT_TWO_SLOTS_SQL = admitStatement(
+  `INSERT INTO request_nonces (app_key, nonce, seen_ms, slot_ms)
+  SELECT $1::text, $2::text, $3::bigint, s.slot_ms
+  FROM ep, (VALUES (${FIRST_SLOT}), (${FIRST_SLOT} + ${NONCE_SLOT_MS})) AS s(slot_ms)
+  WHERE ep.since_s <= $5::bigint AND NOT EXISTS (SELECT 1 FROM request_nonces r
+    WHERE r.app_key = $1::text AND r.nonce = $2::text AND r.seen_ms >= $4::bigint
+      AND r.slot_ms IN (${FIRST_SLOT}, ${FIRST_SLOT} + ${NONCE_SLOT_MS}))
+  ORDER BY s.slot_ms
+  ${ON_CONFLICT}
+  RETURNING 1`,
+  "(SELECT count(*) FROM n) = 2"
+)
+
+/**
+ * The statement that admits a signed request (ReplayRepo.admit) seen at `nowMs` with a retention
+ * back to `notBeforeMs`: records its nonce (fresh unless seen since `$4` not_before_ms) and, when
+ * `$6` want > 0 and the nonce is fresh, leases up to `want` tokens from the client's shared bucket
+ * (refilled at `$7` rps up to `$8` burst, created full). A request signed (`$5`, Unix seconds)
+ * before the nonce record was last emptied is not admitted. Parameters: $1 app_key, $2 nonce,
+ * $3 now_ms, $4 not_before_ms, $5 signed_s, $6 want, $7 rps, $8 burst.
+ *
+ * The nonce is recorded in every hour slot that [now, now + retention] touches (nonceSlots; a
+ * retention past an hour counts as an hour), migration 0025: a later sighting within the retention
+ * falls in one of those slots and meets this one on that slot's unique index, whichever partition
+ * holds it and however the two race. Most sightings need one slot (ADMIT_ONE_SLOT_SQL, the former
+ * statement's cost); those within the retention of the next hour two (ADMIT_TWO_SLOTS_SQL).
+ */
+export const admitSql = (nowMs: number, notBeforeMs: number): string =>
+  nonceSlots(nowMs, nowMs - notBeforeMs).length === 1 ? ADMIT_ONE_SLOT_SQL : ADMIT_TWO_SLOTS_SQL
 
 /**
  * Inserts events of one type in one statement (OutboxRepo.insertMany), in the order given, each
