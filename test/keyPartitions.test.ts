@@ -14,7 +14,6 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
-import { inject } from "vitest"
 
 import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import { IdempotencyRepo } from "../src/repos/IdempotencyRepo.js"
@@ -23,6 +22,7 @@ import { Transaction } from "../src/repos/sqlHelpers.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { createCredentials, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -265,7 +265,7 @@ it.live(
   "rows written before migration 0025 keep their guarantees: a seen nonce is still a replay, a kept answer still replayed",
   () =>
     Effect.gen(function*() {
-      const adminUrl = inject("databaseAdminUrl")
+      const adminUrl = databaseAdminUrl()
       const name = `mm_keys_${randomBytes(4).toString("hex")}`
       const admin = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin")), SqlClient.SqlClient)
       yield* Effect.acquireRelease(
