@@ -9,14 +9,16 @@
 // 200,000 guests; the four-server cells in BENCH_ROUNDS (3) rounds each, the servers taking turns. Every server's answers are first checked byte for byte against the service's.
 // Prints throughput and p99 of the service and the raw floor and their ratios for GET
 // /matchmakers/{id}, POST /companies, POST /guests (under one company and one matchmaker, whose
-// guest_count every creation moves) and GET /guests (with the raw floor also counting every row,
+// guest_count every creation moves), PUT /guests/{id} (512 guests in turn, each renamed and moved
+// between two matchmakers: both counters and three events per request) and GET /guests (with the raw floor also counting every row,
 // as the service did before its counters), then the four servers side by side on the first two
 // (service / Effect floor, service / raw floor, service / Fastify floor and each floor against the
 // raw one; p99 against the raw floor's; the first three), two API processes against one with many clients, and the
 // resident memory after a soak: the service and the raw floor on GET /guests, the four servers on
 // GET /matchmakers/{id}, each server started fresh for it. BENCH_SECONDS (15), BENCH_SOAK_SECONDS
 // (300; 0 skips the soaks), BENCH_GUESTS (200000); BENCH_SKIP=fastify (or effect, or both, comma
-// separated) leaves floors out, their columns then show "-".
+// separated) leaves floors out, their columns then show "-"; BENCH_ONLY=PUT /guests (parts of cell
+// names, comma separated) runs only the four-server cells so named, prints them and ends.
 import { execSync } from "node:child_process"
 import { existsSync, readFileSync } from "node:fs"
 import path from "node:path"
@@ -63,6 +65,19 @@ const { rows: [{ id: matchmakerId }] } = await db.query(
 )
 // POST /guests' company (every guest is created under it and the matchmaker, whose guest_count moves).
 const { rows: [{ id: guestCompanyId }] } = await db.query("INSERT INTO companies (name) VALUES ('压测公司-嘉宾') RETURNING id")
+// PUT /guests/{id}'s guests: PUT_GUESTS of that company, each request one of them in turn, moving it
+// between the matchmaker and a second one (each move: both counters and three events), and renaming it.
+const PUT_GUESTS = 512
+const { rows: [{ id: otherMatchmakerId }] } = await db.query(
+  "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138002') RETURNING id"
+)
+const { rows: putRows } = await db.query<{ id: number }>(
+  `INSERT INTO guests (name, gender, company_id, matchmaker_id)
+   SELECT '压测嘉宾改' || n, 'female', $1, $2 FROM generate_series(1, $3::int) AS n RETURNING id::int AS id`,
+  [guestCompanyId, matchmakerId, PUT_GUESTS]
+)
+await db.query("UPDATE matchmakers SET guest_count = guest_count + $2 WHERE id = $1", [matchmakerId, PUT_GUESTS])
+const putGuestIds = putRows.map((r) => r.id)
 const [one] = await newClients(db, 1)
 const many = await newClients(db, 16)
 // Company scopes (DECISIONS §14): a company of its own, a matchmaker of it, and a client bound to
@@ -123,7 +138,7 @@ interface Answer {
   readonly body: string
   readonly headers: Headers
 }
-const ask = async (p: { port: number }, method: "GET" | "POST", urlPath: string, body = ""): Promise<Answer> => {
+const ask = async (p: { port: number }, method: "GET" | "POST" | "PUT", urlPath: string, body = ""): Promise<Answer> => {
   const bytes = Buffer.from(body)
   const timestamp = String(Math.floor(Date.now() / 1000))
   const nonce = newNonce()
@@ -153,7 +168,7 @@ const mediaType = (a: Answer) => (a.headers.get("content-type") ?? "").split(";"
 const SIGNED_HEADERS = ["x-request-id", "ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "ratelimit-policy"]
 const sameAnswers = async (
   kinds: ReadonlyArray<Kind>,
-  method: "GET" | "POST",
+  method: "GET" | "POST" | "PUT",
   urlPath: string,
   body = "",
   normalise: (text: string) => string = (text) => text
@@ -180,6 +195,15 @@ await sameAnswers(COMPARED, "POST", "/api/open/v1/companies", JSON.stringify({ n
 const newGuest = (i: number | string) =>
   JSON.stringify({ name: `压测嘉宾${i}`, gender: "female", company_id: Number(guestCompanyId), matchmaker_id: Number(matchmakerId) })
 await sameAnswers(COMPARED, "POST", "/api/open/v1/guests", newGuest("同答"), withoutNewRow)
+// PUT: the service moves the guest to the second matchmaker, then each floor sends the same change.
+const putGuest = (i: number) => `/api/open/v1/guests/${putGuestIds[i % PUT_GUESTS]}`
+const guestChange = (i: number) =>
+  JSON.stringify({
+    name: `压测嘉宾改${i % 1000}`,
+    matchmaker_id: Number(Math.floor(i / PUT_GUESTS) % 2 === 0 ? otherMatchmakerId : matchmakerId)
+  })
+const withoutNow = (text: string) => text.replace(/"updated_at":"[^"]*"/g, `"updated_at":""`)
+await sameAnswers(COMPARED, "PUT", putGuest(0), guestChange(0), withoutNow)
 await sameAnswers(["raw"], "GET", "/api/open/v1/guests")
 log(
   `bench: ${
@@ -239,7 +263,13 @@ const combined = (rounds: ReadonlyArray<LoadResult>): LoadResult => {
     statuses
   }
 }
+/**
+ * BENCH_ONLY (comma separated): only the four-server cells whose name contains one of these (say
+ * `PUT /guests`), then their tables, and nothing after them (a short A/B run).
+ */
+const ONLY = (process.env.BENCH_ONLY ?? "").split(",").map((s) => s.trim()).filter((s) => s !== "")
 const compareAll = async (name: string, spec: Omit<LoadSpec, "targets" | "seconds">) => {
+  if (ONLY.length > 0 && !ONLY.some((part) => name.includes(part))) return
   const rounds = new Map<Kind, Array<LoadResult>>(COMPARED.map((kind) => [kind, []]))
   for (const kind of COMPARED) await runLoad({ ...spec, targets: [at(server(kind), one!)], seconds: Math.min(3, SECONDS) }) // warm-up
   for (let round = 0; round < ROUNDS; round++) {
@@ -273,6 +303,64 @@ for (const connections of [32, 64]) {
     body: newGuest,
     connections
   })
+  await compareAll(`PUT /guests/{id}, ${connections} connections`, {
+    method: "PUT",
+    path: putGuest,
+    body: guestChange,
+    connections
+  })
+}
+const rps = (r: LoadResult | undefined) => (r === undefined ? "-" : Math.round(r.rps))
+const p99 = (r: LoadResult | undefined) => (r === undefined ? "-" : Number(r.p99.toFixed(1)))
+const over = (a: LoadResult | undefined, b: LoadResult | undefined, f: (r: LoadResult) => number) =>
+  a === undefined || b === undefined ? "-" : ratio(f(a), f(b))
+const byRps = (r: LoadResult) => r.rps
+const byP99 = (r: LoadResult) => r.p99
+const FLOOR_STACKS: Record<Kind, string> = {
+  service: "",
+  effect: "the Effect floor: Effect 4 HttpApi + PgClient",
+  raw: "the raw floor: node:http + pg",
+  fastify: "the Fastify floor: Fastify 5 + pg"
+}
+const printSideBySide = () => {
+  process.stdout.write(
+    `\nThe service beside its floors doing the same work (${
+      COMPARED.filter((k) => k !== "service").map((k) => FLOOR_STACKS[k]).join("; ")
+    }), ` +
+      `same load, one at a time: throughput (req/s) and its ratios\n`
+  )
+  console.table(results.map(({ case: name, of }) => ({
+    case: name,
+    service: rps(of.service),
+    effect_floor: rps(of.effect),
+    raw_floor: rps(of.raw),
+    fastify_floor: rps(of.fastify),
+    "service/effect": over(of.service, of.effect, byRps),
+    "service/raw": over(of.service, of.raw, byRps),
+    "service/fastify": over(of.service, of.fastify, byRps),
+    "effect/raw": over(of.effect, of.raw, byRps),
+    "fastify/raw": over(of.fastify, of.raw, byRps),
+    errors: COMPARED.map((k) => non200(of[k]!)).join(" / ")
+  })))
+  process.stdout.write("p99 latency (ms), against the raw floor's\n")
+  console.table(results.map(({ case: name, of }) => ({
+    case: name,
+    service: p99(of.service),
+    effect_floor: p99(of.effect),
+    raw_floor: p99(of.raw),
+    fastify_floor: p99(of.fastify),
+    "service/raw": over(of.service, of.raw, byP99),
+    "effect/raw": over(of.effect, of.raw, byP99),
+    "fastify/raw": over(of.fastify, of.raw, byP99),
+    "service/effect": over(of.service, of.effect, byP99)
+  })))
+}
+
+if (ONLY.length > 0) {
+  for (const kind of COMPARED) await stop(server(kind))
+  printSideBySide()
+  await db.end()
+  process.exit(0)
 }
 {
   const spec = { method: "GET" as const, path: "/api/open/v1/guests", connections: 32 }
@@ -348,50 +436,7 @@ process.stdout.write(
   `\nRequest path: the service beside its floor (raw node:http + pg, same work), ${GUESTS} guests, ${SECONDS} s per cell\n`
 )
 console.table(rows)
-
-const rps = (r: LoadResult | undefined) => (r === undefined ? "-" : Math.round(r.rps))
-const p99 = (r: LoadResult | undefined) => (r === undefined ? "-" : Number(r.p99.toFixed(1)))
-const over = (a: LoadResult | undefined, b: LoadResult | undefined, f: (r: LoadResult) => number) =>
-  a === undefined || b === undefined ? "-" : ratio(f(a), f(b))
-const byRps = (r: LoadResult) => r.rps
-const byP99 = (r: LoadResult) => r.p99
-const FLOOR_STACKS: Record<Kind, string> = {
-  service: "",
-  effect: "the Effect floor: Effect 4 HttpApi + PgClient",
-  raw: "the raw floor: node:http + pg",
-  fastify: "the Fastify floor: Fastify 5 + pg"
-}
-process.stdout.write(
-  `\nThe service beside its floors doing the same work (${
-    COMPARED.filter((k) => k !== "service").map((k) => FLOOR_STACKS[k]).join("; ")
-  }), ` +
-    `same load, one at a time: throughput (req/s) and its ratios\n`
-)
-console.table(results.map(({ case: name, of }) => ({
-  case: name,
-  service: rps(of.service),
-  effect_floor: rps(of.effect),
-  raw_floor: rps(of.raw),
-  fastify_floor: rps(of.fastify),
-  "service/effect": over(of.service, of.effect, byRps),
-  "service/raw": over(of.service, of.raw, byRps),
-  "service/fastify": over(of.service, of.fastify, byRps),
-  "effect/raw": over(of.effect, of.raw, byRps),
-  "fastify/raw": over(of.fastify, of.raw, byRps),
-  errors: COMPARED.map((k) => non200(of[k]!)).join(" / ")
-})))
-process.stdout.write("p99 latency (ms), against the raw floor's\n")
-console.table(results.map(({ case: name, of }) => ({
-  case: name,
-  service: p99(of.service),
-  effect_floor: p99(of.effect),
-  raw_floor: p99(of.raw),
-  fastify_floor: p99(of.fastify),
-  "service/raw": over(of.service, of.raw, byP99),
-  "effect/raw": over(of.effect, of.raw, byP99),
-  "fastify/raw": over(of.fastify, of.raw, byP99),
-  "service/effect": over(of.service, of.effect, byP99)
-})))
+printSideBySide()
 
 process.stdout.write(
   "\nCompany scopes: the same requests by an unscoped client and by one bound to the company (rounds taking turns), " +

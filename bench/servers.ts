@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 
 import pg from "pg"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { makeSecretBox, placeOf } from "../src/auth/SecretBox.js"
 import { singleKey } from "../src/auth/secretKeys.js"
 import { NODE_FLAGS } from "../src/nodeFlags.js"
@@ -45,14 +45,14 @@ export const benchDatabase = async (): Promise<{ readonly url: string; readonly 
 
 /**
  * Removes what earlier runs' writes left (POST /companies' companies named 压测公司…, POST
- * /guests' guests named 压测嘉宾… under one of them, their created events and the bench
- * matchmakers' matchmaker.updated events), so that the tables do not grow run after run.
+ * /guests' and PUT /guests/{id}'s guests named 压测嘉宾… under one of them, their created and
+ * updated events and the bench matchmakers' matchmaker.updated events), so that the tables do not grow run after run.
  */
 export const removeBenchCompanies = async (db: pg.Client): Promise<void> => {
   await db.query("DELETE FROM events WHERE type = 'company.created' AND data->>'name' LIKE '压测公司%'")
   // POST /guests' guests (under a bench company) and their events, and the events of the
   // bench matchmakers' counters.
-  await db.query("DELETE FROM events WHERE type = 'guest.created' AND data->>'name' LIKE '压测嘉宾%'")
+  await db.query("DELETE FROM events WHERE type IN ('guest.created', 'guest.updated') AND data->>'name' LIKE '压测嘉宾%'")
   await db.query("DELETE FROM events WHERE type = 'matchmaker.updated' AND data->>'name' = '压测红娘'")
   await db.query("DELETE FROM guests WHERE name LIKE '压测嘉宾%'")
   await db.query("DELETE FROM companies WHERE name LIKE '压测公司%'")

@@ -12,7 +12,7 @@ import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 
-import type { Permission } from "../schema/Common.js"
+import type { Permission } from "../schema/Permissions.js"
 import { prepareDatabase, ProjectEnvFile, ProjectEnvLive } from "../src/bootstrap.js"
 import { makeOpenApiClient } from "../src/client/Client.js"
 import { HttpAppLive } from "../src/http/Server.js"

@@ -3,18 +3,16 @@ import * as Layer from "effect/Layer"
 
 import { CardTasksJob } from "./CardTasks.js"
 import { FollowUpGenerateJob } from "./FollowUpGenerate.js"
-import { IdempotencyPruneJob } from "./IdempotencyPrune.js"
-import { NoncePruneJob } from "./NoncePrune.js"
+import { PartitionsJob } from "./Partitions.js"
 import { RowCountCompactJob } from "./RowCountCompact.js"
 import { TimeMovesJob } from "./TimeMoves.js"
 import { WebhookJobsLive } from "./Webhooks.js"
 
 export const JobsLive = Layer.mergeAll(
-  NoncePruneJob,
-  IdempotencyPruneJob,
   RowCountCompactJob,
   CardTasksJob,
   TimeMovesJob,
   FollowUpGenerateJob,
-  WebhookJobsLive
+  WebhookJobsLive,
+  PartitionsJob
 )

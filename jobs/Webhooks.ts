@@ -20,7 +20,6 @@ import { isDatabaseFaultCause } from "../src/repos/sqlHelpers.js"
 import { type AttemptRecord, type ClaimedDelivery, WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { type AttemptOutcome, Webhooks } from "../src/services/Webhooks.js"
 import { wakeOn } from "../src/sql/Listener.js"
-import { EventsPruneJob } from "./EventsPrune.js"
 import { jobSpan } from "./Job.js"
 
 /** An attempt that finished and waits for the next turn to record it. */
@@ -136,5 +135,5 @@ export const WebhooksJob = Layer.effectDiscard(
   }).pipe(Effect.annotateLogs({ job: "webhooks" }))
 )
 
-/** The daemon's webhook duties: delivery, and pruning the outbox past its retention. */
-export const WebhookJobsLive = Layer.merge(WebhooksJob, EventsPruneJob)
+/** The daemon's webhook duties: delivery (the outbox's retention is jobs/Partitions.ts'). */
+export const WebhookJobsLive = WebhooksJob

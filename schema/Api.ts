@@ -5,7 +5,6 @@ import * as OpenApi from "effect/http-api/OpenApi"
 
 import { ActivitiesArea } from "./Activities.js"
 import type * as Area from "./Area.js"
-import type { Permission } from "./Common.js"
 import { CompaniesArea } from "./Companies.js"
 import type { ResourceName } from "./Errors.js"
 import { EventsArea } from "./Events.js"
@@ -45,9 +44,9 @@ type Areas = typeof AREAS
 type GroupsOf<T extends ReadonlyArray<Area.Any>> = { readonly [K in keyof T]: T[K]["group"] }
 const groupsOf = <T extends ReadonlyArray<Area.Any>>(areas: T): GroupsOf<T> => areas.map((a) => a.group) as GroupsOf<T>
 
-// Every permission string and resource name belongs to an area: a name no area claims does not compile.
+// Every resource name belongs to an area: a name no area claims does not compile. (Permission
+// strings need no such check: schema/Permissions.ts derives them from the areas.)
 type Unclaimed<All, Claimed> = [Exclude<All, Claimed>] extends [never] ? true : Exclude<All, Claimed>
-export const EVERY_PERMISSION_CLAIMED: Unclaimed<Permission, Areas[number]["permissions"][number]> = true
 export const EVERY_RESOURCE_CLAIMED: Unclaimed<ResourceName, Areas[number]["resources"][number]> = true
 
 export const API_PREFIX = "/api/open/v1" as const

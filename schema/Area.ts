@@ -7,7 +7,7 @@ import type * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import type * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 
 import { Authenticated, CheckedInput, Idempotent, Permitted } from "./Auth.js"
-import type { Permission } from "./Common.js"
+import type { PermissionName } from "./Common.js"
 import type { ResourceName } from "./Errors.js"
 
 /**
@@ -19,7 +19,7 @@ import type { ResourceName } from "./Errors.js"
  */
 export type Signing = "unsigned" | "permitted" | "signed"
 
-type Permissions = ReadonlyArray<Permission>
+type Permissions = ReadonlyArray<PermissionName>
 type Resources = ReadonlyArray<ResourceName>
 
 export interface Area<G extends HttpApiGroup.Constraint, P extends Permissions = Permissions, R extends Resources = Resources> {

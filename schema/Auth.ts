@@ -4,8 +4,8 @@ import * as Context from "effect/Context"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 
 import type { CompanyScope } from "../src/domain/scope.js"
-import type { Permission } from "./Common.js"
 import { ErrorEnvelopes, ForbiddenEnvelopes, TransportErrorEnvelopes } from "./Errors.js"
+import type { Permission } from "./Permissions.js"
 
 export interface CallerInfo {
   readonly id: number

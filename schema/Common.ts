@@ -223,36 +223,17 @@ export const ContactPhone = Schema.String.check(
 /** `YYYY-MM-DD HH:MM:SS` in the platform time zone. */
 export const Timestamp = Schema.String.annotate({ description: "YYYY-MM-DD HH:MM:SS (platform time zone)" })
 
-export const Permission = Schema.Literals([
-  "open:matchmaker:read",
-  "open:matchmaker:manage",
-  "open:guest:read",
-  "open:guest:write",
-  "open:work_wechat:read",
-  "open:work_wechat:write",
-  "open:work_group:read",
-  "open:work_group:write",
-  "open:follow-up:read",
-  "open:follow-up:write",
-  "open:image_blacklist:read",
-  "open:image_blacklist:write",
-  "open:company:read",
-  "open:company:manage",
-  "open:activity:read",
-  "open:activity:write",
-  "open:match:read",
-  "open:match:write",
-  "open:membership:read",
-  "open:membership:write"
-])
-export type Permission = typeof Permission.Type
-export const ALL_PERMISSIONS: ReadonlyArray<Permission> = Permission.literals
+/**
+ * The shape of a permission string (SPEC §5): each area names its own in its registration
+ * (schema/Area.ts), and schema/Permissions.ts derives the list of them all from the areas.
+ */
+export type PermissionName = `open:${string}:${string}`
 
 /**
  * The permission an endpoint needs: an endpoint annotation (`.annotate(RequiredPermission, "...")`),
  * read by the signature middleware from the endpoint's merged annotations.
  */
-export class RequiredPermission extends Context.Service<RequiredPermission, Permission>()("schema/RequiredPermission") {}
+export class RequiredPermission extends Context.Service<RequiredPermission, PermissionName>()("schema/RequiredPermission") {}
 
 /**
  * Marks an endpoint that needs no permission string of its own because it filters each record by

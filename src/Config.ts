@@ -32,7 +32,6 @@ export interface AppConfigShape {
   readonly rateLimitBurst: number
   readonly jsonBodyLimitBytes: number
   readonly cardFileLimitBytes: number
-  readonly noncePruneIntervalSeconds: number
   /** How often the daemon folds the list counters' delta rows (migration 0012). */
   readonly rowCountCompactSeconds: number
   /** How long a daemon holds a claimed card task before another may take it, seconds. */
@@ -67,7 +66,12 @@ export interface AppConfigShape {
   readonly webhookAllowedNetworks: ReadonlyArray<IpNetwork.IpNetwork>
   /** Events are kept, and served by the events feed, this many days. */
   readonly eventsRetentionDays: number
-  readonly eventsPruneIntervalSeconds: number
+  /** The span of one partition of the events outbox (and its deliveries and attempts), days (7: a week). */
+  readonly eventsPartitionDays: number
+  /** How far ahead of now the daemon keeps partitions of every table kept by partition, days. */
+  readonly partitionsAheadDays: number
+  /** How often the daemon creates partitions ahead and drops expired ones, seconds. */
+  readonly partitionsIntervalSeconds: number
   /** How often the daemon moves activities and memberships whose time has passed, seconds. */
   readonly timeMovesIntervalSeconds: number
   /** How long a POST's Idempotency-Key and its response are kept, seconds (24 hours). */
@@ -77,7 +81,6 @@ export interface AppConfigShape {
    * 409 idempotency_key_in_progress, seconds.
    */
   readonly idempotencyWaitSeconds: number
-  readonly idempotencyPruneIntervalSeconds: number
   /** On SIGTERM the API finishes the requests in flight for at most this long, seconds. */
   readonly shutdownGraceSeconds: number
   /**
@@ -318,7 +321,6 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   rateLimitBurst: integer("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
   jsonBodyLimitBytes: integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
   cardFileLimitBytes: integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
-  noncePruneIntervalSeconds: integer("NONCE_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(60)),
   rowCountCompactSeconds: number("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
   cardTaskLeaseSeconds: number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
   cardTaskConcurrency: integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
@@ -342,11 +344,12 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
     Config.withDefault<ReadonlyArray<IpNetwork.IpNetwork>>([])
   ),
   eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
-  eventsPruneIntervalSeconds: number("EVENTS_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
+  eventsPartitionDays: atLeastOne("EVENTS_PARTITION_DAYS").pipe(Config.withDefault(7)),
+  partitionsAheadDays: atLeastOne("PARTITIONS_AHEAD_DAYS").pipe(Config.withDefault(7)),
+  partitionsIntervalSeconds: positiveSeconds("PARTITIONS_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
   idempotencyTtlSeconds: integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
   idempotencyWaitSeconds: positiveSeconds("IDEMPOTENCY_WAIT_SECONDS").pipe(Config.withDefault(5)),
-  idempotencyPruneIntervalSeconds: integer("IDEMPOTENCY_PRUNE_INTERVAL_SECONDS").pipe(Config.withDefault(300)),
   shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
     .pipe(Config.withDefault(25)),
   keepAliveSeconds: positiveSeconds("HTTP_KEEP_ALIVE_SECONDS").pipe(Config.withDefault(65)),

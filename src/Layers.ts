@@ -19,6 +19,7 @@ import { CardTasksRepo } from "./repos/CardTasksRepo.js"
 import { ClientsRepo } from "./repos/ClientsRepo.js"
 import { EventsRepo } from "./repos/EventsRepo.js"
 import { OutboxRepo } from "./repos/OutboxRepo.js"
+import { PartitionsRepo } from "./repos/PartitionsRepo.js"
 import { ReplayRepo } from "./repos/ReplayRepo.js"
 import { RowCountsRepo } from "./repos/RowCountsRepo.js"
 import { Transaction } from "./repos/sqlHelpers.js"
@@ -54,7 +55,9 @@ export const DaemonServicesLive = Layer.mergeAll(
   Idempotency.layer,
   EventsRepo.layer,
   ReplayRepo.layer,
-  RowCountsRepo.layer
+  RowCountsRepo.layer,
+  PartitionsRepo.layer,
+  Transaction.layer
 ).pipe(Layer.provideMerge(SecretBoxLive))
 
 /** The admin command line's: what the areas' commands call, and the platform's (clients, webhooks, master keys). */
@@ -69,6 +72,7 @@ export const ReposLive = mergeAll([
   ReplayRepo.layer,
   RowCountsRepo.layer,
   OutboxRepo.layer,
+  PartitionsRepo.layer,
   Transaction.layer
 ])
 

@@ -8,9 +8,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { InvalidInput } from "../src/domain/errors.js"
 import * as Scopes from "../src/domain/scope.js"
@@ -19,6 +18,8 @@ import { Companies } from "../src/services/Companies.js"
 import { Matchmakers } from "../src/services/Matchmakers.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { FakeDns } from "./fakes/dns.js"
+import { withBuildLock } from "./support/buildLock.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { fakeCardParser, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -277,8 +278,12 @@ const exec = (file: string, args: ReadonlyArray<string>, env: Record<string, str
     })
   })
 
-/** `npm run -s admin -- ...`: builds the project, then runs the compiled command line. */
-const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) => exec("npm", ["run", "-s", "admin", "--", ...args], env)
+/**
+ * `npm run -s admin -- ...`: builds the project, then runs the compiled command line (under the
+ * build lock: another test file may be building dist/ at the same time).
+ */
+const npmAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.promise(() => withBuildLock(() => Effect.runPromise(exec("npm", ["run", "-s", "admin", "--", ...args], env))))
 /** The compiled command line that npmAdmin built, without building again. */
 const builtAdmin = (args: ReadonlyArray<string>, env: Record<string, string>) =>
   exec(process.execPath, ["dist/src/admin/main.js", ...args], env)
@@ -290,7 +295,7 @@ layer(testServerLayer())("npm run admin", (it) => {
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-        const env = { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
+        const env = { DATABASE_URL: withDatabase(databaseAdminUrl(), db!), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Warning" }
         const ok = yield* npmAdmin(["clients", "create", "--name", "cli", "--permissions", "all"], env)
         expect(ok.code).toBe(0)
         expect(JSON.parse(ok.stdout)).toMatchObject({ app_key: expect.stringMatching(/^ak_/), app_secret: expect.any(String) })
@@ -306,7 +311,7 @@ layer(testServerLayer())("npm run admin", (it) => {
         // The admin never migrates: a database without the schema is refused with what to run.
         const fresh = `admin_unmigrated_${process.pid}`
         yield* sql.unsafe(`CREATE DATABASE ${fresh}`)
-        const refused = yield* builtAdmin(["clients", "list"], { ...env, DATABASE_URL: withDatabase(inject("databaseAdminUrl"), fresh) })
+        const refused = yield* builtAdmin(["clients", "list"], { ...env, DATABASE_URL: withDatabase(databaseAdminUrl(), fresh) })
         yield* sql.unsafe(`DROP DATABASE ${fresh}`)
         expect(refused.code).toBe(1)
         expect(refused.stdout).toBe("")

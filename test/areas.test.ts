@@ -8,14 +8,18 @@ import { expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as HttpClient from "effect/http/HttpClient"
 import * as HttpClientRequest from "effect/http/HttpClientRequest"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
 import { describe } from "vitest"
 
 import { AREAS, OpenApiDef } from "../schema/Api.js"
-import { Permission } from "../schema/Common.js"
+import { RequiredPermission } from "../schema/Common.js"
 import { ResourceName } from "../schema/Errors.js"
+import { Permission } from "../schema/Permissions.js"
 import { AREA_COMMANDS, AREA_RUNTIMES } from "../src/areas.js"
-import { ROUTES } from "../src/http/routes.js"
+import { type RouteInfo, routeInfo, ROUTES } from "../src/http/routes.js"
 import { TestServer, testServerLayer } from "./support/harness.js"
 
 interface Operation {
@@ -77,6 +81,21 @@ describe("each area is registered once", () => {
       }
     }
     expect(sorted([...seen])).toEqual(documentGroups)
+  })
+
+  it("an endpoint requiring a permission string no area names is refused when its route is built", () => {
+    const infoOf = (group: string, name: string, permission: string) => {
+      const api = HttpApi.make("probe").add(
+        HttpApiGroup.make(group).add(HttpApiEndpoint.get(name, `/${name}`).annotate(RequiredPermission, permission as "open:x:read"))
+      )
+      const infos: Array<RouteInfo> = []
+      HttpApi.reflect(api, { onGroup: () => {}, onEndpoint: ({ endpoint, group }) => infos.push(routeInfo(group, endpoint)) })
+      return infos[0]
+    }
+    expect(() => infoOf("orphans", "orphan", "open:orphan:read")).toThrow(
+      /orphans\.orphan requires open:orphan:read, a permission no area claims/
+    )
+    expect(infoOf("claimed", "claimed", "open:company:read")?.permission).toBe("open:company:read")
   })
 
   it("the areas' admin commands have distinct names", () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 
 import { findFreePort, stopEmbeddedPostgres } from "../src/sql/embedded.js"
+import { withBuildLock } from "./support/buildLock.js"
 import { eventually } from "./support/eventually.js"
 import { logLines } from "./support/processes.js"
 
@@ -125,19 +126,22 @@ const expectCleanStop = (tree: Tree, reason: RegExp) => {
 
 describe("npm start stops cleanly", () => {
   beforeAll(async () => {
-    // The compiled build is what npm start runs (its prestart builds; here it is skipped).
-    await new Promise<void>((resolve, reject) =>
-      execFile(
-        "npm",
-        ["run", "-s", "build"],
-        { cwd: checkout },
-        (error, _stdout, stderr) => error === null ? resolve() : reject(new Error(`build failed: ${stderr}`))
-      )
-    )
     copy = await fs.mkdtemp(path.join(os.tmpdir(), "mm-clean-stop-"))
     // The postgres OS user (the server's, when tests run as root) passes through it to .data/pg.
     await fs.chmod(copy, 0o755)
-    await fs.cp(path.join(checkout, "dist"), path.join(copy, "dist"), { recursive: true })
+    // The compiled build is what npm start runs (its prestart builds; here it is skipped). Built and
+    // copied under the build lock: another test file may be building dist/ at the same time.
+    await withBuildLock(async () => {
+      await new Promise<void>((resolve, reject) =>
+        execFile(
+          "npm",
+          ["run", "-s", "build"],
+          { cwd: checkout },
+          (error, _stdout, stderr) => error === null ? resolve() : reject(new Error(`build failed: ${stderr}`))
+        )
+      )
+      await fs.cp(path.join(checkout, "dist"), path.join(copy, "dist"), { recursive: true })
+    }, checkout)
     await fs.cp(path.join(checkout, "migrations"), path.join(copy, "migrations"), { recursive: true })
     await fs.cp(path.join(checkout, "package.json"), path.join(copy, "package.json"))
     await fs.symlink(await fs.realpath(path.join(checkout, "node_modules")), path.join(copy, "node_modules"))

@@ -6,10 +6,10 @@ import { readFileSync } from "node:fs"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
@@ -46,7 +46,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
     const matchmaker = yield* ctx.client.matchmakers.create({ payload: { name: "进程红娘", company_id: company.id } })
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-    const url = withDatabase(inject("databaseAdminUrl"), db)
+    const url = withDatabase(databaseAdminUrl(), db)
     const fake = yield* fakeAnthropic
     const env = {
       DATABASE_URL: url,
@@ -57,8 +57,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 120_000 })("dae
       // The default lease: a daemon never loses a task it is working on, however loaded the machine.
       CARD_TASK_LEASE_SECONDS: "120",
       CARD_TASK_POLL_SECONDS: "0.5",
-      CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600"
+      CARD_OCR_POOL_SIZE: "1"
     }
     const upload = () =>
       Effect.map(

@@ -17,7 +17,6 @@ import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlError from "effect/sql/SqlError"
 import * as TestClock from "effect/testing/TestClock"
-import { inject } from "vitest"
 
 import { type TaskQueue, taskRunner } from "../jobs/TaskRunner.js"
 import { apiErrorOf, responseOfCause } from "../src/http/errors.js"
@@ -32,6 +31,7 @@ import {
 } from "../src/repos/sqlHelpers.js"
 import { Idempotency } from "../src/services/Idempotency.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { type RawOptions, rawRequest } from "./support/raw.js"
 
@@ -39,7 +39,7 @@ const BASE = "/api/open/v1"
 
 /** A client on the server's maintenance database, outside the service's pool, for this test's scope. */
 const adminClient = Effect.map(
-  Layer.build(Layer.orDie(pgClientLayer(Redacted.make(inject("databaseAdminUrl")), "test-faults-admin"))),
+  Layer.build(Layer.orDie(pgClientLayer(Redacted.make(databaseAdminUrl()), "test-faults-admin"))),
   (context) => Context.get(context, SqlClient.SqlClient)
 )
 

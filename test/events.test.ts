@@ -1,7 +1,7 @@
 // The events feed (DECISIONS §9) over HTTP: what each source emits in its own transaction (guest
 // create and update, single and batch, card import), permission filtering per event, types,
-// cursor paging that skips nothing while events are being written, the 30 days, masking, and
-// the pruning of the outbox.
+// cursor paging that skips nothing while events are being written, the 30 days and masking
+// (the outbox's retention by partition: test/partitions.test.ts).
 import { expect, layer } from "@effect/vitest"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
@@ -10,16 +10,14 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as SqlClient from "effect/sql/SqlClient"
 
-import { pruneEventsOnce } from "../jobs/EventsPrune.js"
 import { moveByTimeOnce } from "../jobs/TimeMoves.js"
-import { type Permission } from "../schema/Common.js"
 import type { EventType } from "../schema/Events.js"
+import { type Permission } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { CardTasksRepo } from "../src/repos/CardTasksRepo.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { CardImport } from "../src/services/CardImport.js"
-import { Clients } from "../src/services/Clients.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, TestServer, testServerLayer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
@@ -435,25 +433,5 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 60_000 })("even
       expect(new Set(seen)).toEqual(new Set(written))
       // The order read in pages is the order of one read from the start.
       expect((yield* readAll(client, start)).events.map((e) => e.id)).toEqual(seen)
-    }))
-
-  it.effect("pruning removes events past the retention once no delivery is pending, with their deliveries; it keeps the rest", () =>
-    Effect.gen(function*() {
-      const clients = yield* Clients
-      const created = yield* Effect.orDie(clients.create({ name: "prune", permissions: ["open:guest:read"], masking: false }))
-      yield* Effect.orDie(clients.webhook(created.app_key, { _tag: "Set", url: "http://127.0.0.1:9/hook", events: ["guest.created"] }))
-      const oldDone = yield* emit({ p: 1 })
-      const oldPending = yield* emit({ p: 2 })
-      const recent = yield* emit({ p: 3 })
-      const sql = yield* SqlClient.SqlClient
-      yield* sql`UPDATE webhook_deliveries d SET status = 'succeeded', next_attempt_at = NULL FROM events e
-        WHERE e.id = d.event_id AND e.event_id IN (${oldDone}, ${recent})`
-      yield* sql`UPDATE events SET created_at = now() - interval '31 days' WHERE event_id IN (${oldDone}, ${oldPending})`
-      expect(yield* pruneEventsOnce).toBeGreaterThanOrEqual(1)
-      const left = yield* sql<{ event_id: string }>`SELECT event_id FROM events WHERE event_id IN (${oldDone}, ${oldPending}, ${recent})`
-      expect(left.map((r) => r.event_id).sort()).toEqual([oldPending, recent].sort())
-      const deliveries = yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM webhook_deliveries d
-        JOIN clients c ON c.id = d.client_id WHERE c.app_key = ${created.app_key}`
-      expect(deliveries[0]!.n).toBe(2)
     }))
 })

@@ -475,6 +475,45 @@ layer(testServerLayer())("guests", (it) => {
       expect((yield* client.matchmakers.get({ params: { id: m2.id } })).guest_count).toBe(20)
     }))
 
+  it.effect(
+    "concurrent PUTs of one guest each land once and keep guest_count exact: one whose guest changed after it was read is made again under the row's lock",
+    () =>
+      Effect.gen(function*() {
+        const { client, company } = yield* setup
+        const outbox = yield* OutboxRepo
+        const m1 = yield* client.matchmakers.create({ payload: { name: "并发改甲", company_id: company.id } })
+        const m2 = yield* client.matchmakers.create({ payload: { name: "并发改乙", company_id: company.id } })
+        const g = yield* client.guests.create({
+          payload: { name: "并发改", gender: "female", company_id: company.id, matchmaker_id: m1.id }
+        })
+        const before = (yield* outbox.after(0, 100000)).length
+        const answers = yield* Effect.all(
+          Array.from(
+            { length: 12 },
+            (_, i) => client.guests.update({ params: { id: g.id }, payload: { age: 20 + i, matchmaker_id: i % 2 === 0 ? m2.id : m1.id } })
+          ),
+          { concurrency: "unbounded" }
+        )
+        expect(answers.map((a) => a.id)).toEqual(Array.from({ length: 12 }, () => g.id))
+        const final = yield* client.guests.get({ params: { id: g.id } })
+        const counts = [
+          (yield* client.matchmakers.get({ params: { id: m1.id } })).guest_count,
+          (yield* client.matchmakers.get({ params: { id: m2.id } })).guest_count
+        ]
+        expect(counts).toEqual(final.matchmaker_id === m1.id ? [1, 0] : [0, 1])
+        const events = (yield* outbox.after(0, 100000)).slice(before)
+        const updated = events.filter((e) => e.type === "guest.updated" && (e.data as { id: number }).id === g.id)
+        expect(updated.length).toBe(12)
+        // The feed's last event of the guest, and of each matchmaker, shows it as it was committed last.
+        expect(updated.at(-1)!.data).toMatchObject({ age: final.age, matchmaker_id: final.matchmaker_id })
+        const lastCount = (id: number) =>
+          (events.filter((e) => e.type === "matchmaker.updated" && (e.data as { id: number }).id === id).at(-1)!.data as {
+            guest_count: number
+          }).guest_count
+        expect([lastCount(m1.id), lastCount(m2.id)]).toEqual(counts)
+      })
+  )
+
   it.effect("guest.created and guest.updated are recorded in the outbox", () =>
     Effect.gen(function*() {
       const { client, company } = yield* setup

@@ -20,7 +20,7 @@ import * as References from "effect/References"
 
 import { CardTasksJob } from "../jobs/CardTasks.js"
 import { WebhookJobsLive } from "../jobs/Webhooks.js"
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { CardParserTest } from "../src/card/CardParser.js"
 import { emptyParsedCard } from "../src/card/types.js"

@@ -10,20 +10,20 @@ import * as FetchHttpClient from "effect/http/FetchHttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { insertRows } from "../src/repos/sqlHelpers.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { splitSqlStatements } from "../src/sql/splitSql.js"
 import { pgClientLayer } from "../src/sql/Sql.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { createCredentials, fakeCardParser, liveAppLayer, serverLayer, TestServer } from "./support/harness.js"
 import { rawRequest } from "./support/raw.js"
 
 /** An empty database for one test, dropped at the end of its scope; its URL. */
 const emptyDatabase = (prefix: string) =>
   Effect.gen(function*() {
-    const adminUrl = inject("databaseAdminUrl")
+    const adminUrl = databaseAdminUrl()
     const name = `${prefix}_${randomBytes(4).toString("hex")}`
     const admin = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(adminUrl), "test-admin")), SqlClient.SqlClient)
     yield* Effect.acquireRelease(
@@ -129,6 +129,80 @@ it.live(
           serverLayer.pipe(Layer.provideMerge(liveAppLayer({}, fakeCardParser, database)), Layer.provideMerge(FetchHttpClient.layer))
         )
       )
+    }),
+  { timeout: 60_000 }
+)
+
+it.live(
+  "0024 moves the events, deliveries and attempts into week partitions: every row as it was, the feed's order, the ids' sequences and the fan-out once per client kept",
+  () =>
+    Effect.gen(function*() {
+      const url = yield* emptyDatabase("mm_partitions")
+      yield* Effect.promise(() => migrateDatabase(url, 23))
+      const db = Context.get(yield* Layer.build(pgClientLayer(Redacted.make(url), "test")), SqlClient.SqlClient)
+      const [client] = yield* db<
+        { id: number }
+      >`INSERT INTO clients (app_key, name, secret_enc, permissions, webhook_url, webhook_events, webhook_enabled)
+        VALUES ('ak_partitions', 'partitions', 'x', '{open:guest:read}', 'https://example.com/hook', '{guest.created}', true)
+        RETURNING id::int AS id`
+      // One transaction each, so each sorts after the one before in the feed.
+      const ages = { before: 90, old: 45, today1: 0, today2: 0 } as const
+      for (const [name, days] of Object.entries(ages)) {
+        yield* db`INSERT INTO events (event_id, type, permission, data, created_at)
+          VALUES (${`evt_${name}`}, 'guest.created', 'open:guest:read', ${JSON.stringify({ name })}::jsonb,
+            now() - ${days} * interval '1 day')`
+      }
+      yield* db`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, worker)
+        SELECT d.id, 1, now(), 5, 500, 'old' FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE e.event_id = 'evt_old'`
+      const eventsOf = db<{ event_id: string; id: number; tx_id: string; created_at: Date; company_ids: ReadonlyArray<string> }>`
+        SELECT event_id, id::int AS id, tx_id::text AS tx_id, created_at, company_ids FROM events ORDER BY tx_id, id`
+      const deliveriesOf = db<{ id: number; event: string; client_id: number; status: string }>`
+        SELECT d.id::int AS id, e.event_id AS event, d.client_id::int AS client_id, d.status
+        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id ORDER BY d.id`
+      const events = yield* eventsOf
+      const deliveries = yield* deliveriesOf
+      expect(deliveries.map((d) => d.event)).toEqual(["evt_before", "evt_old", "evt_today1", "evt_today2"])
+
+      expect(yield* Effect.promise(() => migrateDatabase(url))).toContain("0024_events_partitions")
+      expect(yield* eventsOf).toEqual(events)
+      expect(yield* deliveriesOf).toEqual(deliveries)
+      const placed = yield* db<{ event_id: string; events: string; deliveries: string; attempts: string | null }>`
+        SELECT e.event_id, e.tableoid::regclass::text AS events, d.tableoid::regclass::text AS deliveries,
+          (SELECT a.tableoid::regclass::text FROM webhook_attempts a WHERE a.delivery_id = d.id AND a.event_created_at = d.event_created_at) AS attempts
+        FROM events e JOIN webhook_deliveries d ON d.event_id = e.id AND d.event_created_at = e.created_at ORDER BY e.tx_id`
+      // Weeks on the daemon's grid: 7-day multiples from the Unix epoch, named after their first day.
+      const WEEK = 7 * 86_400_000
+      const week = (ms: number) => new Date(Math.floor(ms / WEEK) * WEEK).toISOString().slice(0, 10).replaceAll("-", "")
+      const oldDay = week(events[1]!.created_at.getTime())
+      const today = week(events[2]!.created_at.getTime())
+      expect(placed).toEqual([
+        { event_id: "evt_before", events: "events_p_before", deliveries: "webhook_deliveries_p_before", attempts: null },
+        {
+          event_id: "evt_old",
+          events: `events_p${oldDay}`,
+          deliveries: `webhook_deliveries_p${oldDay}`,
+          attempts: `webhook_attempts_p${oldDay}`
+        },
+        { event_id: "evt_today1", events: `events_p${today}`, deliveries: `webhook_deliveries_p${today}`, attempts: null },
+        { event_id: "evt_today2", events: `events_p${today}`, deliveries: `webhook_deliveries_p${today}`, attempts: null }
+      ])
+      // Partitions a week ahead, and a DEFAULT one, for each table.
+      const ahead = week(events[2]!.created_at.getTime() + 7 * 86_400_000)
+      for (const table of ["events", "webhook_deliveries", "webhook_attempts"]) {
+        const names = (yield* db<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+          WHERE i.inhparent = ${table}::regclass`).map((r) => r.name)
+        expect(names).toEqual(expect.arrayContaining([`${table}_default`, `${table}_p${ahead}`]))
+      }
+
+      // A new event: an id after the old ones, its delivery once for the client (the fan-out on the partitioned table).
+      yield* db`INSERT INTO events (event_id, type, permission, data) VALUES ('evt_new', 'guest.created', 'open:guest:read', '{}'::jsonb)`
+      const [fresh] = yield* db<{ id: number; deliveries: number }>`SELECT e.id::int AS id,
+          (SELECT count(*)::int FROM webhook_deliveries d WHERE d.event_id = e.id AND d.client_id = ${client!.id}) AS deliveries
+        FROM events e WHERE e.event_id = 'evt_new'`
+      expect(fresh!.id).toBeGreaterThan(Math.max(...events.map((e) => e.id)))
+      expect(fresh!.deliveries).toBe(1)
+      const [next] = yield* db<{ id: number }>`SELECT nextval('webhook_deliveries_id_seq')::int AS id`
+      expect(next!.id).toBeGreaterThan(Math.max(...deliveries.map((d) => d.id)) + 1)
     }),
   { timeout: 60_000 }
 )

@@ -291,8 +291,8 @@ layer(testServerLayer())("probes and metrics of the API", (it) => {
       // One failed attempt (as a daemon records it when the receiver answers 500).
       const sql = yield* SqlClient.SqlClient
       const before = (yield* runAdmin(["status"])) as unknown as { queues: Array<{ queue: string; failures_last_hour: number }> }
-      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, worker)
-        SELECT d.id, 1, now(), 12, 500, 'test' FROM webhook_deliveries d JOIN clients c ON c.id = d.client_id
+      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, worker, event_created_at)
+        SELECT d.id, 1, now(), 12, 500, 'test', d.event_created_at FROM webhook_deliveries d JOIN clients c ON c.id = d.client_id
         WHERE c.app_key = ${credentials.appKey} ORDER BY d.id LIMIT 1`
       const status = (yield* runAdmin(["status"])) as unknown as {
         clients: { total: number; active: number; webhooks_on: number }

@@ -208,7 +208,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
           CARD_TASK_LEASE_SECONDS: "12",
           CARD_TASK_POLL_SECONDS: "0.5",
           CARD_OCR_POOL_SIZE: "1",
-          NONCE_PRUNE_INTERVAL_SECONDS: "1",
+          TIME_MOVES_INTERVAL_SECONDS: "1",
           DAEMON_HEARTBEAT_SECONDS: "0.5"
         }
         const first = yield* startProcess("jobs/main.ts", { ...env, JOBS_PORT: String(jobsPort) }, "job daemon ready")
@@ -221,25 +221,25 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
         expect(JSON.parse(missing.text)).toMatchObject({ code: 404, data: { error: "not_found", resource: "route" } })
         // Its jobs' runs are on its own /metrics.
         const runs = yield* eventually(
-          "nonce-prune runs on the daemon's /metrics",
-          Effect.map(probe("/metrics"), (r) => valueOf(parsePrometheus(r.text), "job_runs_total", { job: "nonce-prune" })),
+          "time-moves runs on the daemon's /metrics",
+          Effect.map(probe("/metrics"), (r) => valueOf(parsePrometheus(r.text), "job_runs_total", { job: "time-moves" })),
           (n) => n >= 2
         )
         expect(runs).toBeGreaterThanOrEqual(2)
 
         const firstPid = first.child.pid!
         const listed = yield* eventually(
-          "the daemon's heartbeat with a run of nonce-prune",
+          "the daemon's heartbeat with a run of time-moves",
           adminDaemons,
-          (ds) => ds.some((d) => d.pid === firstPid && d.jobs.some((j) => j.job === "nonce-prune" && j.runs > 0))
+          (ds) => ds.some((d) => d.pid === firstPid && d.jobs.some((j) => j.job === "time-moves" && j.runs > 0))
         )
         const mine = listed.find((d) => d.pid === firstPid)!
         expect(mine.state).toBe("alive")
         expect(mine.jobs.map((j) => j.job)).toEqual(
-          expect.arrayContaining(["card-tasks", "nonce-prune", "time-moves", "follow-up-generate"])
+          expect.arrayContaining(["card-tasks", "partitions", "time-moves", "follow-up-generate"])
         )
         expect(mine.jobs.find((j) => j.job === "card-tasks")?.kind).toBe("queue")
-        expect(mine.jobs.find((j) => j.job === "nonce-prune")?.last_run?.outcome).toBe("ok")
+        expect(mine.jobs.find((j) => j.job === "time-moves")?.last_run?.outcome).toBe("ok")
 
         // A card task the daemon claims, then dies on.
         const uploaded = yield* client.guests.createFromCard({

@@ -17,9 +17,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { liveSigner } from "../src/auth/Signer.js"
 import { newNonce } from "../src/client/Client.js"
 import * as Scopes from "../src/domain/scope.js"
@@ -28,6 +27,7 @@ import { Clients } from "../src/services/Clients.js"
 import { FollowUps } from "../src/services/FollowUps.js"
 import { findFreePort, withPgClient } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { type Credentials, startDaemon, startProcess } from "./support/processes.js"
@@ -219,7 +219,7 @@ const fleetLayer = Layer.effect(
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-    const admin = new URL(inject("databaseAdminUrl"))
+    const admin = new URL(databaseAdminUrl())
     const bouncer = yield* Effect.acquireRelease(Effect.promise(() => makeBouncer(admin)), (b) => Effect.promise(b.stop))
     yield* Effect.promise(bouncer.start)
     const directUrl = withDatabase(admin.toString(), db)
@@ -238,7 +238,6 @@ const fleetLayer = Layer.effect(
       WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8",
       WEBHOOK_RETRY_SCHEDULE: "200ms,200ms,200ms",
       CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600",
       DAEMON_HEARTBEAT_SECONDS: "1"
     }
     const ports = yield* Effect.forEach(Array.from({ length: INSTANCES }), () => Effect.promise(findFreePort))
@@ -470,7 +469,7 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
         Effect.gen(function*() {
           const { bouncer, ports } = yield* Fleet
           const credentials = yield* createCredentials(ALL_PERMISSIONS, { name: "restart" })
-          const answers: Array<{ phase: string; status: number; retryAfter: string | null; error: unknown }> = []
+          const answers: Array<{ port: number; phase: string; status: number; retryAfter: string | null; error: unknown }> = []
           let phase = "before"
           let running = true
           const load = Promise.all(ports.map(async (port, w) => {
@@ -478,11 +477,15 @@ describe.skipIf(PGBOUNCER === undefined)("behind PgBouncer in transaction poolin
               const a = i % 2 === 0
                 ? await call(port, credentials, "GET", `${BASE}/companies`, { query: "page_size=5" })
                 : await call(port, credentials, "POST", `${BASE}/companies`, { body: { name: `重启-${w}-${i}` } })
-              answers.push({ phase, status: a.status, retryAfter: a.retryAfter, error: a.json?.data?.error })
+              answers.push({ port, phase, status: a.status, retryAfter: a.retryAfter, error: a.json?.data?.error })
               await pause(20)
             }
           }))
-          yield* Effect.promise(() => pause(500))
+          yield* eventually(
+            "every instance to serve the load before the restart",
+            Effect.sync(() => new Set(answers.filter((a) => a.phase === "before" && a.status === 200).map((a) => a.port)).size),
+            (serving) => serving === ports.length
+          )
           phase = "down"
           yield* Effect.promise(bouncer.stop)
           // The outage's duration (not a synchronisation: nothing waits for it to pass).

@@ -8,10 +8,10 @@ import { createServer } from "node:net"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { findFreePort } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { testServerLayer } from "./support/harness.js"
 import { logLines } from "./support/processes.js"
@@ -19,7 +19,7 @@ import { logLines } from "./support/processes.js"
 const databaseEnv = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-  return { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
+  return { DATABASE_URL: withDatabase(databaseAdminUrl(), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
 })
 
 /** `node --import tsx src/main.ts`, its stderr a terminal (`script`) or a pipe; the whole group killed at the end. */

@@ -5,7 +5,6 @@
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import * as Scopes from "../src/domain/scope.js"
 import { formatTimestamp } from "../src/domain/time.js"
@@ -14,6 +13,7 @@ import { Activities } from "../src/services/Activities.js"
 import { Companies } from "../src/services/Companies.js"
 import { Memberships } from "../src/services/Memberships.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { testAppLayer } from "./support/harness.js"
 import { startDaemon } from "./support/processes.js"
@@ -28,7 +28,7 @@ layer(testAppLayer(), { timeout: 120_000 })("time-driven moves by daemon process
         const sql = yield* SqlClient.SqlClient
         const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
         const env = {
-          DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db),
+          DATABASE_URL: withDatabase(databaseAdminUrl(), db),
           SECRET_KEY: "ab".repeat(32),
           TIME_MOVES_INTERVAL_SECONDS: "0.5",
           // Beats often, so that the test sees the daemons' passes in their heartbeats.

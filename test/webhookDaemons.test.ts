@@ -9,10 +9,9 @@ import { readFileSync } from "node:fs"
 import { expect, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
 import type { EventType } from "../schema/Events.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { runAdmin } from "../src/admin/commands.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
@@ -20,6 +19,7 @@ import { WEBHOOK_CHANNEL } from "../src/repos/WebhooksRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { signedClient, testServerLayer } from "./support/harness.js"
@@ -79,14 +79,13 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 180_000 })("web
     const sql = yield* SqlClient.SqlClient
     const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
     return {
-      DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db),
+      DATABASE_URL: withDatabase(databaseAdminUrl(), db),
       SECRET_KEY: "ab".repeat(32),
       // Only LISTEN/NOTIFY (and the next due retry) wakes the runners.
       WEBHOOK_POLL_SECONDS: "3600",
       CARD_TASK_POLL_SECONDS: "3600",
       WEBHOOK_RETRY_SCHEDULE: "200ms,200ms",
       CARD_OCR_POOL_SIZE: "1",
-      NONCE_PRUNE_INTERVAL_SECONDS: "3600",
       // The receivers listen on loopback.
       WEBHOOK_ALLOWED_NETWORKS: "127.0.0.0/8"
     }

@@ -174,11 +174,11 @@ layer(liveLayer([]), { excludeTestServices: true, timeout: 60_000 })("webhook de
         ["410 Gone: the client's webhook was turned off", "410 Gone: the client's webhook was turned off"]
       ]
       for (const [i, [error]] of kept.entries()) {
-        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, error, worker)
-          VALUES (${delivery.id}, ${100 + i}, now(), 1, ${error}, 'legacy')`
+        yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, error, worker, event_created_at)
+          SELECT id, ${100 + i}, now(), 1, ${error}, 'legacy', event_created_at FROM webhook_deliveries WHERE id = ${delivery.id}`
       }
-      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, response, worker)
-        VALUES (${delivery.id}, 200, now(), 1, 500, ${"中".repeat(500)}, 'legacy')`
+      yield* sql`INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, duration_ms, status_code, response, worker, event_created_at)
+        SELECT id, 200, now(), 1, 500, ${"中".repeat(500)}, 'legacy', event_created_at FROM webhook_deliveries WHERE id = ${delivery.id}`
       const migration = readFileSync(new URL("../migrations/0021_attempt_records_without_addresses.sql", import.meta.url), "utf8")
       for (const statement of splitSqlStatements(migration)) yield* sql.unsafe(statement)
       const attempts = (yield* settled(client)).attempts.filter((a) => a.attempt >= 100)

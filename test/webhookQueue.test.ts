@@ -9,7 +9,7 @@ import * as Option from "effect/Option"
 import * as References from "effect/References"
 import * as SqlClient from "effect/sql/SqlClient"
 
-import { ALL_PERMISSIONS } from "../schema/Common.js"
+import { ALL_PERMISSIONS } from "../schema/Permissions.js"
 import { OutboxRepo } from "../src/repos/OutboxRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { WebhooksRepo } from "../src/repos/WebhooksRepo.js"

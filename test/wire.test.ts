@@ -13,6 +13,7 @@ import { fileURLToPath } from "node:url"
 
 import { beforeAll, describe, expect, inject, it } from "vitest"
 
+import { databaseAdminUrl } from "./support/cluster.js"
 import { CLIENTS, OPERATIONS, STEPS } from "./wire/corpus.js"
 import { type RunResult, runWireCorpus, type WireEntry } from "./wire/driver.js"
 import { type OperationSummary, summariseOpenApi, templatePattern } from "./wire/openapi.js"
@@ -108,7 +109,7 @@ describe("the wire corpus", () => {
 
   beforeAll(async () => {
     run = await runWireCorpus({
-      adminUrl: inject("databaseAdminUrl"),
+      adminUrl: databaseAdminUrl(),
       template: inject("templateDatabase"),
       root: ROOT,
       clients: CLIENTS,

@@ -1,5 +1,6 @@
 // The Effect floor of the request-path benchmark: a minimal Effect 4 HttpApi server doing the
-// service's work per request on GET /matchmakers/{id} and POST /companies, written as the Effect
+// service's work per request on GET /matchmakers/{id}, POST /companies, POST /guests and PUT
+// /guests/{id}, written as the Effect
 // documentation writes one (an HttpApi of one group, a security-free HttpApiMiddleware that
 // authenticates and provides the caller, handlers over SqlClient, NodeHttpServer, PgClient), so
 // that the benchmark can tell Effect's own cost from the service's. The work beside the framework
@@ -38,7 +39,6 @@ import { formatTimestamp } from "../../src/domain/time.js"
 import { COMPANY_COLUMNS } from "../../src/repos/statements.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -48,8 +48,11 @@ import {
   COMPANY_CREATED_EVENTS_SQL,
   COMPANY_EXISTS_SQL,
   type FloorClient,
+  GUEST_LOCKED_SQL,
+  GUEST_VERSIONED_SQL,
   guestCreated,
   guestInsert,
+  guestUpdate,
   isRefusal,
   MATCHMAKER_EXISTS_SQL,
   MATCHMAKER_SQL,
@@ -153,6 +156,18 @@ const GuestCreated = Schema.Struct({
   created_at: Timestamp
 })
 
+const GuestChange = Schema.Struct({
+  name: Schema.optionalKey(Schema.NonEmptyString),
+  matchmaker_id: Schema.optionalKey(Schema.NullOr(Schema.Int))
+})
+/** PUT /guests/{id}'s answer: the id, updated_at, the fields sent as stored (the service's order). */
+const GuestUpdated = Schema.Struct({
+  id: Schema.Number,
+  updated_at: Timestamp,
+  name: Schema.optionalKey(Schema.String),
+  matchmaker_id: Schema.optionalKey(Count)
+})
+
 // Error answers: the envelope with `data.error`, one class per status.
 const errorFields = { code: Schema.Number, message: Schema.String, data: Schema.Struct({ error: Schema.String }) }
 class Unauthorized extends Schema.Error<Unauthorized>("EffectFloor/Unauthorized")(errorFields, { httpApiStatus: 401 }) {}
@@ -190,6 +205,12 @@ class OpenApi extends HttpApiGroup.make("open")
     HttpApiEndpoint.post("createGuest", "/guests", {
       payload: GuestCreate,
       success: Envelope(GuestCreated),
+      error: NotFound
+    }).annotate(RequiredPermission, "open:guest:write"),
+    HttpApiEndpoint.put("updateGuest", "/guests/:id", {
+      params: { id: Schema.Int },
+      payload: GuestChange,
+      success: Envelope(GuestUpdated),
       error: NotFound
     }).annotate(RequiredPermission, "open:guest:write")
   )
@@ -232,8 +253,8 @@ const SignedLive = Layer.effect(
         const nowMs = Date.now()
         const wrong = checkSignature(client, signing, { method: request.method, path, rawQuery, body }, nowMs)
         if (wrong !== undefined) return yield* refused(wrong)
-        const { local, params } = admission.begin(client, signing, nowMs)
-        const [row] = yield* Effect.orDie(sql.unsafe<Admitted>(ADMIT_SQL, params))
+        const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+        const [row] = yield* Effect.orDie(sql.unsafe<Admitted>(admit, params))
         const admitted = admission.end(client, local, row)
         if (isRefusal(admitted)) return yield* refused(admitted)
         const permission = Context.get(endpoint.annotations, RequiredPermission)
@@ -285,6 +306,33 @@ const OpenLive = HttpApiBuilder.group(
           // The answer's fields; created_at stays the driver's Date, which GuestCreated's Timestamp writes.
           const data = { ...guestCreated(row!), created_at: row!.created_at }
           return { code: 200, message: "ok", data: data as typeof GuestCreated.Type } as const
+        }))
+      .handle("updateGuest", ({ params, payload }) =>
+        Effect.gen(function*() {
+          const notFound = new NotFound({ code: 404, message: "not found", data: { error: "not_found" } })
+          // The guest's row and the matchmaker named at once, then one statement against the version read.
+          const [current, matchmaker] = yield* Effect.orDie(Effect.all([
+            sql.unsafe<Record<string, unknown>>(GUEST_VERSIONED_SQL, [params.id]),
+            payload.matchmaker_id == null ? Effect.succeed(undefined) : sql.unsafe(MATCHMAKER_EXISTS_SQL, [payload.matchmaker_id])
+          ], { concurrency: 2 }))
+          if (matchmaker !== undefined && matchmaker.length === 0) return yield* notFound
+          if (current[0] === undefined) return yield* notFound
+          const { text, values } = guestUpdate(params.id, current[0], payload)
+          const [row] = yield* Effect.orDie(sql.unsafe<Record<string, unknown>>(text, [...values]))
+          // The row changed in between: read again under its lock and written in a transaction, as the service does.
+          const written = row ?? (yield* Effect.orDie(sql.withTransaction(Effect.gen(function*() {
+            const [locked] = yield* sql.unsafe<Record<string, unknown>>(GUEST_LOCKED_SQL, [params.id])
+            if (locked === undefined) return undefined
+            const again = guestUpdate(params.id, locked, payload)
+            return (yield* sql.unsafe<Record<string, unknown>>(again.text, [...again.values]))[0]
+          }))))
+          if (written === undefined) return yield* notFound
+          const data = {
+            id: written.id,
+            updated_at: written.updated_at,
+            ...Object.fromEntries(Object.keys(payload).map((k) => [k, written[k]]))
+          }
+          return { code: 200, message: "ok", data: data as typeof GuestUpdated.Type } as const
         }))
   })
 ).pipe(Layer.provide(SignedLive))

@@ -1,12 +1,12 @@
 // The Fastify floor of the request-path benchmark: a Fastify 5 server doing the service's work per
-// request on GET /matchmakers/{id} and POST /companies, written as Fastify's documentation writes
+// request on GET /matchmakers/{id}, POST /companies, POST /guests and PUT /guests/{id}, written as Fastify's documentation writes
 // one (the signed routes in an encapsulated plugin with an authentication hook, JSON-schema body
 // validation, response schemas serialised by fast-json-stringify, the raw body kept by a JSON
 // content-type parser for the signature, Fastify's pino logger, pg), so that the benchmark can set
 // the service beside a mainstream Node framework. The work beside the framework is the other floors'
 // (bench/floor/work.ts): the signing checks, the client row from an in-memory map (secret opened
 // once with AES-GCM), the HMAC, the nonce and rate-lease statement, the permission, the endpoint's
-// SQL (a new company and its event in one transaction, bench/floor/pgWork.ts), the envelope (the
+// SQL (a write and its events in one statement, bench/floor/pgWork.ts), the envelope (the
 // same bytes as the service), the request id and rate-limit headers and one JSON log line per
 // request (pino's, written as the service writes its lines).
 import { randomUUID } from "node:crypto"
@@ -15,10 +15,9 @@ import Fastify, { type FastifyReply, type FastifyRequest, LogController } from "
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
-import { createCompany, createGuest } from "../floor/pgWork.js"
+import { createCompany, createGuest, updateGuest } from "../floor/pgWork.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -28,7 +27,9 @@ import {
   COMPANY_FIELDS,
   fail,
   type FloorClient,
+  type FloorGuestChange,
   type FloorGuestInput,
+  GUEST_CHANGE_FIELDS,
   isRefusal,
   MATCHMAKER_SQL,
   rateHeaders,
@@ -147,6 +148,22 @@ const guestCreate = {
   }
 }
 
+const guestUpdated = envelope({
+  id: column("integer"),
+  updated_at: column("string"),
+  name: column("string"),
+  matchmaker_id: column("integer", true)
+})
+
+const guestChange = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    name: { type: "string", minLength: 1 },
+    matchmaker_id: { type: ["integer", "null"] }
+  }
+}
+
 // ---- The server -------------------------------------------------------------------------------------
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10, application_name: "fastify-floor" })
@@ -166,8 +183,8 @@ const signed = async (request: FastifyRequest, reply: FastifyReply) => {
   const nowMs = Date.now()
   const wrong = checkSignature(client, signing, { method: request.method, path, rawQuery, body: request.rawBody ?? NO_BODY }, nowMs)
   if (wrong !== undefined) return refuse(reply, wrong)
-  const { local, params } = admission.begin(client, signing, nowMs)
-  const { rows } = await pool.query<Admitted>(ADMIT_SQL, [...params])
+  const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+  const { rows } = await pool.query<Admitted>(admit, [...params])
   const admitted = admission.end(client, local, rows[0]!)
   if (isRefusal(admitted)) return refuse(reply, admitted)
   const permission = request.routeOptions.config.permission
@@ -241,6 +258,23 @@ await app.register(async (api) => {
     schema: { body: guestCreate, response: { 200: guestCreated } }
   }, async (request, reply) => {
     const guest = await createGuest(pool, request.body)
+    if (guest === undefined) return reply.code(404).type(JSON_TYPE).send(fail(404, "not_found", "not found"))
+    return { code: 200, message: "ok", data: guest }
+  })
+
+  api.put<{ Params: { id: number }; Body: FloorGuestChange }>("/guests/:id", {
+    config: { permission: "open:guest:write" },
+    schema: {
+      params: { type: "object", properties: { id: { type: "integer" } }, required: ["id"] },
+      body: guestChange,
+      response: { 200: guestUpdated }
+    }
+  }, async (request, reply) => {
+    // The fields in the contract's order (the answer and the event's changed_fields list them so).
+    const change = Object.fromEntries(
+      GUEST_CHANGE_FIELDS.filter((k) => request.body[k] !== undefined).map((k) => [k, request.body[k]])
+    ) as FloorGuestChange
+    const guest = await updateGuest(pool, request.params.id, change)
     if (guest === undefined) return reply.code(404).type(JSON_TYPE).send(fail(404, "not_found", "not found"))
     return { code: 200, message: "ok", data: guest }
   })

@@ -7,9 +7,14 @@ import type pg from "pg"
 import {
   COMPANY_EXISTS_SQL,
   companyInsertSql,
+  type FloorGuestChange,
   type FloorGuestInput,
+  GUEST_LOCKED_SQL,
+  GUEST_VERSIONED_SQL,
   guestCreated,
   guestInsert,
+  guestUpdate,
+  guestUpdated,
   MATCHMAKER_EXISTS_SQL,
   ROW_TIMES,
   withTimes
@@ -35,4 +40,40 @@ export const createGuest = async (pool: pg.Pool, input: FloorGuestInput): Promis
   const { text, values } = guestInsert(input)
   const { rows } = await pool.query<Record<string, unknown>>(text, [...values])
   return guestCreated(rows[0]!)
+}
+
+/**
+ * PUT /guests/{id}: the guest's row and the matchmaker named read at once (each on a pooled
+ * connection), then one statement (guestUpdate) against the version read; only when the row
+ * changed in between, read again under its lock and written in a transaction, as the service
+ * does. Undefined for a guest or a matchmaker that does not exist (the floors answer 404).
+ */
+export const updateGuest = async (pool: pg.Pool, id: number, change: FloorGuestChange): Promise<Record<string, unknown> | undefined> => {
+  const [current, matchmaker] = await Promise.all([
+    pool.query<Record<string, unknown>>(GUEST_VERSIONED_SQL, [id]),
+    change.matchmaker_id == null ? undefined : pool.query(MATCHMAKER_EXISTS_SQL, [change.matchmaker_id])
+  ])
+  if (matchmaker !== undefined && matchmaker.rows.length === 0) return undefined
+  if (current.rows.length === 0) return undefined
+  const { text, values } = guestUpdate(id, current.rows[0]!, change)
+  const { rows } = await pool.query<Record<string, unknown>>(text, [...values])
+  if (rows.length > 0) return guestUpdated(rows[0]!, change)
+  const client = await pool.connect()
+  try {
+    await client.query("BEGIN")
+    const locked = await client.query<Record<string, unknown>>(GUEST_LOCKED_SQL, [id])
+    if (locked.rows.length === 0) {
+      await client.query("ROLLBACK")
+      return undefined
+    }
+    const again = guestUpdate(id, locked.rows[0]!, change)
+    const written = await client.query<Record<string, unknown>>(again.text, [...again.values])
+    await client.query("COMMIT")
+    return guestUpdated(written.rows[0]!, change)
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => {})
+    throw e
+  } finally {
+    client.release()
+  }
 }

@@ -1,8 +1,8 @@
 // The floor of the request-path benchmark: the simplest server doing the service's work per request
 // with raw node:http and pg — the signing checks, the client row from an in-memory map (secrets
 // opened once with AES-GCM), the HMAC, the nonce and rate-lease statement, the permission, the
-// endpoint's own SQL (the repositories' column lists; a new company and its event in one
-// transaction, bench/floor/pgWork.ts), the envelope with the same bytes, the
+// endpoint's own SQL (the repositories' column lists; a write and its events in one statement,
+// bench/floor/pgWork.ts), the envelope with the same bytes, the
 // request id and rate-limit headers and one JSON request log line (bench/floor/work.ts, shared with
 // the Effect and Fastify floors). No framework, no schema, no fibers. `FLOOR_EXACT_COUNT=1` counts
 // GET /guests totals with count(*) as the service did before its counters (the benchmark's "before").
@@ -12,10 +12,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import pg from "pg"
 
 import { splitUrl } from "../../src/domain/signing.js"
-import { createCompany, createGuest } from "./pgWork.js"
+import { createCompany, createGuest, updateGuest } from "./pgWork.js"
 import {
   Admission,
-  ADMIT_SQL,
   type Admitted,
   checkHeaders,
   checkSignature,
@@ -28,6 +27,7 @@ import {
   GUEST_COUNTERS_SQL,
   GUEST_PAGE_SQL,
   GUEST_TIMES,
+  guestChange,
   guestInput,
   isRefusal,
   logRequest,
@@ -88,6 +88,15 @@ const routes: Array<[string, RegExp, Route]> = [
       return guest === undefined ? [404, fail(404, "not_found", "not found")] : [200, ok(guest)]
     }
   }],
+  ["PUT", /^\/api\/open\/v1\/guests\/(\d+)$/, {
+    permission: "open:guest:write",
+    run: async (m, body) => {
+      const change = guestChange(JSON.parse(body.toString("utf8")))
+      if (change === undefined) return [400, fail(400, "invalid_parameter", "invalid parameters")]
+      const guest = await updateGuest(pool, Number(m[1]), change)
+      return guest === undefined ? [404, fail(404, "not_found", "not found")] : [200, ok(guest)]
+    }
+  }],
   ["GET", /^\/api\/open\/v1\/guests$/, {
     permission: "open:guest:read",
     run: async (_m, _b, query) => {
@@ -112,8 +121,8 @@ const authenticate = async (req: IncomingMessage, path: string, rawQuery: string
   const nowMs = Date.now()
   const refused = checkSignature(client, signing, { method: req.method!, path, rawQuery, body }, nowMs)
   if (refused !== undefined) return refused
-  const { local, params } = admission.begin(client, signing, nowMs)
-  const { rows } = await pool.query<Admitted>(ADMIT_SQL, [...params])
+  const { local, params, sql: admit } = admission.begin(client, signing, nowMs)
+  const { rows } = await pool.query<Admitted>(admit, [...params])
   const admitted = admission.end(client, local, rows[0]!)
   return isRefusal(admitted) ? admitted : { client, tokens: admitted.tokens }
 }

@@ -13,17 +13,22 @@ import fs from "node:fs"
 
 // Pure modules only: the lease rule, the canonical string, time formatting, SQL text.
 import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
-import { deriveGuest, type GuestSent } from "../../src/domain/guest.js"
+import { deriveGuest, type GuestSent, type GuestState } from "../../src/domain/guest.js"
 import { leaseSize, LocalTokens } from "../../src/domain/rateLease.js"
 import { canonicalString, NONCE_PATTERN } from "../../src/domain/signing.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import {
-  ADMIT_SQL,
+  admitSql,
   COMPANY_COLUMNS,
+  type CounterMove,
   GUEST_COLUMNS,
   GUEST_LIST_COLUMNS,
+  GUEST_VERSIONED_COLUMNS,
   guestCreatedTailSql,
+  guestUpdatedTailSql,
+  guestUpdatedTailValues,
   MATCHMAKER_COLUMNS,
+  numberedSlots,
   type RecordedEvent,
   recordedEventsSql,
   recordedWriteSql
@@ -41,7 +46,6 @@ const DEFAULT_BURST = 100
 // ---- SQL ----------------------------------------------------------------------------------------
 
 export const CLIENT_SQL = "SELECT app_key, status, permissions, secret_enc, rate_rps, rate_burst FROM clients WHERE app_key = $1"
-export { ADMIT_SQL }
 export const MATCHMAKER_SQL = `SELECT ${MATCHMAKER_COLUMNS} FROM matchmakers WHERE id = $1`
 /**
  * A new company's `company.created` event as the service records it (its read permission, the
@@ -119,6 +123,76 @@ export const guestCreated = (row: Record<string, unknown>): Record<string, unkno
   requirement_tags: row.requirement_tags,
   status: row.status,
   created_at: row.created_at instanceof Date ? formatTimestamp(row.created_at, TZ) : row.created_at
+})
+
+/** A guest as read to be updated (its columns and its row's version), as the service reads it; locked: in the transaction. */
+export const GUEST_VERSIONED_SQL = `SELECT ${GUEST_VERSIONED_COLUMNS} FROM guests WHERE id = $1`
+export const GUEST_LOCKED_SQL = `${GUEST_VERSIONED_SQL} FOR UPDATE`
+
+/** The fields of PUT /guests/{id} a floor takes (what the benchmark sends), in the contract's order. */
+export const GUEST_CHANGE_FIELDS = ["name", "matchmaker_id"] as const
+export interface FloorGuestChange {
+  readonly name?: string
+  readonly matchmaker_id?: number | null
+}
+
+/** The guest change of a JSON body the floors take (its fields in the contract's order); undefined when it is not one. */
+export const guestChange = (input: unknown): FloorGuestChange | undefined => {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) return undefined
+  const f = input as Record<string, unknown>
+  const known = Object.keys(f).every((k) => (GUEST_CHANGE_FIELDS as ReadonlyArray<string>).includes(k))
+  if (!known || (f.name !== undefined && (typeof f.name !== "string" || f.name.trim() === ""))) return undefined
+  if (f.matchmaker_id !== undefined && f.matchmaker_id !== null && !Number.isSafeInteger(f.matchmaker_id)) return undefined
+  return Object.fromEntries(GUEST_CHANGE_FIELDS.filter((k) => f[k] !== undefined).map((k) => [k, f[k]])) as FloorGuestChange
+}
+
+/** A guest's stored state from its row (GUEST_VERSIONED_SQL's), as the service's row decoding gives it. */
+const guestStateOf = (row: Record<string, unknown>): GuestState => {
+  const { created_at: _c, id: _i, row_version: _v, updated_at: _u, ...state } = row
+  return { ...state, photo_time: state.photo_time instanceof Date ? formatTimestamp(state.photo_time, TZ) : state.photo_time } as GuestState
+}
+
+/** A guest's state as the columns a write stores (photo_time as an instant, left out when null; the tags as JSON text). */
+const guestColumns = ({ photo_time, requirement_tags, ...state }: GuestState): Record<string, unknown> => ({
+  ...state,
+  requirement_tags: requirement_tags === null ? null : JSON.stringify(requirement_tags),
+  ...(photo_time === null ? {} : { photo_time: parseTimestamp(photo_time, TZ) })
+})
+
+/**
+ * PUT /guests/{id}'s statement and its parameters, as the service writes it: the next state derived
+ * from the row read (the domain's pure rule) stored against that row's version, its event, the
+ * moved matchmakers' counters and their events, in one statement (guestUpdatedTailSql).
+ */
+export const guestUpdate = (
+  id: number,
+  row: Record<string, unknown>,
+  change: FloorGuestChange
+): { readonly text: string; readonly values: ReadonlyArray<unknown> } => {
+  const before = guestStateOf(row)
+  const next = deriveGuest(change as GuestSent, before)
+  const moves: Array<CounterMove> = before.matchmaker_id === next.matchmaker_id
+    ? []
+    : [
+      ...(before.matchmaker_id === null ? [] : [[before.matchmaker_id, -1] as const]),
+      ...(next.matchmaker_id === null ? [] : [[next.matchmaker_id, 1] as const])
+    ]
+  const columns = guestColumns(next)
+  const keys = Object.keys(columns)
+  return {
+    text: `WITH c AS (UPDATE guests SET ${keys.map((k, i) => `"${k}" = $${i + 1}`).join(", ")}, updated_at = now() ` +
+      `WHERE id = $${keys.length + 1} AND xmin = $${keys.length + 2}::xid RETURNING ${GUEST_COLUMNS})${
+        numberedSlots(guestUpdatedTailSql(TZ), keys.length + 3)
+      }`,
+    values: [...keys.map((k) => columns[k]), id, row.row_version, ...guestUpdatedTailValues(Object.keys(change), moves)]
+  }
+}
+
+/** PUT /guests/{id}'s answer from the row the statement returned: the id, updated_at, the fields sent as stored. */
+export const guestUpdated = (row: Record<string, unknown>, change: FloorGuestChange): Record<string, unknown> => ({
+  id: row.id,
+  updated_at: row.updated_at instanceof Date ? formatTimestamp(row.updated_at, TZ) : row.updated_at,
+  ...Object.fromEntries(Object.keys(change).map((k) => [k, row[k]]))
 })
 
 export const GUEST_PAGE_SQL = `SELECT ${GUEST_LIST_COLUMNS} FROM guests WHERE true ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2`
@@ -250,11 +324,16 @@ export interface Admitted {
 export class Admission {
   readonly #held = new LocalTokens()
 
-  /** Spends a token held here if there is one; the statement's parameters (no lease wanted then). */
-  begin(client: FloorClient, s: Signing, nowMs: number): { readonly local: boolean; readonly params: ReadonlyArray<string | number> } {
+  /** Spends a token held here if there is one; the statement (admitSql) and its parameters (no lease wanted then). */
+  begin(
+    client: FloorClient,
+    s: Signing,
+    nowMs: number
+  ): { readonly local: boolean; readonly sql: string; readonly params: ReadonlyArray<string | number> } {
     const local = this.#held.take(client.appKey)
     return {
       local,
+      sql: admitSql(nowMs, nowMs - RETENTION_MS),
       params: [
         client.appKey,
         s.nonce,

@@ -6,7 +6,7 @@ import * as Flag from "effect/cli/Flag"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
-import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { ALL_PERMISSIONS, type Permission } from "../../schema/Permissions.js"
 import { Clients } from "../services/Clients.js"
 import { answering, usage, type UsageError, withFlags } from "./cli.js"
 

@@ -10,15 +10,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 import { OpenApiDef } from "../../schema/Api.js"
-import {
-  ActionLimit,
-  CallerOnly,
-  ComputedAnswer,
-  ItemwiseField,
-  type Permission,
-  PerRecordPermission,
-  RequiredPermission
-} from "../../schema/Common.js"
+import { ActionLimit, CallerOnly, ComputedAnswer, ItemwiseField, PerRecordPermission, RequiredPermission } from "../../schema/Common.js"
+import { Permission } from "../../schema/Permissions.js"
 import type { LimitedAction } from "../domain/actionLimits.js"
 
 export type BodyKind = "none" | "json" | "multipart"
@@ -68,6 +61,22 @@ const acceptsEmptyObject = (endpoint: HttpApiEndpoint.Top): boolean => {
   return false
 }
 
+/**
+ * The permission an endpoint's annotation names, one of its areas' (schema/Permissions.ts): an
+ * endpoint requiring a string no area claims could never be called, a defect stopped at start-up.
+ */
+const permissionOf = (
+  group: HttpApiGroup.Top,
+  endpoint: HttpApiEndpoint.Top,
+  annotations: Context.Context<never>
+): Permission | undefined => {
+  const name = Option.getOrUndefined(Context.getOption(annotations, RequiredPermission))
+  if (name === undefined || isPermission(name)) return name
+  throw new Error(`${group.identifier}.${endpoint.identifier} requires ${name}, a permission no area claims (schema/Area.ts)`)
+}
+
+const isPermission = Schema.is(Permission)
+
 const infoOf = (
   group: HttpApiGroup.Top,
   endpoint: HttpApiEndpoint.Top,
@@ -75,7 +84,7 @@ const infoOf = (
 ): RouteInfo => ({
   group: group.identifier,
   name: endpoint.identifier,
-  permission: Option.getOrUndefined(Context.getOption(annotations, RequiredPermission)),
+  permission: permissionOf(group, endpoint, annotations),
   perRecord: Option.isSome(Context.getOption(annotations, PerRecordPermission)),
   callerOnly: Option.isSome(Context.getOption(annotations, CallerOnly)),
   body: bodyOf(endpoint),

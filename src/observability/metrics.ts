@@ -92,6 +92,19 @@ export const feedLagErrors = counter(
   "Scrapes whose feed lag could not be read (the feed gauges kept their last values)"
 )
 
+export const partitionAheadSeconds = gauge(
+  "partitions_ahead_seconds",
+  "How far past now a table kept by partition has partitions, by table, as the daemon's last pass left it: it falls towards 0 while no daemon creates partitions ahead (rows past it go to the DEFAULT partition)"
+)
+export const partitionRangesHeld = gauge(
+  "partitions_expired_held",
+  "Ranges of partitions past their retention that the daemon's last pass kept because rows of theirs must outlive it (events with a pending delivery), by policy"
+)
+export const partitionRowsMoved = counter(
+  "partitions_default_rows_moved_total",
+  "Rows moved out of a table's DEFAULT partition into the partition created for them (inserted while no partition covered their time), by table"
+)
+
 type Series = Metric.Metric<number, unknown>
 
 const seriesCache = new Map<string, Series>()

@@ -8,7 +8,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 import * as Struct from "effect/Struct"
 
-import { Permission } from "../../schema/Common.js"
+import { Permission } from "../../schema/Permissions.js"
 import { SubscribableEventType } from "../../schema/SelfService.js"
 import { Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"

@@ -1,6 +1,6 @@
-// The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order
-// and removes events past the retention once no delivery of theirs is still pending. Recording
-// events is OutboxRepo's.
+// The events feed and the outbox's retention (DECISIONS §9): reads `events` in commit-safe order,
+// and tells the partition maintenance (jobs/Partitions.ts) which expired partitions of events still have
+// a pending delivery (those wait). Recording events is OutboxRepo's.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,8 +11,11 @@ import * as SqlSchema from "effect/sql/SqlSchema"
 import { EventType } from "../../schema/Events.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
-import { IsoTimestamp } from "./rows.js"
+import { CountRow, Instant, IsoTimestamp } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
+
+/** Pending deliveries counted at most up to this (a range waits as long while one is). */
+export const PENDING_COUNT_LIMIT = 10_000
 
 const FeedRow = Schema.Struct({
   event_id: Schema.String,
@@ -67,18 +70,16 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
           LIMIT ${r.limit}`
     })
 
-    const pruneRows = SqlSchema.findOne({
-      Request: Schema.Struct({ retention_days: Schema.Number, batch: Schema.Int }),
-      Result: Schema.Struct({ n: Schema.Int }),
-      execute: ({ batch, retention_days }) =>
-        sql`WITH gone AS (
-            DELETE FROM events WHERE id IN (
-              SELECT e.id FROM events e
-              WHERE e.created_at < now() - ${retention_days} * interval '1 day'
-                AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'pending')
-              ORDER BY e.created_at LIMIT ${batch})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
+    // The deliveries that keep an expired range of partitions (jobs/Partitions.ts): pending ones
+    // of events of that range (the queue's partial index, in the range's partitions only).
+    const pendingRows = SqlSchema.findOne({
+      Request: Schema.Struct({ from: Schema.NullOr(Instant), to: Instant }),
+      Result: CountRow,
+      execute: ({ from, to }) =>
+        sql`SELECT count(*)::int AS n FROM (
+            SELECT 1 FROM webhook_deliveries
+            WHERE status = 'pending' AND event_created_at < ${to} ${from === null ? sql`` : sql`AND event_created_at >= ${from}`}
+            LIMIT ${PENDING_COUNT_LIMIT}) p`
     })
 
     /** The position of an event in the feed's order; none for an unknown (or pruned) id, or one outside the scope. */
@@ -88,11 +89,14 @@ export class EventsRepo extends Context.Service<EventsRepo>()("Events/Repo", {
     const page = (scope: CompanyScope, request: Omit<typeof PageRequest.Type, "companies">) =>
       sqlEdge(pageRows({ ...request, companies: Scopes.companyIds(scope) }))
 
-    /** Removes up to `batch` events older than the retention with no pending delivery; how many. */
-    const prune = (retentionDays: number, batch: number) =>
-      sqlEdge(Effect.map(pruneRows({ retention_days: retentionDays, batch }), (r) => r.n))
+    /**
+     * Pending deliveries of the events created in [fromMs, toMs) (null: from the beginning),
+     * counted up to PENDING_COUNT_LIMIT: while there is one, the range's partitions are kept.
+     */
+    const pendingDeliveries = (fromMs: number | null, toMs: number) =>
+      sqlEdge(Effect.map(pendingRows({ from: fromMs === null ? null : new Date(fromMs), to: new Date(toMs) }), (r) => r.n))
 
-    return { cursorOf, page, prune } as const
+    return { cursorOf, page, pendingDeliveries } as const
   })
 }) {
   static readonly layer = Layer.effect(EventsRepo, EventsRepo.make)

@@ -25,11 +25,21 @@ import {
   pageTail,
   SearchRequest,
   sinceFilter,
+  slotted,
   sqlEdge,
+  statementEdge,
   syncColumns,
   SyncKeyFields
 } from "./sqlHelpers.js"
-import { GUEST_COLUMNS, GUEST_LIST_COLUMNS, guestCreatedTailSql } from "./statements.js"
+import {
+  type CounterMove,
+  GUEST_COLUMNS,
+  GUEST_LIST_COLUMNS,
+  GUEST_VERSIONED_COLUMNS,
+  guestCreatedTailSql,
+  guestUpdatedTailSql,
+  guestUpdatedTailValues
+} from "./statements.js"
 
 /**
  * A `guests` row as selected by COLUMNS: the contract's record, instants as platform-time text,
@@ -86,6 +96,17 @@ const toGuest = ({ family_income_explicit: _, ...guest }: GuestRow): Guest => gu
 
 const toState = ({ created_at: _c, id: _i, updated_at: _u, ...state }: GuestRow): GuestState => state
 
+/** A guest's row as read to be updated: GuestRow and its version (GUEST_VERSIONED_COLUMNS). */
+const VersionedRow = Schema.Struct({ ...GuestRow.fields, row_version: Schema.String })
+
+/** A guest's stored state and the version of its row it was read from (statements.ts' GUEST_VERSIONED_COLUMNS). */
+export interface VersionedState {
+  readonly state: GuestState
+  readonly version: string
+}
+
+const toVersioned = ({ row_version, ...row }: typeof VersionedRow.Type): VersionedState => ({ state: toState(row), version: row_version })
+
 /** No photo_time: the column keeps its value (on insert, its default: the same instant as created_at). */
 const columnsOf = ({ photo_time, ...columns }: typeof GuestWrite.Encoded) => photo_time === null ? columns : { ...columns, photo_time }
 
@@ -122,6 +143,34 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
     /** `AND company_id = ANY (...)` for a scoped read (DECISIONS §14), nothing for an unscoped one. */
     const inCompanies = (companies: typeof Companies.Type, column = "company_id") =>
       companies === null ? sql`` : sql`AND ${sql.literal(column)} = ANY (${companies}::bigint[])`
+
+    // PUT /guests/{id} in one statement (issue 37): the update made against the version read,
+    // guest.updated, and the moved matchmakers' guest_count and events (guestUpdatedTailSql).
+    const updateRecorded = SqlSchema.findOneOption({
+      Request: Schema.Struct({
+        id: Schema.Int,
+        version: Schema.String,
+        state: GuestWrite,
+        changed: Schema.Array(Schema.String),
+        moves: Schema.Array(Schema.Tuple([Schema.Int, Schema.Int])),
+        timeZone: Schema.String
+      }),
+      Result: GuestRow,
+      execute: ({ changed, id, moves, state, timeZone, version }) =>
+        sql`WITH c AS (UPDATE guests SET ${sql.update(columnsOf(state))}, updated_at = now()
+          WHERE id = ${id} AND xmin = ${version}::xid RETURNING ${cols})${
+          slotted(sql, guestUpdatedTailSql(timeZone), guestUpdatedTailValues(changed, moves))
+        }`
+    })
+
+    const findVersioned = SqlSchema.findOneOption({
+      Request: Schema.Struct({ id: Schema.Int, companies: Companies, lock: Schema.Boolean }),
+      Result: VersionedRow,
+      execute: ({ companies, id, lock }) =>
+        sql`SELECT ${sql.literal(GUEST_VERSIONED_COLUMNS)} FROM guests WHERE id = ${id} ${inCompanies(companies)}${
+          lock ? sql` FOR UPDATE` : sql``
+        }`
+    })
 
     const findById = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, companies: Companies }),
@@ -233,6 +282,35 @@ export class GuestsRepo extends Context.Service<GuestsRepo>()("Guests/Repo", {
         sqlEdge(Effect.map(insert({ state, ...extra }), toGuest)),
       /** The guest created from this image under this matchmaker, if any. */
       findByImage: (matchmakerId: number, imageHash: string) => sqlEdge(findByImage({ matchmakerId, imageHash })),
+      /**
+       * The guest in the scope as stored, with its row's version (none outside the scope, as if it
+       * did not exist); `lock`: locked for the rest of the transaction.
+       */
+      findVersioned: (scope: CompanyScope, id: number, lock = false) =>
+        sqlEdge(Effect.map(findVersioned({ id, companies: Scopes.companyIds(scope), lock }), Option.map(toVersioned))),
+      /**
+       * PUT /guests/{id}'s write in one statement: the guest's next state stored, its
+       * guest.updated event (`changed`: the fields sent), the matchmakers' guest_count moved
+       * (`moves`: [id, delta], none zero, in any order) and their events (guestUpdatedTailSql), if the row is
+       * still the `version` the state was derived from; none otherwise (nothing written). A write
+       * that must decide from the current row (the guest's derived fields do: domain/guest.ts) reads
+       * it first (findVersioned) and then writes without holding a lock in between: what it read is
+       * what it changes, or it changes nothing and the caller decides again, under the row's lock.
+       */
+      updateRecorded: (
+        id: number,
+        version: string,
+        state: GuestState,
+        changed: ReadonlyArray<string>,
+        moves: ReadonlyArray<CounterMove>
+      ) =>
+        statementEdge(
+          sql,
+          Effect.map(
+            PlatformTimeZone.use((timeZone) => updateRecorded({ id, version, state, changed, moves, timeZone })),
+            Option.map(toGuest)
+          )
+        ),
       /** Stores the next state of a guest that exists (locked by lockStates). */
       update: (id: number, state: GuestState) => sqlEdge(Effect.map(update({ id, state }), toGuest)),
       /** The guest, if it exists in the scope (outside it: none, as if it did not exist). */

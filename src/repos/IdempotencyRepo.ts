@@ -1,8 +1,10 @@
-// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim is one INSERT
-// on the (app_key, key) primary key, made in the transaction of the endpoint's writes and kept
-// with its answer at commit: a repeat's INSERT waits on the uncommitted row (its lock) until the
-// first attempt commits (then the answer is there) or rolls back (then the key is free). Answers
-// are stored sealed (the service seals and opens them); `response_body` holds only answers kept in
+// Idempotency keys (DECISIONS §11): the only SQL over `idempotency_keys`. The claim
+// (idempotency_claim, migration 0025) is made in the transaction of the endpoint's writes and
+// kept with its answer at commit: it takes a transaction-level advisory lock on the key, so a
+// repeat's claim waits until the first attempt commits (then the answer is there) or rolls back
+// (then the key is free), and then looks for the key in every partition of the table (it is
+// partitioned by `expires_at`, so no unique constraint can span the partitions). Answers are
+// stored sealed (the service seals and opens them); `response_body` holds only answers kept in
 // plain bytes before migration 0020, until they expire or `keys rotate` seals them.
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -60,27 +62,24 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
 
-    /** For the rest of the transaction, lock waits end after `ms` (0: never); the setting it replaces. */
-    const lockTimeout = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Schema.Struct({ previous: Schema.String }),
-      execute: (value) =>
-        sql`WITH before AS (SELECT current_setting('lock_timeout') AS previous)
-          SELECT previous, set_config('lock_timeout', ${value}, true) AS applied FROM before`
-    })
-
-    /** Claims the key (or one whose window has passed); a row when this attempt runs. */
-    const insert = SqlSchema.findOneOption({
-      Request: ClaimRequest,
+    /**
+     * Claims the key (or one whose window has passed) in one statement, its lock wait bounded:
+     * `bound` sets lock_timeout to `wait` for the transaction and keeps the setting it replaces;
+     * `c` calls idempotency_claim() (migration 0025: the key's advisory lock, then a look in every
+     * partition) over `bound`'s row, so the setting is in force before the claim can wait on the
+     * key; the answer's projection, made once `c` is done (a CTE with a volatile call is evaluated
+     * whole before it is read), puts the replaced setting back for the rest of the transaction.
+     * `claimed`: this attempt runs.
+     */
+    const insert = SqlSchema.findOne({
+      Request: Schema.Struct({ ...ClaimRequest.fields, wait: Schema.String }),
       Result: Schema.Struct({ claimed: Schema.Boolean }),
       execute: (r) =>
-        sql`INSERT INTO idempotency_keys (app_key, key, fingerprint, expires_at)
-          VALUES (${r.app_key}, ${r.key}, ${r.fingerprint}, now() + make_interval(secs => ${r.ttl_seconds}))
-          ON CONFLICT (app_key, key) DO UPDATE SET
-            fingerprint = EXCLUDED.fingerprint, expires_at = EXCLUDED.expires_at,
-            response_status = NULL, response_body = NULL, response_sealed = NULL, response_type = NULL, created_at = now()
-          WHERE idempotency_keys.expires_at <= now()
-          RETURNING true AS claimed`
+        sql`WITH before AS (SELECT current_setting('lock_timeout') AS previous),
+          bound AS (SELECT previous, set_config('lock_timeout', ${r.wait}, true) AS applied FROM before),
+          c AS (SELECT idempotency_claim(${r.app_key}::text, ${r.key}::text, ${r.fingerprint}::text, ${r.ttl_seconds}::float8) AS claimed FROM bound)
+          SELECT c.claimed, set_config('lock_timeout', bound.previous, true) AS restored
+          FROM c, bound`
     })
 
     const find = SqlSchema.findOneOption({
@@ -101,7 +100,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       }),
       execute: (r) =>
         sql`UPDATE idempotency_keys SET response_status = ${r.status}, response_sealed = ${r.sealed}, response_type = ${r.content_type}
-          WHERE app_key = ${r.app_key} AND key = ${r.key}`
+          WHERE app_key = ${r.app_key} AND key = ${r.key} AND expires_at > now()`
     })
 
     const release = SqlSchema.void({
@@ -109,33 +108,17 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       execute: (r) => sql`DELETE FROM idempotency_keys WHERE app_key = ${r.app_key} AND key = ${r.key}`
     })
 
-    const prune = SqlSchema.findAll({
-      Request: Schema.Int,
-      Result: Schema.Struct({ n: Schema.Int }),
-      execute: (limit) =>
-        sql`WITH gone AS (
-            DELETE FROM idempotency_keys WHERE ctid IN (
-              SELECT ctid FROM idempotency_keys WHERE expires_at <= now() LIMIT ${limit})
-            RETURNING 1)
-          SELECT count(*)::int AS n FROM gone`
-    })
-
     /**
      * Inside a transaction: claims the key, waiting at most `waitSeconds` for a first attempt that
      * holds it uncommitted (KeyStillHeld after that). False: the key is kept by a committed attempt.
-     * The transaction's own lock timeout is back in force once the claim is decided.
+     * The transaction's own lock timeout is back in force once the claim is decided. One round trip.
      */
     const claim = (r: typeof ClaimRequest.Type, waitSeconds: number) =>
-      sqlEdge(Effect.gen(function*() {
-        const { previous } = yield* lockTimeout(`${Math.max(1, Math.round(waitSeconds * 1000))}ms`)
-        const claimed = yield* Effect.catchIf(
-          Effect.map(insert(r), Option.isSome),
-          isLockTimeout,
-          () => Effect.fail(new KeyStillHeld({ waitedSeconds: waitSeconds }))
-        )
-        yield* lockTimeout(previous)
-        return claimed
-      }))
+      sqlEdge(Effect.catchIf(
+        Effect.map(insert({ ...r, wait: `${Math.max(1, Math.round(waitSeconds * 1000))}ms` }), (row) => row.claimed),
+        isLockTimeout,
+        () => Effect.fail(new KeyStillHeld({ waitedSeconds: waitSeconds }))
+      ))
 
     return {
       claim,
@@ -144,9 +127,7 @@ export class IdempotencyRepo extends Context.Service<IdempotencyRepo>()("Idempot
       complete: (r: typeof KeyRef.Type & { readonly status: number; readonly sealed: string; readonly content_type: string }) =>
         sqlEdge(complete(r)),
       /** Inside the claiming transaction: frees the key while the endpoint's writes commit. */
-      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key })),
-      /** Removes up to `limit` expired keys; the number removed. */
-      prune: (limit: number) => sqlEdge(Effect.map(prune(limit), (rows) => rows[0]?.n ?? 0))
+      release: (appKey: string, key: string) => sqlEdge(release({ app_key: appKey, key }))
     } as const
   })
 }) {

@@ -3,6 +3,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
@@ -16,7 +17,18 @@ import { SyncWindow } from "../domain/sync.js"
 import { parseTimestamp } from "../domain/time.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, PlatformTimeZone, Timestamp } from "./rows.js"
-import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
+import {
+  listPage,
+  onUniqueViolation,
+  pageTail,
+  sinceFilter,
+  slotted,
+  sqlEdge,
+  statementEdge,
+  syncColumns,
+  SyncKeyFields
+} from "./sqlHelpers.js"
+import { matchStatusChangedTailSql } from "./statements.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
@@ -30,6 +42,15 @@ const ListRequest = Schema.Struct({
   companies: Companies
 })
 const ById = Schema.Struct({ id: Schema.Int, companies: Companies })
+/** A match as read to be changed: MatchRow and its row's version (`xmin`, as statements.ts' GUEST_VERSIONED_COLUMNS says). */
+const VersionedMatchRow = Schema.Struct({ ...MatchRow.fields, row_version: Schema.String })
+
+/** A match and the version of its row it was read from. */
+export interface VersionedMatch {
+  readonly match: typeof MatchRow.Type
+  readonly version: string
+}
+const toVersioned = ({ row_version, ...match }: typeof VersionedMatchRow.Type): VersionedMatch => ({ match, version: row_version })
 
 const COLUMNS = `id::int AS id, guest_a_id::int AS guest_a_id, guest_b_id::int AS guest_b_id,
   guest_a_matchmaker_id::int AS guest_a_matchmaker_id, guest_b_matchmaker_id::int AS guest_b_matchmaker_id,
@@ -92,22 +113,36 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       execute: (input) => sql`INSERT INTO matches ${sql.insert({ ...input })} RETURNING ${cols}`
     })
 
-    const lock = SqlSchema.findOneOption({
-      Request: ById,
+    const findVersioned = SqlSchema.findOneOption({
+      Request: Schema.Struct({ ...ById.fields, lock: Schema.Boolean }),
+      Result: VersionedMatchRow,
+      execute: ({ companies, id, lock }) =>
+        sql`SELECT ${cols}, xmin::text AS row_version FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}${
+          lock ? sql` FOR UPDATE` : sql``
+        }`
+    })
+
+    // PUT /matches/{id}/status in one statement (issue 37): the move made against the version
+    // read, match.status_changed, and on completion the matchmakers' success_count and events
+    // (matchStatusChangedTailSql).
+    const setStatusRecorded = SqlSchema.findOneOption({
+      Request: Schema.Struct({
+        id: Schema.Int,
+        version: Schema.String,
+        status: MatchStatus,
+        previous: MatchStatus,
+        timeZone: Schema.String
+      }),
       Result: MatchRow,
-      execute: ({ companies, id }) => sql`SELECT ${cols} FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])} FOR UPDATE`
+      execute: ({ id, previous, status, timeZone, version }) =>
+        sql`WITH c AS (UPDATE matches SET status = ${status}, updated_at = now() WHERE id = ${id} AND xmin = ${version}::xid
+          RETURNING ${cols})${slotted(sql, matchStatusChangedTailSql(timeZone), [previous])}`
     })
 
     const findById = SqlSchema.findOneOption({
       Request: ById,
       Result: MatchRow,
       execute: ({ companies, id }) => sql`SELECT ${cols} FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}`
-    })
-
-    const setStatus = SqlSchema.findOne({
-      Request: Schema.Struct({ id: Schema.Int, status: MatchStatus }),
-      Result: MatchRow,
-      execute: ({ id, status }) => sql`UPDATE matches SET status = ${status}, updated_at = now() WHERE id = ${id} RETURNING ${cols}`
     })
 
     /** Adds one to a counter of each matchmaker (ids distinct, ascending). */
@@ -154,9 +189,20 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     return {
       /** The new match; 400 match_exists when the pair already has an open one. */
       insert: (input: MatchInsert) => sqlEdge(insert(input).pipe(mapOpenPair)),
-      /** A match of the scope, locked for the rest of the transaction; none when unknown or outside it. */
-      lock: (scope: CompanyScope, id: number) => sqlEdge(lock({ id, companies: Scopes.companyIds(scope) })),
-      setStatus: (id: number, status: MatchStatus) => sqlEdge(setStatus({ id, status })),
+      /**
+       * A match of the scope as stored, with its row's version (none when unknown or outside it);
+       * `lock`: locked for the rest of the transaction.
+       */
+      findVersioned: (scope: CompanyScope, id: number, lock = false) =>
+        sqlEdge(Effect.map(findVersioned({ id, companies: Scopes.companyIds(scope), lock }), Option.map(toVersioned))),
+      /**
+       * A status move in one statement, with its event and, on completion, the counted
+       * matchmakers' success_count and events, if the row is still the `version` the move was
+       * decided on (`previous`: the status read then); none otherwise (nothing written). The move
+       * is decided from the current status (domain/matches.ts), so the caller reads it first.
+       */
+      setStatusRecorded: (id: number, version: string, status: MatchStatus, previous: MatchStatus) =>
+        statementEdge(sql, PlatformTimeZone.use((timeZone) => setStatusRecorded({ id, version, status, previous, timeZone }))),
       /** A match of the scope as the list shows it; none when unknown or outside it. */
       findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
       /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */

@@ -1,5 +1,6 @@
 // Per-app_key request state shared by every API instance: seen nonces and rate-limit buckets
-// (unlogged tables, migration 0013).
+// (unlogged tables, migration 0013). Nonces are partitioned by hour (migration 0025): the daemon
+// drops a partition whole once the retention has passed it (jobs/Partitions.ts).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -7,11 +8,10 @@ import * as Schema from "effect/Schema"
 import * as SqlClient from "effect/sql/SqlClient"
 import * as SqlSchema from "effect/sql/SqlSchema"
 
-import { CountRow } from "./rows.js"
 import { sqlEdge } from "./sqlHelpers.js"
-import { ADMIT_SQL } from "./statements.js"
+import { admitSql } from "./statements.js"
 
-// The admit statement is ADMIT_SQL (src/repos/statements.ts), shared with the benchmark floor.
+// The admit statement is admitSql (src/repos/statements.ts), shared with the benchmark floor.
 
 export interface AdmitRequest {
   readonly appKey: string
@@ -45,7 +45,7 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
     const decodeAdmitRow = Schema.decodeUnknownEffect(AdmitRow)
     const admit = (r: AdmitRequest) =>
       Effect.flatMap(
-        sql.unsafe(ADMIT_SQL, [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst]),
+        sql.unsafe(admitSql(r.nowMs, r.notBeforeMs), [r.appKey, r.nonce, r.nowMs, r.notBeforeMs, r.signedS, r.want, r.rps, r.burst]),
         (rows) => rows.length === 1 ? decodeAdmitRow(rows[0]) : Effect.die(new Error(`the admit statement returned ${rows.length} rows`))
       )
 
@@ -57,21 +57,13 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           ON CONFLICT (id) DO NOTHING`
     })
 
-    const pruneNonces = SqlSchema.findOne({
-      Request: Schema.Number,
-      Result: CountRow,
-      execute: (beforeMs) =>
-        sql`WITH d AS (DELETE FROM request_nonces WHERE seen_ms < ${beforeMs} RETURNING 1)
-          SELECT count(*)::int AS n FROM d`
-    })
-
     const resetBucket = SqlSchema.void({
       Request: Schema.String,
       execute: (appKey) => sql`DELETE FROM rate_buckets WHERE app_key = ${appKey}`
     })
 
     return {
-      /** Records the nonce and leases tokens (see ADMIT_SQL). */
+      /** Records the nonce and leases tokens (see admitSql). */
       admit: (request: AdmitRequest) => sqlEdge(admit(request)),
       /** Marks the nonce record complete from now on (after a crash emptied it). */
       restartEpoch: sqlEdge(restartEpoch(undefined)),
@@ -81,8 +73,6 @@ export class ReplayRepo extends Context.Service<ReplayRepo>()("Auth/ReplayRepo",
           admit({ appKey, nonce, nowMs, notBeforeMs, signedS: Math.floor(nowMs / 1000), want: 0, rps: 0, burst: 0 }),
           (row) => row.fresh
         )),
-      /** Forgets nonces older than `beforeMs`; returns how many. */
-      pruneNonces: (beforeMs: number) => sqlEdge(Effect.map(pruneNonces(beforeMs), (row) => row.n)),
       resetBucket: (appKey: string) => sqlEdge(resetBucket(appKey))
     } as const
   })

@@ -1,6 +1,6 @@
-// Webhook deliveries and their attempts: the only SQL over `webhook_deliveries` and
-// `webhook_attempts`. Deliveries are created by the fan-out trigger of migration 0009 when an
-// event commits; daemons claim them with row locks (SKIP LOCKED) and a lease, under per-client
+// Webhook deliveries and their attempts: the SQL over `webhook_deliveries` and `webhook_attempts`
+// (EventsRepo also counts the pending ones of an expired day). Deliveries are created by the
+// fan-out trigger of migration 0009 (0024: partitioned with their event) when an event commits; daemons claim them with row locks (SKIP LOCKED) and a lease, under per-client
 // and per-daemon bounds, and record each attempt only while they still hold the delivery.
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -170,7 +170,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo
       execute: (r) =>
         sql`SELECT d.id::int AS id, e.event_id, e.type, c.app_key, d.status, d.attempt_count AS attempts, d.next_attempt_at,
             d.last_status, d.last_error, d.created_at, d.updated_at, (count(*) OVER ())::int AS total_count
-          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN clients c ON c.id = d.client_id
+          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id AND e.created_at = d.event_created_at JOIN clients c ON c.id = d.client_id
           WHERE ${where(r)}
           ORDER BY d.id DESC LIMIT ${r.limit} OFFSET ${r.offset}`
     })
@@ -187,7 +187,7 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo
       execute: ({ client_id, id }) =>
         sql`SELECT d.id::int AS id, e.event_id, e.type, c.app_key, d.status, d.attempt_count AS attempts, d.next_attempt_at,
             d.last_status, d.last_error, d.created_at, d.updated_at
-          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id JOIN clients c ON c.id = d.client_id
+          FROM webhook_deliveries d JOIN events e ON e.id = d.event_id AND e.created_at = d.event_created_at JOIN clients c ON c.id = d.client_id
           WHERE d.id = ${id} AND d.client_id = ${client_id}`
     })
 
@@ -233,10 +233,10 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo
       execute: ({ client_id, data, event_id, type }) =>
         sql`WITH e AS (
             INSERT INTO events (event_id, type, permission, data, client_id)
-            VALUES (${event_id}, ${type}, '', ${data}::jsonb, ${client_id}) RETURNING id
+            VALUES (${event_id}, ${type}, '', ${data}::jsonb, ${client_id}) RETURNING id, created_at
           )
-          INSERT INTO webhook_deliveries (event_id, client_id, next_attempt_at)
-          SELECT e.id, ${client_id}, now() FROM e
+          INSERT INTO webhook_deliveries (event_id, event_created_at, client_id, next_attempt_at)
+          SELECT e.id, e.created_at, ${client_id}, now() FROM e
           RETURNING id::int AS id`
     })
 

@@ -20,7 +20,7 @@ import { DEFAULT_DATABASE_TIMEOUT_SECONDS } from "../Config.js"
 import { DatabaseUnavailable } from "../domain/errors.js"
 import { encodeCursor, type SyncWindow } from "../domain/sync.js"
 import { databaseFaultOf, deadlineExceeded } from "./databaseFaults.js"
-import { type RecordedEvent, recordedEventsSql } from "./statements.js"
+import { type RecordedEvent, recordedEventsSql, SLOT } from "./statements.js"
 
 /**
  * Rows for `sql.insert`, which takes a non-empty array: callers skip the statement when there is
@@ -392,3 +392,30 @@ export const recordedWrite = (
   event: RecordedEvent
 ): Statement.Statement<Record<string, unknown>> =>
   sql`WITH c AS (${change}), e AS (${sql.literal(recordedEventsSql(event))}) SELECT * FROM c`
+
+/**
+ * SQL text with parameter slots (statements.ts' SLOT, text shared with the benchmark floors) as a
+ * fragment whose slots hold `values`, in order: the text stays the same whatever the values, so
+ * the pool prepares it once.
+ */
+export const slotted = (sql: SqlClient.SqlClient, text: string, values: ReadonlyArray<unknown>): Statement.Fragment => {
+  const pieces = text.split(SLOT)
+  if (pieces.length !== values.length + 1) throw new Error(`${pieces.length - 1} slots for ${values.length} values`)
+  return pieces.slice(1).reduce<Statement.Fragment>(
+    (fragment, piece, i) => sql`${fragment}${values[i]}${sql.literal(piece)}`,
+    sql.literal(pieces[0]!)
+  )
+}
+
+/**
+ * A write that is one statement, at the repository edge (sqlEdge), run again like a transaction
+ * (retryConflicts) when it ends in a deadlock and runs outside of any transaction: PostgreSQL
+ * rolled the statement back whole, so nothing of it was written. Inside a transaction (an
+ * Idempotency-Key's) the statement's failure ends that transaction, which its Transaction.run runs
+ * again.
+ */
+export const statementEdge = <A, E, R>(sql: SqlClient.SqlClient, self: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(
+    Effect.serviceOption(sql.transactionService),
+    (outer) => Option.isSome(outer) ? sqlEdge(self) : retryConflicts(sqlEdge(self))
+  )

@@ -9,7 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
-import type { Permission } from "../../schema/Common.js"
+import type { Permission } from "../../schema/Permissions.js"
 import type { SubscribableEventType, WebhookSettings, WebhookUpdate, WebhookUpdated } from "../../schema/SelfService.js"
 import { ClientCache } from "../auth/ClientCache.js"
 import { placeOf, SecretBox } from "../auth/SecretBox.js"

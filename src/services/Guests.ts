@@ -1,9 +1,11 @@
 // Guest use cases (SPEC §4.2 without the card endpoints): create, read, update, list and both
 // batches. Every write derives the matching fields (domain/guest.ts), moves the matchmaker
-// counters and records its event in the same transaction.
+// counters and records its event in the same transaction (POST and PUT of one guest: in one
+// statement, issue 37).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 
@@ -26,7 +28,7 @@ import { issuesOfSchemaError } from "../domain/issues.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { jsonTextIssues } from "../domain/text.js"
-import { GuestsRepo } from "../repos/GuestsRepo.js"
+import { GuestsRepo, type VersionedState } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type Change, ChangeEvents } from "./ChangeEvents.js"
 import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
@@ -158,23 +160,46 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       return yield* repo.list(scope, params, searchable, yield* syncWindow("guests", params, GUEST_PAGE))
     })
 
+    /** The matchmakers' guest_count moves of one write, none zero. */
+    const movesOf = (before: GuestState, after: GuestState): Array<readonly [number, number]> => {
+      const deltas = new Map<number, number>()
+      counterDelta(deltas, before, after)
+      return [...deltas].filter(([, d]) => d !== 0)
+    }
+
+    /**
+     * PUT /guests/{id} (issue 37: one statement where it can): the guest's new fields derive from
+     * its stored ones (domain/guest.ts), so the write reads the row first. The read and the
+     * references' checks are sent together (none depends on another), then one statement stores
+     * the state derived from that read, against the version read (GuestsRepo.updateRecorded), with
+     * its events and the matchmakers' counters. Only when the row changed in between (a concurrent
+     * write of the same guest) is it read again, locked, in a transaction, and the same statement
+     * made against it.
+     */
     const update = Effect.fn("Guests.update")(function*(scope: CompanyScope, id: number, change: GuestUpdate) {
-      // A guest outside the scope is unknown, whatever the change names (DECISIONS §14).
-      if (Scopes.isScoped(scope)) yield* repo.findById(scope, id).pipe(someOrNotFound("guest", id))
-      yield* checkRefs(scope, change)
-      const guest = yield* tx.run(Effect.gen(function*() {
-        const current = (yield* repo.lockStates([id])).get(id)
-        // Under the lock: a guest moved out of the scope meanwhile is unknown too.
-        if (current === undefined || !Scopes.includes(scope, current.company_id)) {
-          return yield* Effect.fail(NotFound.of("guest", id))
-        }
-        const next = deriveGuest(change as GuestSent, current)
-        const g = yield* repo.update(id, next)
-        const deltas = new Map<number, number>()
-        counterDelta(deltas, current, next)
-        yield* events.updated("guest.updated", [id], Object.keys(change))
-        yield* moveCounters(deltas)
-        return g
+      const changed = Object.keys(change)
+      const [read, refs] = yield* Effect.all([Effect.exit(repo.findVersioned(scope, id)), Effect.exit(checkRefs(scope, change))], {
+        concurrency: 2
+      })
+      // The answers in the order the checks were made one after the other: a scoped caller learns
+      // first that a guest outside its scope is unknown (DECISIONS §14, whatever the change
+      // names); an unscoped one, first what is wrong with the references.
+      const guestOf = (r: Option.Option<VersionedState>) =>
+        Option.isSome(r) ? Effect.succeed(r.value) : Effect.fail(NotFound.of("guest", id))
+      const current = yield* (Scopes.isScoped(scope)
+        ? Effect.flatMap(Effect.flatMap(read, guestOf), (c) => Effect.as(refs, c))
+        : Effect.flatMap(Effect.andThen(refs, read), guestOf))
+      const next = deriveGuest(change as GuestSent, current.state)
+      const written = yield* repo.updateRecorded(id, current.version, next, changed, movesOf(current.state, next))
+      const guest = Option.isSome(written) ? written.value : yield* tx.run(Effect.gen(function*() {
+        // The row changed after it was read: under its lock now (a guest moved out of the scope meanwhile is unknown too).
+        const locked = yield* repo.findVersioned(scope, id, true)
+        if (Option.isNone(locked)) return yield* Effect.fail(NotFound.of("guest", id))
+        const again = deriveGuest(change as GuestSent, locked.value.state)
+        return yield* Effect.flatMap(
+          repo.updateRecorded(id, locked.value.version, again, changed, movesOf(locked.value.state, again)),
+          (g) => Option.isSome(g) ? Effect.succeed(g.value) : Effect.die(new Error(`guest ${id}: its locked row did not update`))
+        )
       }))
       return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
     })

@@ -180,9 +180,7 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
         }))
       }))
 
-    const prune = (limit: number) => repo.prune(limit)
-
-    return { once, onceComputed, prune } as const
+    return { once, onceComputed } as const
   })
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Idempotency, Idempotency.make)

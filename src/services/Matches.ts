@@ -1,9 +1,10 @@
 // Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
 // Each write moves the matchmakers' match_count / success_count and records its event in the
-// same transaction.
+// same transaction (a status move: in one statement, issue 37).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 
 import { MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } from "../../schema/Matches.js"
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
@@ -60,23 +61,34 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       return yield* repo.list(scope, params, yield* syncWindow("matches", params, MATCH_PAGE))
     })
 
-    /** A match outside the caller's scope is 404 as if unknown (DECISIONS §14). */
+    /** The answer of a move from `current` to `status`, or why it is refused; undefined: the move is to be made. */
+    const decided = (current: { readonly status: MatchStatus; readonly updated_at: string }, id: number, status: MatchStatus) => {
+      const move = matchMove(current.status, status)
+      if (move === "invalid") return Effect.fail(new InvalidTransition({ message: `a ${current.status} match cannot become ${status}` }))
+      if (move === "unchanged") return Effect.succeed({ id, status: current.status, updated_at: current.updated_at })
+      return undefined
+    }
+
+    /**
+     * A match outside the caller's scope is 404 as if unknown (DECISIONS §14). The move is decided
+     * from the stored status, so the match is read first; then one statement makes it against the
+     * version read (MatchesRepo.setStatusRecorded), with its events and counters. Only when the
+     * row changed in between is it read again, locked, in a transaction.
+     */
     const updateStatus = Effect.fn("Matches.updateStatus")(function*(scope: CompanyScope, id: number, status: MatchStatus) {
+      const current = yield* repo.findVersioned(scope, id).pipe(someOrNotFound("match", id))
+      const answered = decided(current.match, id, status)
+      if (answered !== undefined) return yield* answered
+      const written = yield* repo.setStatusRecorded(id, current.version, status, current.match.status)
+      if (Option.isSome(written)) return { id, status: written.value.status, updated_at: written.value.updated_at }
       return yield* tx.run(Effect.gen(function*() {
-        const current = yield* repo.lock(scope, id).pipe(someOrNotFound("match", id))
-        const move = matchMove(current.status, status)
-        if (move === "invalid") {
-          return yield* new InvalidTransition({
-            message: `a ${current.status} match cannot become ${status}`
-          })
-        }
-        if (move === "unchanged") return { id, status: current.status, updated_at: current.updated_at }
-        const m = yield* repo.setStatus(id, status)
-        yield* events.matchStatusChanged(id, current.status)
-        if (status === "completed") {
-          yield* repo.bumpCounters(countedMatchmakers(m), "success_count")
-          yield* events.updated("matchmaker.updated", countedMatchmakers(m), ["success_rate"])
-        }
+        const locked = yield* repo.findVersioned(scope, id, true).pipe(someOrNotFound("match", id))
+        const lockedAnswer = decided(locked.match, id, status)
+        if (lockedAnswer !== undefined) return yield* lockedAnswer
+        const m = yield* Effect.flatMap(
+          repo.setStatusRecorded(id, locked.version, status, locked.match.status),
+          (m) => Option.isSome(m) ? Effect.succeed(m.value) : Effect.die(new Error(`match ${id}: its locked row did not update`))
+        )
         return { id, status: m.status, updated_at: m.updated_at }
       }))
     })

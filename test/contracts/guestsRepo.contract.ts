@@ -78,6 +78,47 @@ export const guestsRepoContract = (name: string, repo: Layer.Layer<GuestsRepo | 
         expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
       }))
 
+    it.effect(
+      "updateRecorded stores a state against the version it was derived from and moves the counters; a version no longer the row's writes nothing",
+      () =>
+        Effect.gen(function*() {
+          const guests = yield* GuestsRepo
+          const seed = yield* ContractSeed
+          const company = yield* seed.company
+          const [a, b] = [yield* seed.matchmaker(company), yield* seed.matchmaker(company)]
+          const g = yield* guests.insert(stateOf(sentGuest(company, { matchmaker_id: a, photo_time: "2026-01-02 03:04:05" })))
+          yield* guests.adjustGuestCounts(new Map([[a, 1]]))
+          const read = Option.getOrThrow(yield* guests.findVersioned(Scopes.all, g.id))
+          expect(read.state.matchmaker_id).toBe(a)
+          expect(read.state.photo_time).toBe("2026-01-02 03:04:05")
+          expect(Option.isNone(yield* guests.findVersioned(Scopes.of([]), g.id))).toBe(true)
+          const next = deriveGuest({ occupation: "教师", matchmaker_id: b }, read.state)
+          const updated = Option.getOrThrow(
+            yield* guests.updateRecorded(g.id, read.version, next, ["occupation", "matchmaker_id"], [[b, 1], [a, -1]])
+          )
+          expect(updated).toMatchObject({ id: g.id, occupation: "教师", matchmaker_id: b, photo_time: "2026-01-02 03:04:05" })
+          expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
+          expect([yield* seed.matchmakerGuestCount(a), yield* seed.matchmakerGuestCount(b)]).toEqual([0, 1])
+          // The version read before that write is not the row's any more: nothing is written, nothing moves.
+          const stale = yield* guests.updateRecorded(
+            g.id,
+            read.version,
+            deriveGuest({ occupation: "医生", matchmaker_id: a }, read.state),
+            [
+              "occupation",
+              "matchmaker_id"
+            ],
+            [[a, 1], [b, -1]]
+          )
+          expect(Option.isNone(stale)).toBe(true)
+          expect(Option.getOrThrow(yield* guests.findById(Scopes.all, g.id))).toEqual(updated)
+          expect([yield* seed.matchmakerGuestCount(a), yield* seed.matchmakerGuestCount(b)]).toEqual([0, 1])
+          const now = Option.getOrThrow(yield* guests.findVersioned(Scopes.all, g.id))
+          expect(now.version).not.toBe(read.version)
+          expect(Option.isSome(yield* guests.updateRecorded(g.id, now.version, now.state, [], []))).toBe(true)
+        })
+    )
+
     it.effect("findByImage finds the guest made from that image under that matchmaker only; the pair is unique", () =>
       Effect.gen(function*() {
         const guests = yield* GuestsRepo

@@ -105,15 +105,14 @@ export const replayRepoContract = (name: string, repo: Layer.Layer<ReplayRepo>) 
         expect(answer.epoch_s).toBeGreaterThan(-1)
       }))
 
-    it.effect("pruning forgets nonces seen before the cut and counts them; restarting an intact epoch changes nothing", () =>
+    it.effect("recording a nonce alone refuses it within the retention, not past it; restarting an intact epoch changes nothing", () =>
       Effect.gen(function*() {
         const replay = yield* ReplayRepo
         const key = appKey()
-        expect(yield* replay.recordNonce(key, "nonce-prune-0000000001", NOW - 10 * RETENTION, 0)).toBe(true)
-        expect(yield* replay.recordNonce(key, "nonce-prune-0000000002", NOW, 0)).toBe(true)
-        expect(yield* replay.pruneNonces(NOW - 5 * RETENTION)).toBeGreaterThanOrEqual(1)
-        expect(yield* replay.recordNonce(key, "nonce-prune-0000000001", NOW, NOW - RETENTION)).toBe(true)
-        expect(yield* replay.recordNonce(key, "nonce-prune-0000000002", NOW + 1, NOW - RETENTION)).toBe(false)
+        expect(yield* replay.recordNonce(key, "nonce-alone-0000000001", NOW - 10 * RETENTION, NOW - 11 * RETENTION)).toBe(true)
+        expect(yield* replay.recordNonce(key, "nonce-alone-0000000002", NOW, NOW - RETENTION)).toBe(true)
+        expect(yield* replay.recordNonce(key, "nonce-alone-0000000001", NOW, NOW - RETENTION)).toBe(true)
+        expect(yield* replay.recordNonce(key, "nonce-alone-0000000002", NOW + 1, NOW - RETENTION)).toBe(false)
         const before = (yield* replay.admit(request({ appKey: key, nonce: "nonce-epoch-0000000001" }))).epoch_s
         yield* replay.restartEpoch
         expect((yield* replay.admit(request({ appKey: key, nonce: "nonce-epoch-0000000002" }))).epoch_s).toBe(before)

@@ -25,6 +25,10 @@ const stored = (state: GuestState): GuestState => ({
 
 export const makeFakeGuestsRepo = Effect.gen(function*() {
   const db = yield* FakeDb
+  // Each row's version (the real one's xmin): a write through this repository makes a new one.
+  const versions = new WeakMap<FakeGuest, number>()
+  const versionOf = (row: FakeGuest) => String(versions.get(row) ?? 0)
+  const bump = (row: FakeGuest) => versions.set(row, (versions.get(row) ?? 0) + 1)
 
   const toGuest = (row: FakeGuest, timeZone: string): Guest => {
     const { family_income_explicit: _, ...state } = structuredClone(row.state)
@@ -89,9 +93,39 @@ export const makeFakeGuestsRepo = Effect.gen(function*() {
         // The real statement is `single`: no row is a defect.
         if (row === undefined) return yield* Effect.die(new Error(`guest ${id} does not exist`))
         row.state = stored(state)
+        bump(row)
         row.updated_at = yield* now
         if (state.photo_time !== null) row.photo_time = parseTimestamp(state.photo_time, timeZone).getTime()
         return toGuest(row, timeZone)
+      }),
+    findVersioned: (scope, id) =>
+      Effect.map(PlatformTimeZone, (timeZone) =>
+        Option.map(
+          Option.filter(Option.fromNullishOr(db.tables.guests.get(id)), (g) => Scopes.includes(scope, g.state.company_id)),
+          (row) => {
+            const { created_at: _c, id: _i, updated_at: _u, ...state } = toGuest(row, timeZone)
+            return {
+              state: { ...state, family_income_explicit: row.state.family_income_explicit } as GuestState,
+              version: versionOf(row)
+            }
+          }
+        )),
+    // The real one's single statement: the update made only against the version read, guest.updated
+    // (the record, guest_id and changed_fields beside it), the moved matchmakers' guest_count and
+    // their matchmaker.updated events in id order.
+    updateRecorded: (id, version, state, changed, moves) =>
+      Effect.gen(function*() {
+        const row = db.tables.guests.get(id)
+        if (row === undefined || versionOf(row) !== version) return Option.none()
+        const guest = yield* repo.update(id, state)
+        yield* addFakeEvent(db, "guest.updated", EVENT_READ_PERMISSION.guest, { ...guest, guest_id: id, changed_fields: changed })
+        for (const [mid, delta] of [...moves].sort(([a], [b]) => a - b)) {
+          const m = db.tables.matchmakers.get(mid)
+          if (m === undefined) continue
+          m.guest_count += delta
+          yield* addFakeEvent(db, "matchmaker.updated", EVENT_READ_PERMISSION.matchmaker, { ...m, changed_fields: ["guest_count"] })
+        }
+        return Option.some(guest)
       }),
     findById: (scope, id) =>
       Effect.map(PlatformTimeZone, (timeZone) =>

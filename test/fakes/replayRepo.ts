@@ -1,5 +1,5 @@
 // An in-memory ReplayRepo: seen nonces, the nonce record's epoch and the token buckets, answering
-// `admit` as ADMIT_SQL does (a replay inside the retention is refused, a lease is granted only for a
+// `admit` as admitSql's statements do (a replay inside the retention is refused, a lease is granted only for a
 // fresh nonce, a new bucket starts full, refill at rps up to burst). Checked against the real one by
 // test/contracts/replayRepo.contract.ts.
 import * as Effect from "effect/Effect"
@@ -45,17 +45,6 @@ export const makeFakeReplayRepo = (state: FakeReplayState = { nonces: new Map(),
           const fresh = state.epochS !== null && state.epochS <= Math.floor(nowMs / 1000) && (seen === undefined || seen < notBeforeMs)
           if (fresh) state.nonces.set(key, nowMs)
           return fresh
-        }),
-      pruneNonces: (beforeMs) =>
-        Effect.sync(() => {
-          let n = 0
-          for (const [key, seen] of state.nonces) {
-            if (seen < beforeMs) {
-              state.nonces.delete(key)
-              n++
-            }
-          }
-          return n
         }),
       resetBucket: (appKey) => Effect.sync(() => void state.buckets.delete(appKey))
     })

@@ -15,7 +15,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import * as TestClock from "effect/testing/TestClock"
 import { inject } from "vitest"
 
-import { ALL_PERMISSIONS, type Permission } from "../../schema/Common.js"
+import { ALL_PERMISSIONS, type Permission } from "../../schema/Permissions.js"
 import { CardParserTest } from "../../src/card/CardParser.js"
 import { type CardParser, emptyParsedCard } from "../../src/card/types.js"
 import { type ClientOptions, makeOpenApiClient } from "../../src/client/Client.js"
@@ -28,6 +28,7 @@ import { Clients } from "../../src/services/Clients.js"
 import { type DatabaseOptions, type DatabaseServices, pgClientLayer } from "../../src/sql/Sql.js"
 import { withDatabase } from "../../src/sql/urls.js"
 import { fakeDnsLayer } from "../fakes/dns.js"
+import { databaseAdminUrl } from "./cluster.js"
 
 /**
  * A fresh database copied from the migrated template, dropped when the layer is released. `via`
@@ -40,7 +41,7 @@ export const testDatabaseLayer = (
 ): Layer.Layer<DatabaseServices> =>
   Layer.unwrap(
     Effect.gen(function*() {
-      const adminUrl = inject("databaseAdminUrl")
+      const adminUrl = databaseAdminUrl()
       const template = inject("templateDatabase")
       const strategy = inject("copyStrategy")
       const name = `${template}_${randomBytes(5).toString("hex")}`

@@ -6,11 +6,11 @@ import { type Agent, request as httpRequest } from "node:http"
 
 import * as Effect from "effect/Effect"
 import * as SqlClient from "effect/sql/SqlClient"
-import { inject } from "vitest"
 
 import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
 import { withDatabase } from "../../src/sql/urls.js"
+import { databaseAdminUrl } from "./cluster.js"
 
 /**
  * The environment a spawned API or daemon needs to share the test's database: its URL and the
@@ -19,7 +19,7 @@ import { withDatabase } from "../../src/sql/urls.js"
 export const databaseEnv = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const [{ db }] = yield* sql<{ db: string }>`SELECT current_database() AS db`
-  return { DATABASE_URL: withDatabase(inject("databaseAdminUrl"), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
+  return { DATABASE_URL: withDatabase(databaseAdminUrl(), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
 })
 
 export interface RunningProcess {
