@@ -122,9 +122,9 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout
       expect(yield* noncePartitions(appKey, future)).toEqual(["request_nonces_default"])
       expect((yield* admit(future, ahead + 1_000)).fresh).toBe(false)
 
-      // Three days ago: before any partition.
+      // Three days ago, ten minutes into an hour (one hour slot, whatever the time of the run): before any partition.
       const past = newNonce("past")
-      expect((yield* admit(past, Date.now() - 3 * DAY_MS)).fresh).toBe(true)
+      expect((yield* admit(past, (Math.floor(Date.now() / NONCE_SLOT_MS) - 72) * NONCE_SLOT_MS + 10 * 60_000)).fresh).toBe(true)
       expect(yield* noncePartitions(appKey, past)).toEqual(["request_nonces_default"])
 
       // The daemon back, at the future nonce's hour: its partition is made, with the nonce in it; the old one is pruned.
