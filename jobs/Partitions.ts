@@ -2,9 +2,10 @@
 // partitions ahead of the clock and drops the ones past their retention, instead of deleting rows
 // (src/domain/partitions.ts decides which, src/repos/PartitionsRepo.ts runs the DDL).
 //
-// Each policy's pass is two transactions, creating then dropping, each taking the policy's
-// transaction-level advisory lock first (pg_try_advisory_xact_lock): a second daemon finds it
-// taken and leaves that pass to the first, so DDL never races and nothing is dropped twice. Lock
+// Each policy's pass creates, one partition a transaction, then drops, in one transaction; each
+// transaction takes the policy's transaction-level advisory lock first (pg_try_advisory_xact_lock):
+// a second daemon finds it taken and leaves that step to the first, so DDL never races and nothing
+// is dropped twice. Lock
 // waits are bounded (PARTITIONS_LOCK_TIMEOUT_MS): DDL stuck behind a long query gives up and
 // tries again at the next pass rather than queueing the service's statements behind it.
 //
@@ -26,7 +27,6 @@ import {
   coveredAheadMs,
   DAY_MS,
   defaultPruneBeforeMs,
-  type ExistingPartition,
   type ExpiredRange,
   expiredRanges,
   type PartitionPolicy,
@@ -157,28 +157,47 @@ export const maintainPolicy = (entry: PartitionEntry, nowMs: number) =>
         return Option.some(yield* body)
       }))
 
-    const createdPass = yield* locked(Effect.gen(function*() {
+    // One partition a transaction, the policy's lock taken again for each: a transaction that did
+    // DDL keeps its transaction id until it ends, and the events feed lists only what every older
+    // transaction settled (DECISIONS §12), so a first pass making a week of hourly partitions in one
+    // transaction would hold the feed back for as long as it ran.
+    const createOne = locked(Effect.gen(function*() {
+      for (const [table, parent] of yield* listAll(repo, policy.tables)) {
+        const [partition] = partitionsToCreate(table, policy, nowMs, parent.partitions, parent.oldestDefaultMs)
+        if (partition === undefined) continue
+        const rows = yield* repo.create(parent, partition)
+        return Option.some({ table, name: partition.name, rows })
+      }
+      return Option.none<{ readonly table: string; readonly name: string; readonly rows: number }>()
+    }))
+
+    const createdPass = yield* Effect.gen(function*() {
       const created: Array<string> = []
       let moved = 0
-      for (const [table, parent] of yield* listAll(repo, policy.tables)) {
-        const partitions: Array<ExistingPartition> = [...parent.partitions]
-        for (const partition of partitionsToCreate(table, policy, nowMs, parent.partitions, parent.oldestDefaultMs)) {
-          const n = yield* repo.create(parent, partition)
-          created.push(partition.name)
-          partitions.push({ name: partition.name, isDefault: false, fromMs: partition.fromMs, toMs: partition.toMs })
-          if (n > 0) {
-            moved += n
-            yield* update(partitionRowsMoved, { table }, n)
-            yield* Effect.logWarning("rows moved out of the DEFAULT partition into the partition created for them").pipe(
-              Effect.annotateLogs({ table, partition: partition.name, rows: n })
-            )
-          }
+      let ran = false
+      for (;;) {
+        const made = yield* createOne
+        // Another daemon holds the policy: it makes the rest.
+        if (Option.isNone(made)) break
+        ran = true
+        if (Option.isNone(made.value)) break
+        const { name, rows, table } = made.value.value
+        created.push(name)
+        if (rows > 0) {
+          moved += rows
+          yield* update(partitionRowsMoved, { table }, rows)
+          yield* Effect.logWarning("rows moved out of the DEFAULT partition into the partition created for them").pipe(
+            Effect.annotateLogs({ table, partition: name, rows })
+          )
         }
-        const ahead = coveredAheadMs(nowMs, partitions)
+      }
+      if (!ran) return Option.none<{ readonly created: ReadonlyArray<string>; readonly moved: number }>()
+      for (const [table, parent] of yield* listAll(repo, policy.tables)) {
+        const ahead = coveredAheadMs(nowMs, parent.partitions)
         yield* update(partitionAheadSeconds, { table }, Number.isFinite(ahead) ? ahead / 1000 : Number.MAX_SAFE_INTEGER)
       }
-      return { created, moved }
-    }))
+      return Option.some({ created, moved })
+    })
 
     const droppedPass = yield* locked(Effect.gen(function*() {
       const dropped: Array<string> = []

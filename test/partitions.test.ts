@@ -93,6 +93,13 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000, eventsRetentionDays: RETENTIO
         for (const table of TABLES) {
           for (const n of [-20, -19, -18]) expect(created.created).toContain(partitionName(table, day(n)))
         }
+        // Each partition was made by a transaction of its own (a pass making many never holds the
+        // feed back for long): as many creating transactions (pg_class.xmin) as partitions made.
+        const [{ made, transactions }] = yield* (yield* SqlClient.SqlClient)<{ made: number; transactions: number }>`
+          SELECT count(*)::int AS made, count(DISTINCT xmin::text)::int AS transactions FROM pg_class
+          WHERE relname = ANY (${created.created}::text[])`
+        expect(made).toBe(created.created.length)
+        expect(transactions).toBe(created.created.length)
 
         const a1 = yield* eventAt(day(-20) + 1_000, { n: "a1" })
         const a2 = yield* eventAt(day(-20) + 2_000, { n: "a2" })
