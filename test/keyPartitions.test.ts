@@ -25,6 +25,7 @@ import { withDatabase } from "../src/sql/urls.js"
 import { databaseAdminUrl } from "./support/cluster.js"
 import { eventually } from "./support/eventually.js"
 import { createCredentials, sharedTestDatabase, TestServer, testServerLayer } from "./support/harness.js"
+import { sighting } from "./support/nonces.js"
 import { rawRequest } from "./support/raw.js"
 
 const PATH = "/api/open/v1/companies"
@@ -95,16 +96,7 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }))("nonces a
       const boundary = nextHour()
       const appKey = `ak_skew_${randomBytes(4).toString("hex")}`
       const nonce = nonceOf("skew")
-      const at = (nowMs: number) => ({
-        appKey,
-        nonce,
-        nowMs,
-        notBeforeMs: nowMs - RETENTION_MS,
-        signedS: Math.floor(nowMs / 1000),
-        want: 0,
-        rps: 1,
-        burst: 1
-      })
+      const at = (nowMs: number) => sighting(appKey, nonce, nowMs, RETENTION_MS)
       expect((yield* replay.admit(at(boundary + 5_000))).fresh).toBe(true)
       expect((yield* replay.admit(at(boundary - 5_000))).fresh).toBe(false)
     }))
@@ -118,17 +110,7 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }))("nonces a
         const nonce = nonceOf(`race${round}`)
         const answers = yield* Effect.forEach(
           Array.from({ length: 12 }, (_, i) => boundary + (i % 2 === 0 ? -1 - i : i) * 100),
-          (nowMs) =>
-            replay.admit({
-              appKey,
-              nonce,
-              nowMs,
-              notBeforeMs: nowMs - RETENTION_MS,
-              signedS: Math.floor(nowMs / 1000),
-              want: 0,
-              rps: 1,
-              burst: 1
-            }),
+          (nowMs) => replay.admit(sighting(appKey, nonce, nowMs, RETENTION_MS)),
           { concurrency: "unbounded" }
         )
         expect(answers.filter((a) => a.fresh)).toHaveLength(1)
@@ -286,17 +268,7 @@ it.live(
         const replay = yield* ReplayRepo
         const repo = yield* IdempotencyRepo
         const tx = yield* Transaction
-        const admit = (nowMs: number) =>
-          replay.admit({
-            appKey: "ak_old",
-            nonce: "nonce-before-0025-0001",
-            nowMs,
-            notBeforeMs: nowMs - RETENTION_MS,
-            signedS: Math.floor(nowMs / 1000),
-            want: 0,
-            rps: 1,
-            burst: 1
-          })
+        const admit = (nowMs: number) => replay.admit(sighting("ak_old", "nonce-before-0025-0001", nowMs, RETENTION_MS))
         // Within the retention of its sighting (in the next hour's partition, when the hour turns meanwhile).
         expect((yield* admit(now)).fresh).toBe(false)
         expect((yield* admit(now - 60_000 + RETENTION_MS)).fresh).toBe(false)

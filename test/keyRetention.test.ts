@@ -19,6 +19,7 @@ import { IdempotencyRepo } from "../src/repos/IdempotencyRepo.js"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
+import { sighting } from "./support/nonces.js"
 import { rawRequest } from "./support/raw.js"
 
 const PATH = "/api/open/v1/companies"
@@ -104,17 +105,7 @@ layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout
     Effect.gen(function*() {
       const replay = yield* ReplayRepo
       const appKey = `ak_default_${randomBytes(4).toString("hex")}`
-      const admit = (nonce: string, nowMs: number) =>
-        replay.admit({
-          appKey,
-          nonce,
-          nowMs,
-          notBeforeMs: nowMs - RETENTION_MS,
-          signedS: Math.floor(nowMs / 1000),
-          want: 0,
-          rps: 1,
-          burst: 1
-        })
+      const admit = (nonce: string, nowMs: number) => replay.admit(sighting(appKey, nonce, nowMs, RETENTION_MS))
       // Ten days ahead: past the partitions made so far (PARTITIONS_AHEAD_DAYS, 7), as if no daemon had run since.
       const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 240) * NONCE_SLOT_MS + 10 * 60_000
       const future = newNonce("future")
