@@ -172,3 +172,10 @@ export const ActivitiesArea = Area.permitted(ActivitiesApi, {
   permissions: ["open:activity:read", "open:activity:write"],
   resources: ["activity"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly activity: true
+  }
+}

@@ -49,6 +49,9 @@ const groupsOf = <T extends ReadonlyArray<Area.Any>>(areas: T): GroupsOf<T> => a
 type Unclaimed<All, Claimed> = [Exclude<All, Claimed>] extends [never] ? true : Exclude<All, Claimed>
 export const EVERY_RESOURCE_CLAIMED: Unclaimed<ResourceName, Areas[number]["resources"][number]> = true
 
+/** Every resource name (`data.resource` of a 404), in the order of the areas: the document's enum. */
+export const RESOURCE_NAMES: ReadonlyArray<ResourceName> = AREAS.flatMap((area): ReadonlyArray<ResourceName> => area.resources)
+
 export const API_PREFIX = "/api/open/v1" as const
 
 const description = `Open interface of the matchmaking platform.
@@ -144,6 +147,19 @@ const STATUS_DESCRIPTIONS: Record<string, string> = {
   "503": "service_unavailable (the database is unreachable for a moment; retry after Retry-After) or parser_unavailable (card parsing)."
 }
 
+/**
+ * The resource names of the 404 envelope as the areas list them: the domain's schema checks only
+ * a name's form (its names are merged in by the areas, src/domain/errors.ts), the document names
+ * each. Missing, the envelope was renamed or reshaped: stop rather than serve a document without.
+ */
+const nameResources = (schemas: Record<string, unknown>): void => {
+  const data = (schemas.NotFoundResponse as { properties?: { data?: { properties?: Record<string, Json> } } } | undefined)
+    ?.properties?.data?.properties
+  const resource = data?.resource
+  if (resource === undefined) throw new Error("the OpenAPI document has no NotFoundResponse with data.resource")
+  resource.enum = [...RESOURCE_NAMES]
+}
+
 /** Drops component schemas nothing refers to any more. */
 const pruneUnreferenced = (spec: Json, schemas: Record<string, unknown>): void => {
   const reached = new Set<string>()
@@ -230,6 +246,7 @@ const finishSpec = (spec: Json): Json => {
     }
   }
   const components = spec.components as { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> }
+  nameResources(components.schemas)
   pruneUnreferenced(spec, components.schemas)
   openObjects(spec)
   components.securitySchemes = { ...securitySchemes }

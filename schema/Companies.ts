@@ -134,3 +134,10 @@ export const CompaniesArea = Area.permitted(CompaniesApi, {
   permissions: ["open:company:read", "open:company:manage"],
   resources: ["company"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly company: true
+  }
+}

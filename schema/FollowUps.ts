@@ -325,3 +325,10 @@ export const FollowUpsArea = Area.permitted(FollowUpsApi, {
   permissions: ["open:follow-up:read", "open:follow-up:write"],
   resources: ["follow_up_task"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly follow_up_task: true
+  }
+}

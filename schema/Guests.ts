@@ -511,3 +511,11 @@ export const GuestsArea = Area.permitted(GuestsApi, {
   permissions: ["open:guest:read", "open:guest:write"],
   resources: ["guest", "card_task"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly guest: true
+    readonly card_task: true
+  }
+}

@@ -125,3 +125,10 @@ export const ImageBlacklistArea = Area.permitted(ImageBlacklistApi, {
   permissions: ["open:image_blacklist:read", "open:image_blacklist:write"],
   resources: ["image_blacklist"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly image_blacklist: true
+  }
+}

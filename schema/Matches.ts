@@ -123,3 +123,10 @@ export class MatchesApi extends HttpApiGroup.make("matches")
 
 /** The area: the group, how it is signed, and the names it owns. */
 export const MatchesArea = Area.permitted(MatchesApi, { permissions: ["open:match:read", "open:match:write"], resources: ["match"] })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly match: true
+  }
+}

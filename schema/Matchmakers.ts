@@ -204,3 +204,10 @@ export const MatchmakersArea = Area.permitted(MatchmakersApi, {
   permissions: ["open:matchmaker:read", "open:matchmaker:manage"],
   resources: ["matchmaker"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly matchmaker: true
+  }
+}

@@ -91,3 +91,11 @@ export const MembershipsArea = Area.permitted(MembershipsApi, {
   permissions: ["open:membership:read", "open:membership:write"],
   resources: ["membership", "plan"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly membership: true
+    readonly plan: true
+  }
+}

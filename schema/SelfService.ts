@@ -230,3 +230,10 @@ export class SelfServiceApi extends HttpApiGroup.make("selfService")
 
 /** The area: the group, how it is signed, and the names it owns. */
 export const SelfServiceArea = Area.signed(SelfServiceApi, { permissions: [], resources: ["webhook_delivery"] })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly webhook_delivery: true
+  }
+}

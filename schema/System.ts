@@ -32,3 +32,10 @@ export class SystemApi extends HttpApiGroup.make("system")
 
 /** The area: the group, how it is signed, and the names it owns. */
 export const SystemArea = Area.unsigned(SystemApi, { permissions: [], resources: ["route"] })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly route: true
+  }
+}

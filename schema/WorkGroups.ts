@@ -309,3 +309,10 @@ export const WorkGroupsArea = Area.permitted(WorkGroupsApi, {
   permissions: ["open:work_group:read", "open:work_group:write"],
   resources: ["work_group"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly work_group: true
+  }
+}

@@ -368,3 +368,11 @@ export const WorkWechatsArea = Area.permitted(WorkWechatsApi, {
   permissions: ["open:work_wechat:read", "open:work_wechat:write"],
   resources: ["work_wechat", "user"]
 })
+
+// The resource names this area's 404s carry (`resources` above), for the domain's `NotFound`.
+declare module "../src/domain/errors.js" {
+  interface ResourceNames {
+    readonly work_wechat: true
+    readonly user: true
+  }
+}

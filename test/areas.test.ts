@@ -12,13 +12,14 @@ import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as OpenApi from "effect/http-api/OpenApi"
+import * as Schema from "effect/Schema"
 import { describe } from "vitest"
 
-import { AREAS, OpenApiDef } from "../schema/Api.js"
+import { AREAS, OpenApiDef, RESOURCE_NAMES } from "../schema/Api.js"
 import { RequiredPermission } from "../schema/Common.js"
-import { ResourceName } from "../schema/Errors.js"
 import { Permission } from "../schema/Permissions.js"
 import { AREA_COMMANDS, AREA_RUNTIMES } from "../src/areas.js"
+import { ResourceName } from "../src/domain/errors.js"
 import { type RouteInfo, routeInfo, ROUTES } from "../src/http/routes.js"
 import { TestServer, testServerLayer } from "./support/harness.js"
 
@@ -59,12 +60,22 @@ describe("each area is registered once", () => {
     expect(sorted(claimed)).toEqual(sorted(Permission.literals))
   })
 
-  it("every resource name belongs to exactly one area, and an area claims only resource names", () => {
-    expect(owners(ResourceName.literals, (area) => area.resources)).toEqual(
-      Object.fromEntries(ResourceName.literals.map((name) => [name, 1]))
-    )
-    const claimed = AREAS.flatMap((area) => area.resources)
-    expect(sorted(claimed)).toEqual(sorted(ResourceName.literals))
+  it("every resource name belongs to exactly one area, and the document's 404 names exactly the areas' resources", () => {
+    expect(RESOURCE_NAMES.length).toBeGreaterThan(10)
+    expect(owners(RESOURCE_NAMES, (area) => area.resources)).toEqual(Object.fromEntries(RESOURCE_NAMES.map((name) => [name, 1])))
+    expect(new Set(RESOURCE_NAMES).size).toBe(RESOURCE_NAMES.length)
+    const notFound = (document as unknown as {
+      components: { schemas: { NotFoundResponse: { properties: { data: { properties: { resource: { enum: Array<string> } } } } } } }
+    }).components.schemas.NotFoundResponse
+    expect(sorted(notFound.properties.data.properties.resource.enum)).toEqual(sorted(RESOURCE_NAMES))
+  })
+
+  it("a resource name of the wrong form is refused by the domain's schema; its form is all the domain checks", () => {
+    const isName = Schema.is(ResourceName)
+    expect(RESOURCE_NAMES.every(isName)).toBe(true)
+    for (const bad of ["", "Guest", "guest ", "work-wechat", "_guest", "guest_", "guest__x", "gu\u0000est"]) {
+      expect(isName(bad), bad).toBe(false)
+    }
   })
 
   it("a permitted area's endpoints each require one of its own permissions; a signed or unsigned area's require none", () => {

@@ -11,24 +11,20 @@ import { optionalOut } from "./schemaFields.js"
 export const Issue = Schema.Struct({ path: Schema.String, message: Schema.String })
 export type Issue = typeof Issue.Type
 
-export const ResourceName = Schema.Literals([
-  "guest",
-  "matchmaker",
-  "company",
-  "work_wechat",
-  "work_group",
-  "follow_up_task",
-  "image_blacklist",
-  "activity",
-  "match",
-  "membership",
-  "user",
-  "plan",
-  "card_task",
-  "webhook_delivery",
-  "route"
-])
-export type ResourceName = typeof ResourceName.Type
+/**
+ * The names a 404's `data.resource` may carry, each added by the area that owns it: an area's
+ * schema file merges its names into this interface (`declare module "../src/domain/errors.js" {
+ * interface ResourceNames { readonly company: true } }`) and lists them in its registration
+ * (`resources` of schema/Area.ts), which must name only these; a name merged here that no area
+ * lists does not compile (schema/Api.ts). The domain names a resource below the contract without
+ * a list of its own, and the OpenAPI document's enum is the areas' list.
+ */
+export interface ResourceNames {}
+export type ResourceName = keyof ResourceNames & string
+
+/** A resource name's form (lower-case words joined by `_`); which names exist is the areas' (above). */
+const isResourceName = (name: string): name is ResourceName => /^[a-z]+(?:_[a-z]+)*$/.test(name)
+export const ResourceName = Schema.String.pipe(Schema.refine(isResourceName, { expected: "a resource name" }))
 
 /** What an error declares besides its fields: the table's row (schema/Errors.ts reads nothing else). */
 export interface ErrorRow {
