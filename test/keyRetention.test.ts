@@ -65,67 +65,75 @@ const keyPartitions = (appKey: string, key: string) =>
 
 const newNonce = (label: string) => `${label}-${randomBytes(8).toString("hex")}`
 
-layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000 }), { timeout: 120_000 })("nonces kept by partition", (it) => {
-  it.effect("an hour of nonces is dropped whole once it ended NONCE_RETENTION_SECONDS ago, not a moment before; a replay stays refused throughout", () =>
-    Effect.gen(function*() {
-      const { baseUrl } = yield* TestServer
-      const credentials = yield* createCredentials()
-      const boundary = (Math.floor(Date.now() / NONCE_SLOT_MS) + 1) * NONCE_SLOT_MS
-      const early = { path: PATH, credentials, nonce: newNonce("early"), timestamp: Math.floor((boundary - 2_000) / 1000) }
-      const late = { path: PATH, credentials, nonce: newNonce("late"), timestamp: Math.floor((boundary + 30 * 60_000) / 1000) }
-      yield* TestClock.setTime(boundary - 2_000)
-      expect((yield* rawRequest(baseUrl, early)).status).toBe(200)
-      yield* TestClock.setTime(boundary + 30 * 60_000)
-      expect((yield* rawRequest(baseUrl, late)).status).toBe(200)
-      expect(yield* noncePartitions(credentials.appKey, early.nonce)).toEqual([hourName(boundary - NONCE_SLOT_MS), hourName(boundary)])
+// One day of partitions ahead, not the default seven: a pass at a new clock makes every hourly
+// nonce partition of its days, one transaction each.
+layer(testServerLayer({ nonceRetentionSeconds: RETENTION_MS / 1000, partitionsAheadDays: 1 }), { timeout: 120_000 })(
+  "nonces kept by partition",
+  (it) => {
+    it.effect("an hour of nonces is dropped whole once it ended NONCE_RETENTION_SECONDS ago, not a moment before; a replay stays refused throughout", () =>
+      Effect.gen(function*() {
+        const { baseUrl } = yield* TestServer
+        const credentials = yield* createCredentials()
+        const boundary = (Math.floor(Date.now() / NONCE_SLOT_MS) + 1) * NONCE_SLOT_MS
+        const early = { path: PATH, credentials, nonce: newNonce("early"), timestamp: Math.floor((boundary - 2_000) / 1000) }
+        const late = { path: PATH, credentials, nonce: newNonce("late"), timestamp: Math.floor((boundary + 30 * 60_000) / 1000) }
+        yield* TestClock.setTime(boundary - 2_000)
+        expect((yield* rawRequest(baseUrl, early)).status).toBe(200)
+        yield* TestClock.setTime(boundary + 30 * 60_000)
+        expect((yield* rawRequest(baseUrl, late)).status).toBe(200)
+        expect(yield* noncePartitions(credentials.appKey, early.nonce)).toEqual([hourName(boundary - NONCE_SLOT_MS), hourName(boundary)])
 
-      // A moment before: the hour before the boundary still holds a nonce seen within the retention.
-      const before = yield* passAt("request_nonces", boundary + RETENTION_MS - 1)
-      expect(before.dropped).not.toContain(hourName(boundary - NONCE_SLOT_MS))
-      expect(yield* partitionsOf("request_nonces")).toContain(hourName(boundary - NONCE_SLOT_MS))
+        // A moment before: the hour before the boundary still holds a nonce seen within the retention.
+        const before = yield* passAt("request_nonces", boundary + RETENTION_MS - 1)
+        expect(before.dropped).not.toContain(hourName(boundary - NONCE_SLOT_MS))
+        expect(yield* partitionsOf("request_nonces")).toContain(hourName(boundary - NONCE_SLOT_MS))
 
-      const after = yield* passAt("request_nonces", boundary + RETENTION_MS)
-      expect(after.dropped).toContain(hourName(boundary - NONCE_SLOT_MS))
-      // The partitions the job makes are unlogged, as the table's DEFAULT partition (migration 0013's reason).
-      const sql = yield* SqlClient.SqlClient
-      const made = hourName(boundary + 48 * NONCE_SLOT_MS)
-      expect(yield* sql<{ p: string }>`SELECT relpersistence AS p FROM pg_class WHERE relname = ${made}`).toEqual([{ p: "u" }])
-      expect(after.dropped).not.toContain(hourName(boundary))
-      expect(yield* partitionsOf("request_nonces")).not.toContain(hourName(boundary - NONCE_SLOT_MS))
-      expect(yield* noncePartitions(credentials.appKey, early.nonce)).toEqual([hourName(boundary)])
+        const after = yield* passAt("request_nonces", boundary + RETENTION_MS)
+        expect(after.dropped).toContain(hourName(boundary - NONCE_SLOT_MS))
+        // The partitions the job makes are unlogged, as the table's DEFAULT partition (migration 0013's reason).
+        const sql = yield* SqlClient.SqlClient
+        // An hour past the 24 the migration made ahead, within the day the job makes ahead here.
+        const made = hourName(boundary + 24 * NONCE_SLOT_MS)
+        expect([...before.created, ...after.created]).toContain(made)
+        expect(yield* sql<{ p: string }>`SELECT relpersistence AS p FROM pg_class WHERE relname = ${made}`).toEqual([{ p: "u" }])
+        expect(after.dropped).not.toContain(hourName(boundary))
+        expect(yield* partitionsOf("request_nonces")).not.toContain(hourName(boundary - NONCE_SLOT_MS))
+        expect(yield* noncePartitions(credentials.appKey, early.nonce)).toEqual([hourName(boundary)])
 
-      // The early request's replay is out of its timestamp window by now; the late one's, within it, is still refused.
-      yield* TestClock.setTime(boundary + RETENTION_MS)
-      expect((yield* rawRequest(baseUrl, early)).json.data.error).toBe("timestamp_out_of_window")
-      yield* TestClock.setTime(boundary + 30 * 60_000 + 4 * 60_000)
-      expect((yield* rawRequest(baseUrl, late)).json.data.error).toBe("nonce_replayed")
-    }))
+        // The early request's replay is out of its timestamp window by now; the late one's, within it, is still refused.
+        yield* TestClock.setTime(boundary + RETENTION_MS)
+        expect((yield* rawRequest(baseUrl, early)).json.data.error).toBe("timestamp_out_of_window")
+        yield* TestClock.setTime(boundary + 30 * 60_000 + 4 * 60_000)
+        expect((yield* rawRequest(baseUrl, late)).json.data.error).toBe("nonce_replayed")
+      }))
 
-  it.effect("a nonce no partition covers lands in the DEFAULT partition, is refused there when replayed, moves into the partition made for it, and is pruned there once past the retention", () =>
-    Effect.gen(function*() {
-      const replay = yield* ReplayRepo
-      const appKey = `ak_default_${randomBytes(4).toString("hex")}`
-      const admit = (nonce: string, nowMs: number) => replay.admit(sighting(appKey, nonce, nowMs, RETENTION_MS))
-      // Ten days ahead: past the partitions made so far (PARTITIONS_AHEAD_DAYS, 7), as if no daemon had run since.
-      const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 240) * NONCE_SLOT_MS + 10 * 60_000
-      const future = newNonce("future")
-      expect((yield* admit(future, ahead)).fresh).toBe(true)
-      expect(yield* noncePartitions(appKey, future)).toEqual(["request_nonces_default"])
-      expect((yield* admit(future, ahead + 1_000)).fresh).toBe(false)
+    it.effect("a nonce no partition covers lands in the DEFAULT partition, is refused there when replayed, moves into the partition made for it, and is pruned there once past the retention", () =>
+      Effect.gen(function*() {
+        const replay = yield* ReplayRepo
+        const appKey = `ak_default_${randomBytes(4).toString("hex")}`
+        const admit = (nonce: string, nowMs: number) => replay.admit(sighting(appKey, nonce, nowMs, RETENTION_MS))
+        // Ten days ahead: past the partitions made so far (by the migration and the daemon's default seven
+        // days ahead), as if no daemon had run since.
+        const ahead = (Math.floor(Date.now() / NONCE_SLOT_MS) + 240) * NONCE_SLOT_MS + 10 * 60_000
+        const future = newNonce("future")
+        expect((yield* admit(future, ahead)).fresh).toBe(true)
+        expect(yield* noncePartitions(appKey, future)).toEqual(["request_nonces_default"])
+        expect((yield* admit(future, ahead + 1_000)).fresh).toBe(false)
 
-      // Three days ago, ten minutes into an hour (one hour slot, whatever the time of the run): before any partition.
-      const past = newNonce("past")
-      expect((yield* admit(past, (Math.floor(Date.now() / NONCE_SLOT_MS) - 72) * NONCE_SLOT_MS + 10 * 60_000)).fresh).toBe(true)
-      expect(yield* noncePartitions(appKey, past)).toEqual(["request_nonces_default"])
+        // Three days ago, ten minutes into an hour (one hour slot, whatever the time of the run): before any partition.
+        const past = newNonce("past")
+        expect((yield* admit(past, (Math.floor(Date.now() / NONCE_SLOT_MS) - 72) * NONCE_SLOT_MS + 10 * 60_000)).fresh).toBe(true)
+        expect(yield* noncePartitions(appKey, past)).toEqual(["request_nonces_default"])
 
-      // The daemon back, at the future nonce's hour: its partition is made, with the nonce in it; the old one is pruned.
-      const pass = yield* passAt("request_nonces", ahead)
-      expect(pass.created).toContain(hourName(ahead - 10 * 60_000))
-      expect(yield* noncePartitions(appKey, future)).toEqual([hourName(ahead - 10 * 60_000)])
-      expect((yield* admit(future, ahead + 2_000)).fresh).toBe(false)
-      expect(yield* noncePartitions(appKey, past)).toEqual([])
-    }))
-})
+        // The daemon back, at the future nonce's hour: its partition is made, with the nonce in it; the old one is pruned.
+        const pass = yield* passAt("request_nonces", ahead)
+        expect(pass.created).toContain(hourName(ahead - 10 * 60_000))
+        expect(yield* noncePartitions(appKey, future)).toEqual([hourName(ahead - 10 * 60_000)])
+        expect((yield* admit(future, ahead + 2_000)).fresh).toBe(false)
+        expect(yield* noncePartitions(appKey, past)).toEqual([])
+      }))
+  }
+)
 
 /** A key claimed and answered in a transaction of its own, kept `ttlSeconds`. */
 const keep = (appKey: string, key: string, ttlSeconds: number) =>
