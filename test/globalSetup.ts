@@ -13,6 +13,7 @@ import { errorMessage } from "../src/domain/text.js"
 import { ensureEmbeddedPostgres, findFreePort, makeServerTempDir, stopEmbeddedPostgres, withPgClient } from "../src/sql/embedded.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import { withDatabase } from "../src/sql/urls.js"
+import { withBuildLock } from "./support/buildLock.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -110,7 +111,24 @@ const setupFailure = (step: string, error: unknown, external: boolean): Error =>
   return failure
 }
 
+/**
+ * dist/ built (`npm run build`, under the build lock; nothing to do on an up-to-date tree, as in CI,
+ * which builds first): the process tests start the compiled entry points (test/support/entries.ts).
+ */
+const buildDist = () =>
+  withBuildLock(() =>
+    new Promise<void>((resolve, reject) =>
+      execFile("npm", ["run", "-s", "build"], { maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+        error === null
+          ? resolve()
+          : reject(new SetupFailure(`Test setup failed while building dist/ (npm run build): ${stdout}${stderr}`, { cause: error })))
+    )
+  )
+
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // While the servers start: the build is tsc's work, theirs mostly waits.
+  const built = buildDist()
+  built.catch(() => {})
   const external = process.env["TEST_DATABASE_URL"]
   const usesExternal = external !== undefined && external !== ""
   const template = `mm_tpl_${randomBytes(6).toString("hex")}`
@@ -162,5 +180,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide("databaseAdminUrls", servers.urls)
   project.provide("templateDatabase", template)
 
+  await built.catch(async (error: unknown) => {
+    await servers.teardown().catch(() => {})
+    log(`\n${errorMessage(error)}\n`)
+    throw error
+  })
   return servers.teardown
 }

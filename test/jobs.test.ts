@@ -9,6 +9,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { databaseAdminUrl } from "./support/cluster.js"
+import { nodeArgs } from "./support/entries.js"
 import { testAppLayer } from "./support/harness.js"
 
 // Nonces are forgotten by dropping their hour's partition (test/keyRetention.test.ts).
@@ -31,7 +32,7 @@ layer(testAppLayer())("daemon process", (it) => {
       const url = withDatabase(databaseAdminUrl(), db)
       const result = yield* Effect.promise(() =>
         new Promise<{ code: number | null; log: string }>((resolve) => {
-          const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
+          const child = spawn(process.execPath, nodeArgs("jobs/main.ts"), {
             env: { ...process.env, DATABASE_URL: url, SECRET_KEY: "ab".repeat(32) },
             stdio: ["ignore", "pipe", "pipe"]
           })

@@ -13,6 +13,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { runAdmin } from "../src/admin/commands.js"
 import { findFreePort } from "../src/sql/embedded.js"
 import { fakeAnthropic, messageWithText } from "./card/fakeAnthropic.js"
+import type { Entry } from "./support/entries.js"
 import { eventually } from "./support/eventually.js"
 import { cardForm } from "./support/forms.js"
 import { createCredentials, signedClient, testServerLayer } from "./support/harness.js"
@@ -291,7 +292,7 @@ layer(testServerLayer({ rateLimitBurst: 1_000_000 }), { timeout: 240_000 })("the
 })
 
 describe("settings of the operator's side", () => {
-  const run = (entry: string, env: Record<string, string>) =>
+  const run = (entry: Entry, env: Record<string, string>) =>
     Effect.gen(function*() {
       const p = yield* startProcess(entry, {
         DATABASE_URL: "postgres://nobody@127.0.0.1:1/none",

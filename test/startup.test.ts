@@ -5,8 +5,10 @@ import { spawn } from "node:child_process"
 
 import { describe, expect, it } from "@effect/vitest"
 
+import { type Entry, nodeArgs } from "./support/entries.js"
+
 // A value of null removes the variable from the environment.
-const run = (entry: string, env: Record<string, string | null>): Promise<{ code: number | null; stderr: string; stdout: string }> =>
+const run = (entry: Entry, env: Record<string, string | null>): Promise<{ code: number | null; stderr: string; stdout: string }> =>
   new Promise((resolve, reject) => {
     // A database that is never reached: the check comes first.
     const merged: Record<string, string | null | undefined> = {
@@ -15,7 +17,7 @@ const run = (entry: string, env: Record<string, string | null>): Promise<{ code:
       SECRET_KEY: "ab".repeat(32),
       ...env
     }
-    const child = spawn(process.execPath, ["--import", "tsx", entry], {
+    const child = spawn(process.execPath, nodeArgs(entry), {
       env: Object.fromEntries(Object.entries(merged).flatMap(([name, value]) => (typeof value === "string" ? [[name, value]] : []))),
       stdio: ["ignore", "pipe", "pipe"]
     })
@@ -27,7 +29,7 @@ const run = (entry: string, env: Record<string, string | null>): Promise<{ code:
     child.on("close", (code) => resolve({ code, stderr, stdout }))
   })
 
-const cases: ReadonlyArray<readonly [string, Record<string, string | null>, string, RegExp]> = [
+const cases: ReadonlyArray<readonly [Entry, Record<string, string | null>, string, RegExp]> = [
   ["src/main.ts", { PORT: "abc" }, "PORT", /PORT: .*"abc"/],
   ["src/main.ts", { LOG_LEVEL: "verbose" }, "LOG_LEVEL", /LOG_LEVEL: expected one of .*Warning/],
   ["jobs/main.ts", { SECRET_KEY: "not-hex" }, "SECRET_KEY", /SECRET_KEY: expected 64 hexadecimal characters/],

@@ -12,6 +12,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import { findFreePort } from "../src/sql/embedded.js"
 import { withDatabase } from "../src/sql/urls.js"
 import { databaseAdminUrl } from "./support/cluster.js"
+import { nodeArgs } from "./support/entries.js"
 import { eventually } from "./support/eventually.js"
 import { testServerLayer } from "./support/harness.js"
 import { logLines } from "./support/processes.js"
@@ -22,11 +23,11 @@ const databaseEnv = Effect.gen(function*() {
   return { DATABASE_URL: withDatabase(databaseAdminUrl(), db), SECRET_KEY: "ab".repeat(32), LOG_LEVEL: "Info" }
 })
 
-/** `node --import tsx src/main.ts`, its stderr a terminal (`script`) or a pipe; the whole group killed at the end. */
+/** The compiled `src/main.ts`, its stderr a terminal (`script`) or a pipe; the whole group killed at the end. */
 const runApi = (env: Record<string, string>, terminal: boolean) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const command = [process.execPath, "--import", "tsx", "src/main.ts"]
+      const command = [process.execPath, ...nodeArgs("src/main.ts")]
       const child = terminal
         ? spawn("script", ["-qfec", command.join(" "), "/dev/null"], {
           env: { ...process.env, ...env },

@@ -11,6 +11,7 @@ import { liveSigner } from "../../src/auth/Signer.js"
 import { newNonce } from "../../src/client/Client.js"
 import { withDatabase } from "../../src/sql/urls.js"
 import { databaseAdminUrl } from "./cluster.js"
+import { type Entry, nodeArgs } from "./entries.js"
 
 /**
  * The environment a spawned API or daemon needs to share the test's database: its URL and the
@@ -30,11 +31,11 @@ export interface RunningProcess {
   readonly exited: Promise<number | null>
 }
 
-/** Starts `node --import tsx <entry>`; succeeds once stderr contains `readyText`. */
-export const startProcess = (entry: string, env: Record<string, string>, readyText: string) =>
+/** Starts the compiled `entry` (test/support/entries.ts); succeeds once stderr contains `readyText`. */
+export const startProcess = (entry: Entry, env: Record<string, string>, readyText: string) =>
   Effect.acquireRelease(
     Effect.callback<RunningProcess>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", entry], {
+      const child = spawn(process.execPath, nodeArgs(entry), {
         env: { ...process.env, ...env },
         stdio: ["ignore", "ignore", "pipe"]
       })
@@ -159,11 +160,11 @@ export const sendRequest = (options: {
   return { accepted, outcome }
 }
 
-/** Starts `jobs/main.ts` as its own process; resolves once it reports ready; SIGKILLed at scope end if still running. */
+/** Starts the compiled `jobs/main.ts` as its own process; resolves once it reports ready; SIGKILLed at scope end if still running. */
 export const startDaemon = (env: Record<string, string>) =>
   Effect.acquireRelease(
     Effect.callback<ChildProcess>((resume) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "jobs/main.ts"], {
+      const child = spawn(process.execPath, nodeArgs("jobs/main.ts"), {
         env: { ...process.env, ...env },
         stdio: ["ignore", "ignore", "pipe"]
       })

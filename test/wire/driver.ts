@@ -12,6 +12,7 @@ import * as path from "node:path"
 
 import { Client as PgClient, escapeIdentifier } from "pg"
 
+import { nodeArgs } from "../support/entries.js"
 import { Normaliser } from "./normalise.js"
 import { md5Hex, signature } from "./signing.js"
 
@@ -210,10 +211,10 @@ const serviceEnv = (databaseUrl: string): Record<string, string> => {
   }
 }
 
-/** Runs `node --import tsx src/admin/main.ts ARGS…`; resolves with its JSON output. */
+/** Runs the compiled `src/admin/main.ts ARGS…` (test/support/entries.ts); resolves with its JSON output. */
 const runAdmin = (root: string, env: Record<string, string>, args: ReadonlyArray<string>): Promise<unknown> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/admin/main.ts", ...args], {
+    const child = spawn(process.execPath, nodeArgs("src/admin/main.ts", ...args), {
       cwd: root,
       env,
       stdio: ["ignore", "pipe", "pipe"]
@@ -245,12 +246,12 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const idle = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref())
 
 /**
- * Starts `node --import tsx src/main.ts` on a free port; ready once GET /healthz answers 200 (the
+ * Starts the compiled `src/main.ts` on a free port; ready once GET /healthz answers 200 (the
  * probe, not a log line, so that a change of logging does not matter).
  */
 const startApi = async (root: string, env: Record<string, string>): Promise<Api> => {
   const port = await freePort()
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, nodeArgs("src/main.ts"), {
     cwd: root,
     env: { ...env, PORT: String(port), HOST: "127.0.0.1" },
     stdio: ["ignore", "ignore", "pipe"]
