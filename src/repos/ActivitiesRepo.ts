@@ -16,6 +16,7 @@ import { AlreadyRegistered } from "../domain/errors.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { SyncWindow } from "../domain/sync.js"
+import { makeRecordedWrites } from "./recordedWrites.js"
 import { makeCounterTotal } from "./RowCountsRepo.js"
 import { CountRow, Timestamp } from "./rows.js"
 import { listPage, onUniqueViolation, pageTail, sinceFilter, sqlEdge, syncColumns, SyncKeyFields } from "./sqlHelpers.js"
@@ -89,11 +90,19 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
         ...sinceFilter(sql, sync, "activities.updated_at")
       ])
 
-    const insert = SqlSchema.findOne({
-      Request: ActivityInsert,
-      Result: ActivityRow,
-      execute: (input) => sql`INSERT INTO activities ${sql.insert({ ...input })} RETURNING ${cols}`
+    // The insert and its activity.created event in one statement (recordedWrites, issue 37): the
+    // service checks the company first; nothing here reads before the write decides. The columns
+    // are the insert's encoded form (wall times as platform-time text, as the insert always sent).
+    const writes = makeRecordedWrites(sql, {
+      table: "activities",
+      columns: COLUMNS,
+      row: ActivityRow,
+      created: "activity.created",
+      updated: "activity.updated",
+      times: ["start_time", "end_time", "created_at"]
     })
+    const encodeInsert = Schema.encodeEffect(ActivityInsert)
+    const insert = (input: ActivityInsert) => Effect.flatMap(Effect.orDie(encodeInsert(input)), (encoded) => writes.insert(encoded))
 
     const findById = SqlSchema.findOneOption({
       Request: Schema.Struct({ id: Schema.Int, companies: Companies }),
@@ -193,6 +202,7 @@ export class ActivitiesRepo extends Context.Service<ActivitiesRepo>()("Activitie
     })
 
     return {
+      /** Inserts an activity (a draft pending audit) and records its `activity.created` event, in one statement. */
       insert: (input: ActivityInsert) => sqlEdge(insert(input)),
       /** An activity of the scope; none when unknown or outside it (DECISIONS §14: as if it did not exist). */
       findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),

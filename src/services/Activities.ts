@@ -33,22 +33,20 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
       }
       yield* namedCompanyInScope(scope, input.company_id)
       yield* companies.findById(scope, input.company_id).pipe(someOrNotFound("company", input.company_id))
-      const activity = yield* tx.run(Effect.tap(
-        repo.insert({
-          title: input.title,
-          address: input.address,
-          start_time: input.start_time,
-          end_time: input.end_time,
-          company_id: input.company_id,
-          description: input.description ?? null,
-          cover_url: input.cover_url ?? null,
-          male_quota: input.male_quota ?? null,
-          female_quota: input.female_quota ?? null,
-          male_fee: input.male_fee ?? 0,
-          female_fee: input.female_fee ?? 0
-        }),
-        (a) => events.records("activity.created", [a.id])
-      ))
+      // The activity and its activity.created event in one statement (ActivitiesRepo.insert).
+      const activity = yield* repo.insert({
+        title: input.title,
+        address: input.address,
+        start_time: input.start_time,
+        end_time: input.end_time,
+        company_id: input.company_id,
+        description: input.description ?? null,
+        cover_url: input.cover_url ?? null,
+        male_quota: input.male_quota ?? null,
+        female_quota: input.female_quota ?? null,
+        male_fee: input.male_fee ?? 0,
+        female_fee: input.female_fee ?? 0
+      })
       return { id: activity.id, status: activity.status, audit_status: activity.audit_status, created_at: activity.created_at }
     })
 

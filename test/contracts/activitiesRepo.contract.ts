@@ -9,6 +9,7 @@ import { deriveGuest } from "../../src/domain/guest.js"
 import * as Scopes from "../../src/domain/scope.js"
 import { ActivitiesRepo, type ActivityInsert } from "../../src/repos/ActivitiesRepo.js"
 import { GuestsRepo } from "../../src/repos/GuestsRepo.js"
+import { OutboxRepo } from "../../src/repos/OutboxRepo.js"
 import { ContractSeed } from "./seed.js"
 
 const HOUR = 3_600_000
@@ -42,7 +43,7 @@ const registering = (over: Partial<ActivityInsert> = {}) =>
     return { company, activity: a }
   })
 
-export const activitiesRepoContract = (name: string, repo: Layer.Layer<ActivitiesRepo | GuestsRepo | ContractSeed>) =>
+export const activitiesRepoContract = (name: string, repo: Layer.Layer<ActivitiesRepo | GuestsRepo | OutboxRepo | ContractSeed>) =>
   layer(repo)(`ActivitiesRepo contract (${name})`, (it) => {
     it.effect("a new activity is a draft pending audit, answered as stored; setState moves status and audit", () =>
       Effect.gen(function*() {
@@ -57,6 +58,19 @@ export const activitiesRepoContract = (name: string, repo: Layer.Layer<Activitie
         expect(moved).toEqual({ ...a, status: "registering", audit_status: "approved" })
         expect(Option.isNone(yield* repo.findById(Scopes.all, a.id + 1000))).toBe(true)
         expect(Option.isNone(yield* repo.lockState(a.id + 1000))).toBe(true)
+      }))
+
+    it.effect("an insert records one activity.created event carrying the activity as stored (the real one in the insert's own statement)", () =>
+      Effect.gen(function*() {
+        const repo = yield* ActivitiesRepo
+        const outbox = yield* OutboxRepo
+        const a = yield* repo.insert(newActivity(yield* (yield* ContractSeed).company))
+        const events = (yield* outbox.after(0, 100_000)).filter((e) =>
+          e.type === "activity.created" && (e.data as { readonly id?: number }).id === a.id
+        )
+        expect(events.map((e) => ({ permission: e.permission, data: e.data }))).toEqual([
+          { permission: "open:activity:read", data: a }
+        ])
       }))
 
     it.effect("a place is taken only while registering and within the gender's quota (null: unlimited), answering its fee", () =>

@@ -3,7 +3,8 @@
 // activity is registering and the gender's quota (null: unlimited) has room, answering that
 // gender's fee; one registration per guest and activity (a second is 400 already_registered); the
 // time moves (registering → ongoing at start_time, → ended at end_time) against "now", which here
-// is the fiber's clock (the TestClock) where PostgreSQL uses now(). The list is not faked.
+// is the fiber's clock (the TestClock) where PostgreSQL uses now(). An insert records its
+// activity.created event, as the real one does in its statement. The list is not faked.
 // Checked against the real one by test/contracts/activitiesRepo.contract.ts.
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -13,10 +14,12 @@ import type { Activity, Registration } from "../../schema/Activities.js"
 import { PlatformTimeZone } from "../../src/Config.js"
 import { genderSide } from "../../src/domain/activities.js"
 import { AlreadyRegistered } from "../../src/domain/errors.js"
+import { EVENT_READ_PERMISSION } from "../../src/domain/eventTypes.js"
 import * as Scopes from "../../src/domain/scope.js"
 import { formatTimestamp, parseTimestamp } from "../../src/domain/time.js"
 import { ActivitiesRepo } from "../../src/repos/ActivitiesRepo.js"
 import { type FakeActivity, FakeDb, type FakeRegistration, nextId, now } from "./db.js"
+import { addFakeEvent } from "./outboxRepo.js"
 
 /** numeric(10, 2). */
 const money = (n: number) => Math.round(n * 100) / 100
@@ -58,7 +61,10 @@ export const makeFakeActivitiesRepo = Effect.gen(function*() {
           created_at: yield* now
         }
         db.tables.activities.set(row.id, row)
-        return toActivity(row, tz)
+        // Its activity.created event, as the real insert records it in the same statement.
+        const shown = toActivity(row, tz)
+        yield* addFakeEvent(db, "activity.created", EVENT_READ_PERMISSION.activity, shown)
+        return shown
       }),
     findById: (scope, id) =>
       Effect.map(
