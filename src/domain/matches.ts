@@ -24,13 +24,3 @@ export type Move = "unchanged" | "allowed" | "invalid"
 /** Setting the current status again is a no-op; anything not in MATCH_MOVES is invalid. */
 export const matchMove = (from: MatchStatus, to: MatchStatus): Move =>
   from === to ? "unchanged" : MATCH_MOVES[from].includes(to) ? "allowed" : "invalid"
-
-/**
- * The matchmakers a match counts for (DECISIONS §6: match_count counts matches where one side's
- * matchmaker is it): each distinct id once, in id order (the order their counters are locked in).
- */
-export const countedMatchmakers = (m: {
-  readonly guest_a_matchmaker_id: number | null
-  readonly guest_b_matchmaker_id: number | null
-}): ReadonlyArray<number> =>
-  [...new Set([m.guest_a_matchmaker_id, m.guest_b_matchmaker_id].filter((id): id is number => id !== null))].sort((a, b) => a - b)

@@ -28,7 +28,7 @@ import {
   syncColumns,
   SyncKeyFields
 } from "./sqlHelpers.js"
-import { matchStatusChangedTailSql } from "./statements.js"
+import { matchCreatedTailSql, matchStatusChangedTailSql } from "./statements.js"
 
 /** A `matches` row as selected by COLUMNS: the contract's record, instants as platform-time text. */
 const MatchRow = Schema.Struct({ ...Match.fields, created_at: Timestamp, updated_at: Timestamp })
@@ -70,9 +70,6 @@ const mapOpenPair = onUniqueViolation({
   matches_open_pair_key: () => new MatchExists({ message: "these two guests already have an open match (pending, pending_date or dating)" })
 })
 
-/** Which counter a move adds one to: every match, or the completed ones. */
-export type MatchCounter = "match_count" | "success_count"
-
 export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", {
   make: Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -107,10 +104,13 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       ])
     }
 
+    // POST /matches in one statement (issue 37): the match, match.created, and the counted
+    // matchmakers' match_count and events (matchCreatedTailSql).
     const insert = SqlSchema.findOne({
-      Request: MatchInsert,
+      Request: Schema.Struct({ input: MatchInsert, timeZone: Schema.String }),
       Result: MatchRow,
-      execute: (input) => sql`INSERT INTO matches ${sql.insert({ ...input })} RETURNING ${cols}`
+      execute: ({ input, timeZone }) =>
+        sql`WITH c AS (INSERT INTO matches ${sql.insert({ ...input })} RETURNING ${cols})${sql.literal(matchCreatedTailSql(timeZone))}`
     })
 
     const findVersioned = SqlSchema.findOneOption({
@@ -145,19 +145,6 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
       execute: ({ companies, id }) => sql`SELECT ${cols} FROM matches WHERE ${sql.and([sql`id = ${id}`, ...inScope(companies)])}`
     })
 
-    /** Adds one to a counter of each matchmaker (ids distinct, ascending). */
-    const bump = SqlSchema.void({
-      Request: Schema.Struct({ ids: Schema.Array(Schema.Int), counter: Schema.Literals(["match_count", "success_count"]) }),
-      execute: ({ counter, ids }) =>
-        // Locked in id order first, so two writes moving the same counters cannot deadlock; NO KEY
-        // UPDATE (what the UPDATE takes) does not wait for the KEY SHARE locks that the foreign
-        // keys of concurrent match inserts hold on the same rows.
-        Effect.andThen(
-          sql`SELECT id FROM matchmakers WHERE id IN ${sql.in(ids)} ORDER BY id FOR NO KEY UPDATE`,
-          sql`UPDATE matchmakers SET ${sql(counter)} = ${sql(counter)} + 1 WHERE id IN ${sql.in(ids)}`
-        )
-    })
-
     const page = SqlSchema.findAll({
       Request: Schema.Struct({ ...ListRequest.fields, window: Schema.Boolean }),
       Result: MatchPageRow,
@@ -187,8 +174,11 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
     })
 
     return {
-      /** The new match; 400 match_exists when the pair already has an open one. */
-      insert: (input: MatchInsert) => sqlEdge(insert(input).pipe(mapOpenPair)),
+      /**
+       * The new match, with its match.created event and the counted matchmakers' match_count and
+       * events, in one statement; 400 match_exists when the pair already has an open one.
+       */
+      insert: (input: MatchInsert) => statementEdge(sql, PlatformTimeZone.use((timeZone) => insert({ input, timeZone }).pipe(mapOpenPair))),
       /**
        * A match of the scope as stored, with its row's version (none when unknown or outside it);
        * `lock`: locked for the rest of the transaction.
@@ -205,8 +195,6 @@ export class MatchesRepo extends Context.Service<MatchesRepo>()("Matches/Repo", 
         statementEdge(sql, PlatformTimeZone.use((timeZone) => setStatusRecorded({ id, version, status, previous, timeZone }))),
       /** A match of the scope as the list shows it; none when unknown or outside it. */
       findById: (scope: CompanyScope, id: number) => sqlEdge(findById({ id, companies: Scopes.companyIds(scope) })),
-      /** Adds one to `counter` of each matchmaker: distinct ids, ascending (countedMatchmakers). */
-      bumpCounters: (ids: ReadonlyArray<number>, counter: MatchCounter) => ids.length === 0 ? Effect.void : sqlEdge(bump({ ids, counter })),
       /**
        * A page of the scope's matches and the exact total: from the counters (status, or none) only
        * when the scope is every company; a scoped list counts with its filter (the counters know no scope).

@@ -318,6 +318,38 @@ ${
 SELECT * FROM c`
 
 /**
+ * POST /matches after its `WITH c AS (INSERT INTO matches … RETURNING <the match's columns>)`
+ * (MatchesRepo's), one statement in all (issue 37): the match's match.created event (the record as
+ * the list shows it, match_id beside it), then each counted matchmaker's match_count (both sides'
+ * matchmakers, each once) and its matchmaker.updated event (changed_fields match_count and
+ * success_rate), in matchmaker id order, after the match's event, as the transaction recorded them.
+ * The insert's foreign keys take KEY SHARE on the matchmakers, which their NO KEY UPDATE does not
+ * wait for; the counters are updated one row at a time in id order (matchmakerCountersSql), as
+ * every writer of them does. Its rows are the match's.
+ */
+export const matchCreatedTailSql = (timeZone: string): string =>
+  `, e AS (${
+    recordedEventsSql({
+      type: "match.created",
+      permission: EVENT_READ_PERMISSION.match,
+      timeZone,
+      times: ["created_at", "updated_at"],
+      extra: "jsonb_build_object('match_id', c.id)"
+    })
+  } RETURNING id),
+${
+    matchmakerCountersSql({
+      timeZone,
+      moved: `SELECT DISTINCT u.mid FROM c, unnest(ARRAY[c.guest_a_matchmaker_id, c.guest_b_matchmaker_id]) AS u (mid)
+  WHERE u.mid IS NOT NULL`,
+      set: "match_count = match_count + 1",
+      changed: ["match_count", "success_rate"],
+      after: "e"
+    })
+  }
+SELECT * FROM c`
+
+/**
  * PUT /matches/{id}/status after its `WITH c AS (UPDATE matches … RETURNING <the match's columns>)`
  * (MatchesRepo's), one statement in all (issue 37): the match's match.status_changed event (the
  * record as the list shows it, match_id and previous_status beside it: the one slot, the status

@@ -1,6 +1,7 @@
 // Match use cases (SPEC §4.9; DECISIONS §5, §6): create with its score, list, and status moves.
-// Each write moves the matchmakers' match_count / success_count and records its event in the
-// same transaction (a status move: in one statement, issue 37).
+// Each write moves the matchmakers' match_count / success_count and records its events in the
+// same statement (issue 37; a status move decided on a row another write changed meanwhile is made
+// again under the row's lock, in a transaction).
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -8,21 +9,19 @@ import * as Option from "effect/Option"
 
 import { MATCH_PAGE, type MatchCreate, type MatchListParams, type MatchStatus } from "../../schema/Matches.js"
 import { InvalidInput, InvalidTransition, NotFound } from "../domain/errors.js"
-import { countedMatchmakers, matchMove } from "../domain/matches.js"
+import { matchMove } from "../domain/matches.js"
 import { matchScore } from "../domain/matchScore.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { ChangeEvents } from "./ChangeEvents.js"
 import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Matches extends Context.Service<Matches>()("Matches/Service", {
   make: Effect.gen(function*() {
     const repo = yield* MatchesRepo
     const guests = yield* GuestsRepo
-    const events = yield* ChangeEvents
     const tx = yield* Transaction
 
     /** A guest the match names; for a scoped client one of another company is 404 as if unknown (DECISIONS §14). */
@@ -39,19 +38,15 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       const known = yield* guests.existingIds(scope, "matchmakers", sent)
       const unknown = sent.find((id) => !known.has(id))
       if (unknown !== undefined) return yield* NotFound.of("matchmaker", unknown)
-      const match = yield* tx.run(Effect.gen(function*() {
-        const m = yield* repo.insert({
-          guest_a_id: a.id,
-          guest_b_id: b.id,
-          guest_a_matchmaker_id: input.guest_a_matchmaker_id ?? a.matchmaker_id,
-          guest_b_matchmaker_id: input.guest_b_matchmaker_id ?? b.matchmaker_id,
-          match_score: matchScore(a, b)
-        })
-        yield* repo.bumpCounters(countedMatchmakers(m), "match_count")
-        yield* events.records("match.created", [m.id])
-        yield* events.updated("matchmaker.updated", countedMatchmakers(m), ["match_count", "success_rate"])
-        return m
-      }))
+      // The match, match.created, and the counted matchmakers' match_count and events, in one
+      // statement (MatchesRepo.insert).
+      const match = yield* repo.insert({
+        guest_a_id: a.id,
+        guest_b_id: b.id,
+        guest_a_matchmaker_id: input.guest_a_matchmaker_id ?? a.matchmaker_id,
+        guest_b_matchmaker_id: input.guest_b_matchmaker_id ?? b.matchmaker_id,
+        match_score: matchScore(a, b)
+      })
       return { id: match.id, status: match.status, created_at: match.created_at }
     })
 
@@ -98,6 +93,6 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
 }) {
   static readonly layerWithoutDependencies = Layer.effect(Matches, Matches.make)
   static readonly layer = Matches.layerWithoutDependencies.pipe(
-    Layer.provide([MatchesRepo.layer, GuestsRepo.layer, ChangeEvents.layer, Transaction.layer])
+    Layer.provide([MatchesRepo.layer, GuestsRepo.layer, Transaction.layer])
   )
 }

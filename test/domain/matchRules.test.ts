@@ -10,7 +10,7 @@ import {
   statusByTime,
   windowIsValid
 } from "../../src/domain/activities.js"
-import { countedMatchmakers, matchMove, MatchStatus, type Move } from "../../src/domain/matches.js"
+import { matchMove, MatchStatus, type Move } from "../../src/domain/matches.js"
 import { membershipMove, type MembershipStatus, validPlanDays } from "../../src/domain/memberships.js"
 
 describe("match status moves", () => {
@@ -97,18 +97,5 @@ describe("the daemon's activity moves by time", () => {
     expect(windowIsValid("2030-01-01 10:00:00", "2030-01-01 10:00:01")).toBe(true)
     expect(windowIsValid("2030-01-01 10:00:00", "2030-01-01 10:00:00")).toBe(false)
     expect(windowIsValid("2030-01-02 10:00:00", "2030-01-01 23:00:00")).toBe(false)
-  })
-})
-
-describe("the matchmakers a match counts for", () => {
-  it("each side's matchmaker once, in id order", () => {
-    expect(countedMatchmakers({ guest_a_matchmaker_id: 9, guest_b_matchmaker_id: 4 })).toEqual([4, 9])
-  })
-  it("one matchmaker on both sides counts the match once", () => {
-    expect(countedMatchmakers({ guest_a_matchmaker_id: 4, guest_b_matchmaker_id: 4 })).toEqual([4])
-  })
-  it("a side without a matchmaker counts for nobody", () => {
-    expect(countedMatchmakers({ guest_a_matchmaker_id: null, guest_b_matchmaker_id: 4 })).toEqual([4])
-    expect(countedMatchmakers({ guest_a_matchmaker_id: null, guest_b_matchmaker_id: null })).toEqual([])
   })
 })
