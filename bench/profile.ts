@@ -6,13 +6,12 @@
 // internals, the garbage collector, idle), printed side by side as µs per request. Sampling is
 // statistical: read shares, not exact costs (request-cost.ts measures those).
 // BENCH_PROFILE_REQUESTS (20000), BENCH_PROFILE_CASE (get, post or both), BENCH_NO_BUILD=1.
-import { execSync } from "node:child_process"
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs"
 import path from "node:path"
 
 import { projectRoot } from "../src/root.js"
 import { runLoad } from "./load.js"
-import { benchDatabase, newClients, removeBenchCompanies, type Server, startServer, stopServer } from "./servers.js"
+import { cheapRequestsSetup, type Server, startServer, stopServer } from "./servers.js"
 import { log } from "./support.js"
 
 const REQUESTS = Number(process.env.BENCH_PROFILE_REQUESTS ?? 20_000)
@@ -66,16 +65,7 @@ const summarize = (profile: Profile): Map<string, number> => {
   return sums
 }
 
-const { db, url } = await benchDatabase()
-await removeBenchCompanies(db)
-const { rows: [{ id: matchmakerId }] } = await db.query(
-  "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
-)
-const [client] = await newClients(db, 1)
-if (process.env.BENCH_NO_BUILD !== "1") {
-  log("bench: building the service and the floors (npm run build)…")
-  execSync("npm run -s build", { cwd: projectRoot(), stdio: "inherit" })
-}
+const { client, db, matchmakerId, url } = await cheapRequestsSetup()
 
 const CASES = [
   { key: "get", name: "GET /matchmakers/{id}", method: "GET" as const, path: `/api/open/v1/matchmakers/${matchmakerId}` },
@@ -99,7 +89,7 @@ for (const c of CASES) {
     const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info", NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}` }
     const server: Server = await startServer(kind, PORTS[kind], env)
     const load = (requests: number) =>
-      runLoad({ ...c, targets: [{ ...client!, port: server.port }], connections: 32, seconds: 600, requests })
+      runLoad({ ...c, targets: [{ ...client, port: server.port }], connections: 32, seconds: 600, requests })
     await load(Math.min(4000, REQUESTS)) // the warm-up is in the profile too; subtracted below by share
     const result = await load(REQUESTS)
     await stopServer(server)

@@ -9,22 +9,9 @@
 // throughput ratio it implies (floor cost / service cost; the target is ≥ 0.85 against the Effect
 // floor). BENCH_COST_REQUESTS (4000 per round), BENCH_COST_ROUNDS (5; rounds per server),
 // BENCH_SKIP as in request-path.ts. Linux only (it reads /proc).
-import { execSync } from "node:child_process"
-
-import { projectRoot } from "../src/root.js"
 import { cpuNs, hasProc, idleRateOf } from "./cpu.js"
 import { type LoadSpec, runLoad } from "./load.js"
-import {
-  benchDatabase,
-  comparedServers,
-  type Kind,
-  KINDS,
-  newClients,
-  removeBenchCompanies,
-  type Server,
-  startServer,
-  stopServer
-} from "./servers.js"
+import { cheapRequestsSetup, comparedServers, type Kind, KINDS, type Server, startServer, stopServer } from "./servers.js"
 import { log } from "./support.js"
 
 if (!hasProc()) {
@@ -37,17 +24,7 @@ const ROUNDS = Number(process.env.BENCH_COST_ROUNDS ?? 5)
 const CONNECTIONS = 32
 const COMPARED = comparedServers()
 
-const { db, url } = await benchDatabase()
-await removeBenchCompanies(db)
-const { rows: [{ id: matchmakerId }] } = await db.query(
-  "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
-)
-const [client] = await newClients(db, 1)
-
-if (process.env.BENCH_NO_BUILD !== "1") {
-  log("bench: building the service and the floors (npm run build)…")
-  execSync("npm run -s build", { cwd: projectRoot(), stdio: "inherit" })
-}
+const { client, db, matchmakerId, url } = await cheapRequestsSetup()
 const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info" }
 
 const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec, "targets" | "seconds" | "connections"> }> = [
@@ -71,7 +48,7 @@ try {
   for (const kind of COMPARED) servers.push(await startServer(kind, PORTS[kind], env))
   for (const c of CASES) {
     const load = (server: Server) =>
-      runLoad({ ...c.spec, targets: [{ ...client!, port: server.port }], connections: CONNECTIONS, seconds: 600, requests: REQUESTS })
+      runLoad({ ...c.spec, targets: [{ ...client, port: server.port }], connections: CONNECTIONS, seconds: 600, requests: REQUESTS })
     const idle = new Map<Server, number>()
     for (const server of servers) {
       await load(server) // warm-up: the JIT, the pools, the caches

@@ -1,6 +1,6 @@
 // The compiled servers the request-path benchmarks compare (the service and its three floors): how
 // each is started and stopped, with the service's Node flags, and the signing clients they serve.
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, execSync, spawn } from "node:child_process"
 
 import pg from "pg"
 
@@ -11,7 +11,7 @@ import { NODE_FLAGS } from "../src/nodeFlags.js"
 import { projectRoot } from "../src/root.js"
 import { migrateDatabase } from "../src/sql/migrateUrl.js"
 import type { Target } from "./load.js"
-import { benchDatabaseUrl } from "./support.js"
+import { benchDatabaseUrl, log } from "./support.js"
 
 /** The servers compared: the service and its three floors. */
 export const KINDS = {
@@ -143,4 +143,23 @@ export const newClients = async (db: pg.Client, count: number): Promise<Array<Om
     made.push({ appKey, appSecret })
   }
   return made
+}
+
+/**
+ * What the cheap-request benchmarks (request-cost.ts, profile.ts) start from: the bench database
+ * without earlier runs' companies, a matchmaker to read, one signing client with every permission,
+ * and the service and the floors compiled (`npm run build`, unless BENCH_NO_BUILD=1).
+ */
+export const cheapRequestsSetup = async () => {
+  const { db, url } = await benchDatabase()
+  await removeBenchCompanies(db)
+  const { rows: [{ id: matchmakerId }] } = await db.query<{ id: string }>(
+    "INSERT INTO matchmakers (name, phone) VALUES ('压测红娘', '13800138000') RETURNING id"
+  )
+  const [client] = await newClients(db, 1)
+  if (process.env.BENCH_NO_BUILD !== "1") {
+    log("bench: building the service and the floors (npm run build)…")
+    execSync("npm run -s build", { cwd: projectRoot(), stdio: "inherit" })
+  }
+  return { db, url, matchmakerId: matchmakerId!, client: client! }
 }
