@@ -20,6 +20,7 @@ import { ReplayRepo } from "../src/repos/ReplayRepo.js"
 import { Transaction } from "../src/repos/sqlHelpers.js"
 import { createCredentials, TestServer, testServerLayer } from "./support/harness.js"
 import { sighting } from "./support/nonces.js"
+import { partitionsOf } from "./support/partitions.js"
 import { rawRequest } from "./support/raw.js"
 
 const PATH = "/api/open/v1/companies"
@@ -39,14 +40,6 @@ const hourName = (ms: number) => {
   return `request_nonces_p${iso.slice(0, 10).replaceAll("-", "")}${time === "000000" ? "" : `_${time}`}`
 }
 const dayName = (ms: number) => `idempotency_keys_p${new Date(ms).toISOString().slice(0, 10).replaceAll("-", "")}`
-
-const partitionsOf = (table: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = ${table}::regclass ORDER BY 1`
-    return rows.map((r) => r.name)
-  })
 
 const noncePartitions = (appKey: string, nonce: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>

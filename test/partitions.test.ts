@@ -13,6 +13,7 @@ import { DAY_MS, partitionName } from "../src/domain/partitions.js"
 import { newEventId } from "../src/repos/OutboxRepo.js"
 import { Clients } from "../src/services/Clients.js"
 import { signedClient, TestServer, testServerLayer } from "./support/harness.js"
+import { partitionsOf } from "./support/partitions.js"
 import { rawRequest } from "./support/raw.js"
 
 type Api = Effect.Success<ReturnType<typeof signedClient>>["client"]
@@ -52,14 +53,6 @@ const partitionOf = (eventId: string) =>
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<{ p: string }>`SELECT tableoid::regclass::text AS p FROM events WHERE event_id = ${eventId}`
     return rows.map((r) => r.p)
-  })
-
-const partitionsOf = (table: string) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ name: string }>`SELECT c.relname::text AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-      WHERE i.inhparent = ${table}::regclass ORDER BY 1`
-    return rows.map((r) => r.name)
   })
 
 /** Every event the client can read after `after`, page by page (`pageSize` each). */
