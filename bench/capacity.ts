@@ -15,8 +15,9 @@
 // The cases: GET /matchmakers/{id}; GET /guests page 1; GET /guests as a sync walk (updated_since,
 // page_size 100) first page and a page BENCH_GUESTS/2 deep by its cursor; POST /companies; POST
 // /guests (one company, 64 matchmakers whose counters move); PUT /matchmakers/{id} (64 of them);
-// POST /companies with an Idempotency-Key, first attempts then their replays; GET /events after
-// an event halfway down the feed; POST /follow-up/tasks/{id}/dispatch (a fresh task each); POST
+// POST /companies with an Idempotency-Key, first attempts then their replays; POST /matches (a
+// fresh pair of guests each, two matchmakers' counters); POST /activities; GET /events after an
+// event halfway down the feed; POST /follow-up/tasks/{id}/dispatch (a fresh task each); POST
 // /companies with BENCH_CAPACITY_SUBSCRIBERS webhook subscribers, then also beside 20 more LISTEN
 // sessions (a NOTIFY wakes them all); a webhook delivery.
 // It runs its own throwaway PostgreSQL (the embedded binaries, default durability, with
@@ -168,6 +169,15 @@ const main = async () => {
       [guest, company, WARMUP + REQUESTS]
     )
     const tasks = taskRows.map((r) => Number(r.id))
+    // POST /matches: a fresh pair of guests each (a pair has one open match), of the company's
+    // matchmakers, so that every match moves two matchmakers' counters.
+    const { rows: pairRows } = await own<{ id: string }>(
+      `INSERT INTO guests (name, gender, company_id, matchmaker_id)
+       SELECT '配对嘉宾' || g, CASE WHEN g % 2 = 0 THEN 'male' ELSE 'female' END, $1, ($2::bigint[])[1 + g % cardinality($2::bigint[])]
+       FROM generate_series(0, $3::int - 1) g ORDER BY g RETURNING id`,
+      [company, matchmakers, 2 * (WARMUP + REQUESTS)]
+    )
+    const paired = pairRows.map((r) => Number(r.id))
     const [client, ...subscribers] = await newClients(db, 1 + SUBSCRIBERS)
     ownTransactions = 0
 
@@ -488,6 +498,41 @@ const main = async () => {
       },
       { name: "POST /companies, Idempotency-Key, first", spec: idempotent },
       { name: "POST /companies, Idempotency-Key, replay", spec: idempotent },
+      {
+        name: "POST /matches (two matchmakers' counters)",
+        spec: (phase) => ({
+          method: "POST",
+          path: `${API}/matches`,
+          body: (i) => {
+            const pair = phase === "warm" ? i : WARMUP + i
+            return JSON.stringify({
+              guest_a_id: paired[2 * pair],
+              guest_b_id: paired[2 * pair + 1],
+              guest_a_matchmaker_id: null,
+              guest_b_matchmaker_id: null
+            })
+          }
+        })
+      },
+      {
+        name: "POST /activities",
+        spec: (phase) => ({
+          method: "POST",
+          path: `${API}/activities`,
+          body: (i) =>
+            JSON.stringify({
+              title: `压测活动${phase}${i}`,
+              address: "北京市朝阳区",
+              start_time: "2027-06-01 14:00:00",
+              end_time: "2027-06-01 17:00:00",
+              company_id: Number(company),
+              description: null,
+              cover_url: null,
+              male_quota: 20,
+              female_quota: 20
+            })
+        })
+      },
       {
         name: "POST /follow-up/tasks/{id}/dispatch",
         spec: (phase) => ({
