@@ -109,7 +109,8 @@ export const withBody = (request: HttpServerRequest.HttpServerRequest, body: Req
       request.method,
       // Absolute: the conversion parses the URL, and a relative one fails that parse at the cost of
       // an exception with its stack, on every request with a body (in a loop: 8.7 µs a request
-      // against 0.4; about 30 µs of a POST's CPU sampled by bench:profile under load). The URL the request keeps is the one sent (below).
+      // against 0.4; about 30 µs of a POST's CPU sampled by bench:profile under load). The URL
+      // the request keeps is the one sent (below).
       request.url.startsWith("/") ? `http://localhost${request.url}` : request.url,
       UrlParams.empty,
       Option.none(),
