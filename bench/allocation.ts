@@ -43,10 +43,12 @@ const allocated = async (pid: number): Promise<number> => {
   const deadline = Date.now() + 5_000
   while (Date.now() < deadline) {
     try {
-      return Number(readFileSync(file, "utf8"))
+      const text = readFileSync(file, "utf8")
+      if (/^\d+$/.test(text)) return Number(text)
     } catch {
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      // not written yet
     }
+    await new Promise((resolve) => setTimeout(resolve, 20))
   }
   throw new Error(`process ${pid} did not answer its allocation probe`)
 }
