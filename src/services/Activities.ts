@@ -16,7 +16,7 @@ import { CompaniesRepo } from "../repos/CompaniesRepo.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, method, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Activities extends Context.Service<Activities>()("Activities/Service", {
   make: Effect.gen(function*() {
@@ -27,7 +27,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     const events = yield* ChangeEvents
 
     /** A scoped client creates activities only of its companies: another named is 403 out_of_scope (DECISIONS §14). */
-    const create = Effect.fn("Activities.create")(function*(scope: CompanyScope, input: ActivityCreate) {
+    const create = method("Activities.create")(function*(scope: CompanyScope, input: ActivityCreate) {
       if (!windowIsValid(input.start_time, input.end_time)) {
         return yield* InvalidInput.of([{ path: "end_time", message: "must be after start_time" }])
       }
@@ -51,7 +51,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     })
 
     /** The scope's activities; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
-    const list = Effect.fn("Activities.list")(function*(scope: CompanyScope, params: ActivityListParams) {
+    const list = method("Activities.list")(function*(scope: CompanyScope, params: ActivityListParams) {
       yield* namedCompanyInScope(scope, params.company_id)
       return yield* repo.list(scope, params, yield* syncWindow("activities", params, ACTIVITY_PAGE))
     })
@@ -62,7 +62,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
      * client registers only its companies' guests for its companies' activities: either outside
      * the scope is 404 as if unknown (DECISIONS §14).
      */
-    const register = Effect.fn("Activities.register")(function*(scope: CompanyScope, id: number, input: RegistrationCreate) {
+    const register = method("Activities.register")(function*(scope: CompanyScope, id: number, input: RegistrationCreate) {
       yield* repo.findById(scope, id).pipe(someOrNotFound("activity", id))
       const guest = yield* guests.findById(Scopes.all, input.guest_id).pipe(
         someOrNotFound("guest", input.guest_id),
@@ -93,7 +93,7 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
     })
 
     /** The operator's approve / reject / open (DECISIONS §3, §5); answers the activity as it is after. */
-    const operate = Effect.fn("Activities.operate")(function*(id: number, action: OperatorAction) {
+    const operate = method("Activities.operate")(function*(id: number, action: OperatorAction) {
       return yield* tx.run(Effect.gen(function*() {
         const current = yield* repo.lockState(id).pipe(someOrNotFound("activity", id))
         const outcome = operatorMove(current, action)

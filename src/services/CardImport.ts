@@ -25,6 +25,7 @@ import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
 import { OutboxRepo } from "../repos/OutboxRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
+import { method } from "./common.js"
 import { Guests } from "./Guests.js"
 import { ImageBlacklist } from "./ImageBlacklist.js"
 
@@ -98,7 +99,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
       )
 
     /** A scoped client's duplicate check looks only at its own companies' matchmakers (their guests are its). */
-    const parseCard = Effect.fn("CardImport.parseCard")(function*(scope: CompanyScope, { image, matchmakerId }: ParseCardInput) {
+    const parseCard = method("CardImport.parseCard")(function*(scope: CompanyScope, { image, matchmakerId }: ParseCardInput) {
       if (matchmakerId !== undefined) yield* matchmakerInScope(scope, matchmakerId)
       yield* refuseBlacklisted(image.imageHash)
       const existing = matchmakerId === undefined ? Option.none() : yield* guestsRepo.findByImage(matchmakerId, image.imageHash)
@@ -121,7 +122,7 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
      * A scoped client (DECISIONS §14) names a matchmaker of its companies (else 404) and a
      * company_id of its scope (else 403); without one, the guest goes to the matchmaker's company.
      */
-    const createFromCard = Effect.fn("CardImport.createFromCard")(function*(
+    const createFromCard = method("CardImport.createFromCard")(function*(
       scope: CompanyScope,
       { companyId: sentCompanyId, image, matchmakerId, overrides }: CreateFromCardInput,
       clientAppKey: string | null

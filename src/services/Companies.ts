@@ -10,7 +10,7 @@ import { NotFound } from "../domain/errors.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { CompaniesRepo } from "../repos/CompaniesRepo.js"
-import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
+import { method, pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 export class Companies extends Context.Service<Companies>()("Companies/Service", {
   make: Effect.gen(function*() {
@@ -19,12 +19,12 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
 
     // Each write records its event in its own statement (CompaniesRepo: one round trip, no
     // transaction): the inserted or changed row is the record as GET /companies/{id} shows it.
-    const create = Effect.fn("Companies.create")(function*(input: CompanyCreate) {
+    const create = method("Companies.create")(function*(input: CompanyCreate) {
       return yield* repo.insert(input)
     })
 
     /** A company of the caller's scope; 404 when unknown or outside it (DECISIONS §14). */
-    const get = Effect.fn("Companies.get")(function*(scope: CompanyScope, id: number) {
+    const get = method("Companies.get")(function*(scope: CompanyScope, id: number) {
       return yield* repo.findById(scope, id).pipe(orNotFound(id))
     })
 
@@ -33,14 +33,14 @@ export class Companies extends Context.Service<Companies>()("Companies/Service",
      * A company is in a scope by its id alone, so nothing is read before the write: the update
      * stays the one statement it is.
      */
-    const update = Effect.fn("Companies.update")(function*(scope: CompanyScope, id: number, change: CompanyUpdate) {
+    const update = method("Companies.update")(function*(scope: CompanyScope, id: number, change: CompanyUpdate) {
       if (Scopes.isScoped(scope) && !Scopes.includes(scope, id)) return yield* NotFound.of("company", id)
       const company = yield* repo.update(id, change).pipe(orNotFound(id))
       return { id: company.id, name: company.name, ...pickSent(company, change), updated_at: company.updated_at }
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Companies.list")(function*(scope: CompanyScope, params: CompanyListParams, masking: boolean) {
+    const list = method("Companies.list")(function*(scope: CompanyScope, params: CompanyListParams, masking: boolean) {
       const searchable = yield* searchableFields("company", masking, params)
       const page = yield* repo.list(scope, params, searchable, yield* syncWindow("companies", params, COMPANY_PAGE))
       return { ...page, list: page.list.map(({ updated_at: _, ...item }) => item) }

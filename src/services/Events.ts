@@ -10,13 +10,14 @@ import { EVENTS_PAGE, type EventsPage, type EventsParams } from "../../schema/Ev
 import { AppConfig } from "../Config.js"
 import { InvalidInput } from "../domain/errors.js"
 import { EventsRepo } from "../repos/EventsRepo.js"
+import { method } from "./common.js"
 
 export class Events extends Context.Service<Events>()("Events/Service", {
   make: Effect.gen(function*() {
     const repo = yield* EventsRepo
     const config = yield* AppConfig
 
-    const list = Effect.fn("Events.list")(function*(caller: CallerInfo, params: EventsParams) {
+    const list = method("Events.list")(function*(caller: CallerInfo, params: EventsParams) {
       let cursor: { readonly tx_id: string; readonly id: number } | null = null
       if (params.after !== undefined) {
         const found = yield* repo.cursorOf(caller.scope, params.after)

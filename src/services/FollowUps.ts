@@ -43,7 +43,7 @@ import { formatDate } from "../domain/time.js"
 import { type FollowUpDetailRow, FollowUpsRepo, GENERATE_BATCH, type StoredGuest, taskRecord } from "../repos/FollowUpsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { syncWindow } from "./common.js"
+import { method, syncWindow } from "./common.js"
 
 /** A report or dispatch whose conditional update lost a race with its own state read is tried again this often. */
 const ATTEMPTS = 3
@@ -106,7 +106,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
     const leaseMs = config.followUpLeaseSeconds * 1000
     const todayOf = (nowMs: number) => formatDate(new Date(nowMs), config.timeZone)
 
-    const list = Effect.fn("FollowUps.list")(function*(scope: CompanyScope, params: FollowUpTaskListParams) {
+    const list = method("FollowUps.list")(function*(scope: CompanyScope, params: FollowUpTaskListParams) {
       const nowMs = yield* Clock.currentTimeMillis
       const date = params.date ?? todayOf(nowMs)
       // The scope of a cursor holds the day it lists, also when `date` was left to default.
@@ -134,7 +134,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       return { list: items, total, next_cursor }
     })
 
-    const get = Effect.fn("FollowUps.get")(function*(scope: CompanyScope, id: number) {
+    const get = method("FollowUps.get")(function*(scope: CompanyScope, id: number) {
       const nowMs = yield* Clock.currentTimeMillis
       const row = yield* repo.detail(scope, id, nowMs - leaseMs)
       return Option.isSome(row) ? toDetail(row.value) : yield* NotFound.of("follow_up_task", id)
@@ -181,7 +181,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         )
         : Effect.void
 
-    const dispatch = Effect.fn("FollowUps.dispatch")(function*(scope: CompanyScope, id: number, caller: string) {
+    const dispatch = method("FollowUps.dispatch")(function*(scope: CompanyScope, id: number, caller: string) {
       yield* inScope(scope, id)
       return yield* Effect.gen(function*() {
         const nowMs = yield* Clock.currentTimeMillis
@@ -213,7 +213,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         return yield* new Raced({ why: "" })
       }).pipe(retryRaces(`follow-up task ${id}: ${action}`))
 
-    const complete = Effect.fn("FollowUps.complete")(function*(scope: CompanyScope, id: number, caller: string, body: CompleteBody) {
+    const complete = method("FollowUps.complete")(function*(scope: CompanyScope, id: number, caller: string, body: CompleteBody) {
       yield* inScope(scope, id)
       const matched = body.matched_guest_id ?? null
       // A recommended guest outside the scope is unknown, as one that does not exist.
@@ -246,7 +246,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         return applied
       }))
 
-    const fail = Effect.fn("FollowUps.fail")(function*(scope: CompanyScope, id: number, caller: string, body: FailBody) {
+    const fail = method("FollowUps.fail")(function*(scope: CompanyScope, id: number, caller: string, body: FailBody) {
       yield* inScope(scope, id)
       return yield* report(
         id,
@@ -261,7 +261,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       )
     })
 
-    const skip = Effect.fn("FollowUps.skip")(function*(scope: CompanyScope, id: number, caller: string, body: SkipBody) {
+    const skip = method("FollowUps.skip")(function*(scope: CompanyScope, id: number, caller: string, body: SkipBody) {
       yield* inScope(scope, id)
       return yield* report(id, "skip", caller, (nowMs) => reported("follow_up.task_skipped", id, repo.skip(id, body.reason ?? null, nowMs)))
     })
@@ -305,7 +305,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
 
     /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
     /** The guest must be one of the scope's (else 404 as if unknown); the operator's scope is every company. */
-    const createPlan = Effect.fn("FollowUps.createPlan")(function*(scope: CompanyScope, input: {
+    const createPlan = method("FollowUps.createPlan")(function*(scope: CompanyScope, input: {
       readonly guestId: number
       readonly taskType: TaskType
       readonly days: ReadonlyArray<number>

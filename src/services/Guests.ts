@@ -31,7 +31,7 @@ import { jsonTextIssues } from "../domain/text.js"
 import { GuestsRepo, type VersionedState } from "../repos/GuestsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { type Change, ChangeEvents } from "./ChangeEvents.js"
-import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
+import { method, pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 
 const decodeItem = <S extends Schema.Decoder<unknown>>(schema: S, item: unknown): Result.Result<S["Type"], ReadonlyArray<Issue>> => {
   // The text rules of DECISIONS §1 first: a NUL in one item fails only that item.
@@ -132,7 +132,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         return g
       })
 
-    const create = Effect.fn("Guests.create")(function*(scope: CompanyScope, input: GuestCreate) {
+    const create = method("Guests.create")(function*(scope: CompanyScope, input: GuestCreate) {
       yield* checkRefs(scope, input)
       // One statement (GuestsRepo.create): the guest, its event, the matchmaker's counter and its
       // event. The references were read first: companies and matchmakers are never deleted, so
@@ -150,12 +150,12 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       }
     })
 
-    const get = Effect.fn("Guests.get")(function*(scope: CompanyScope, id: number) {
+    const get = method("Guests.get")(function*(scope: CompanyScope, id: number) {
       return yield* repo.findById(scope, id).pipe(someOrNotFound("guest", id))
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Guests.list")(function*(scope: CompanyScope, params: GuestListParams, masking: boolean) {
+    const list = method("Guests.list")(function*(scope: CompanyScope, params: GuestListParams, masking: boolean) {
       const searchable = yield* searchableFields("guest", masking, params)
       return yield* repo.list(scope, params, searchable, yield* syncWindow("guests", params, GUEST_PAGE))
     })
@@ -176,7 +176,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
      * write of the same guest) is it read again, locked, in a transaction, and the same statement
      * made against it.
      */
-    const update = Effect.fn("Guests.update")(function*(scope: CompanyScope, id: number, change: GuestUpdate) {
+    const update = method("Guests.update")(function*(scope: CompanyScope, id: number, change: GuestUpdate) {
       const changed = Object.keys(change)
       const [read, refs] = yield* Effect.all([Effect.exit(repo.findVersioned(scope, id)), Effect.exit(checkRefs(scope, change))], {
         concurrency: 2
@@ -209,7 +209,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         ? Effect.fail(BatchTooLarge.of(GUEST_BATCH_MAX, items.length, "guests"))
         : Effect.void
 
-    const batchCreate = Effect.fn("Guests.batchCreate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
+    const batchCreate = method("Guests.batchCreate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
       yield* checkBatchSize(items)
       const results: Array<BatchResult> = []
       const valid: Array<{ index: number; input: GuestCreate }> = []
@@ -248,7 +248,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       return outcome(results)
     })
 
-    const batchUpdate = Effect.fn("Guests.batchUpdate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
+    const batchUpdate = method("Guests.batchUpdate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
       yield* checkBatchSize(items)
       const results: Array<BatchResult> = []
       const valid: Array<{ index: number; input: GuestBatchUpdateItem }> = []

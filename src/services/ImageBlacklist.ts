@@ -17,7 +17,7 @@ import {
 import { BatchTooLarge, NotFound } from "../domain/errors.js"
 import { jsonTextIssues } from "../domain/text.js"
 import { type BlacklistItem, ImageBlacklistRepo } from "../repos/ImageBlacklistRepo.js"
-import { someOrNotFound, syncWindow } from "./common.js"
+import { method, someOrNotFound, syncWindow } from "./common.js"
 
 export const DEFAULT_REJECT_REASON = "added through the Open API"
 const MD5 = /^[0-9a-fA-F]{32}$/
@@ -55,7 +55,7 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
     const list = (params: BlacklistListParams) =>
       Effect.flatMap(syncWindow("image-blacklist", params, BLACKLIST_PAGE), (sync) => repo.list(params, sync))
 
-    const add = Effect.fn("ImageBlacklist.add")(function*(items: ReadonlyArray<unknown>) {
+    const add = method("ImageBlacklist.add")(function*(items: ReadonlyArray<unknown>) {
       if (items.length > BLACKLIST_ADD_MAX) return yield* BatchTooLarge.of(BLACKLIST_ADD_MAX, items.length)
       const valid: Array<BlacklistItem> = []
       const errors: Array<BlacklistAddOutcome["errors"][number]> = []
@@ -74,7 +74,7 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
       return outcome
     })
 
-    const check = Effect.fn("ImageBlacklist.check")(function*(md5List: ReadonlyArray<string>) {
+    const check = method("ImageBlacklist.check")(function*(md5List: ReadonlyArray<string>) {
       if (md5List.length > BLACKLIST_CHECK_MAX) return yield* BatchTooLarge.of(BLACKLIST_CHECK_MAX, md5List.length)
       const invalid = md5List.filter((m) => !MD5.test(m))
       const valid = md5List.filter((m) => MD5.test(m)).map((m) => m.toLowerCase())

@@ -16,7 +16,7 @@ import * as Scopes from "../domain/scope.js"
 import { GuestsRepo } from "../repos/GuestsRepo.js"
 import { MatchesRepo } from "../repos/MatchesRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
-import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, method, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Matches extends Context.Service<Matches>()("Matches/Service", {
   make: Effect.gen(function*() {
@@ -28,7 +28,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
     const guestOf = (scope: CompanyScope, id: number) =>
       guests.findById(Scopes.all, id).pipe(someOrNotFound("guest", id), inScopeOrNotFound(scope, "guest", id))
 
-    const create = Effect.fn("Matches.create")(function*(scope: CompanyScope, input: MatchCreate) {
+    const create = method("Matches.create")(function*(scope: CompanyScope, input: MatchCreate) {
       if (input.guest_a_id === input.guest_b_id) {
         return yield* InvalidInput.of([{ path: "guest_b_id", message: "must be a different guest from guest_a_id" }])
       }
@@ -51,7 +51,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
     })
 
     /** The scope's matches; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
-    const list = Effect.fn("Matches.list")(function*(scope: CompanyScope, params: MatchListParams) {
+    const list = method("Matches.list")(function*(scope: CompanyScope, params: MatchListParams) {
       yield* namedCompanyInScope(scope, params.company_id)
       return yield* repo.list(scope, params, yield* syncWindow("matches", params, MATCH_PAGE))
     })
@@ -70,7 +70,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
      * version read (MatchesRepo.setStatusRecorded), with its events and counters. Only when the
      * row changed in between is it read again, locked, in a transaction.
      */
-    const updateStatus = Effect.fn("Matches.updateStatus")(function*(scope: CompanyScope, id: number, status: MatchStatus) {
+    const updateStatus = method("Matches.updateStatus")(function*(scope: CompanyScope, id: number, status: MatchStatus) {
       const current = yield* repo.findVersioned(scope, id).pipe(someOrNotFound("match", id))
       const answered = decided(current.match, id, status)
       if (answered !== undefined) return yield* answered

@@ -17,7 +17,7 @@ import { OutOfScope } from "../domain/errors.js"
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { MatchmakersRepo } from "../repos/MatchmakersRepo.js"
-import { pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
+import { method, pickSent, searchableFields, someOrNotFound, syncWindow } from "./common.js"
 import { Companies } from "./Companies.js"
 
 export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Service", {
@@ -39,7 +39,7 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
      * A scoped client's matchmaker belongs to one of its companies (DECISIONS §14): a named
      * company_id outside them is 403; without one, its only company (400 when it has several).
      */
-    const create = Effect.fn("Matchmakers.create")(function*(scope: CompanyScope, sent: MatchmakerCreate) {
+    const create = method("Matchmakers.create")(function*(scope: CompanyScope, sent: MatchmakerCreate) {
       yield* refuseIndependent(scope, sent.company_id)
       const company = Scopes.companyOfWrite(scope, sent.company_id ?? undefined)
       if (company._tag === "Refused") return yield* Effect.fail(company.error)
@@ -48,12 +48,12 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
       return yield* repo.insert(input)
     })
 
-    const get = Effect.fn("Matchmakers.get")(function*(scope: CompanyScope, id: number) {
+    const get = method("Matchmakers.get")(function*(scope: CompanyScope, id: number) {
       return yield* repo.findById(scope, id).pipe(orNotFound(id))
     })
 
     /** Another company's matchmaker is unknown (404); a company_id outside the scope 403. */
-    const update = Effect.fn("Matchmakers.update")(function*(scope: CompanyScope, id: number, change: MatchmakerUpdate) {
+    const update = method("Matchmakers.update")(function*(scope: CompanyScope, id: number, change: MatchmakerUpdate) {
       if (Scopes.isScoped(scope)) yield* repo.findById(scope, id).pipe(orNotFound(id))
       yield* refuseIndependent(scope, change.company_id)
       if (change.company_id != null) {
@@ -66,12 +66,12 @@ export class Matchmakers extends Context.Service<Matchmakers>()("Matchmakers/Ser
     })
 
     /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-    const list = Effect.fn("Matchmakers.list")(function*(scope: CompanyScope, params: MatchmakerListParams, masking: boolean) {
+    const list = method("Matchmakers.list")(function*(scope: CompanyScope, params: MatchmakerListParams, masking: boolean) {
       const searchable = yield* searchableFields("matchmaker", masking, params)
       return yield* repo.list(scope, params, searchable, yield* syncWindow("matchmakers", params, MATCHMAKER_PAGE))
     })
 
-    const ids = Effect.fn("Matchmakers.ids")(function*(scope: CompanyScope, params: MatchmakerIdsParams) {
+    const ids = method("Matchmakers.ids")(function*(scope: CompanyScope, params: MatchmakerIdsParams) {
       return yield* repo.ids(scope, params, yield* syncWindow("matchmakers/ids", params, MATCHMAKER_IDS_PAGE))
     })
 

@@ -15,7 +15,7 @@ import { MembershipsRepo } from "../repos/MembershipsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { UsersRepo } from "../repos/UsersRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { inScopeOrNotFound, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
+import { inScopeOrNotFound, method, namedCompanyInScope, someOrNotFound, syncWindow } from "./common.js"
 
 export class Memberships extends Context.Service<Memberships>()("Memberships/Service", {
   make: Effect.gen(function*() {
@@ -43,7 +43,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
      * companies (another company's is 404 as if unknown); a membership without a guest belongs to
      * no company, so it may not create one (403 out_of_scope, DECISIONS §14).
      */
-    const createOrRenew = Effect.fn("Memberships.createOrRenew")(function*(scope: CompanyScope, input: MembershipCreate) {
+    const createOrRenew = method("Memberships.createOrRenew")(function*(scope: CompanyScope, input: MembershipCreate) {
       if (!(yield* users.exists(input.user_id))) return yield* NotFound.of("user", input.user_id)
       yield* repo.findPlan(input.plan_id).pipe(someOrNotFound("plan", input.plan_id))
       const guestId = input.guest_id ?? null
@@ -76,13 +76,13 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     })
 
     /** The scope's memberships; a `company_id` filter outside the scope is 403 out_of_scope (DECISIONS §14). */
-    const list = Effect.fn("Memberships.list")(function*(scope: CompanyScope, params: MembershipListParams) {
+    const list = method("Memberships.list")(function*(scope: CompanyScope, params: MembershipListParams) {
       yield* namedCompanyInScope(scope, params.company_id)
       return yield* repo.list(scope, params, yield* syncWindow("memberships", params, MEMBERSHIP_PAGE))
     })
 
     /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
-    const cancel = Effect.fn("Memberships.cancel")(function*(id: number) {
+    const cancel = method("Memberships.cancel")(function*(id: number) {
       return yield* tx.run(Effect.gen(function*() {
         const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
         const move = membershipMove(current.status, "cancelled")

@@ -23,6 +23,7 @@ import { newEventId } from "../repos/OutboxRepo.js"
 import { type AttemptRecord, type ClaimedDelivery, type Delivery, type DeliveryStatus, WebhooksRepo } from "../repos/WebhooksRepo.js"
 import { WebhookSender } from "../webhooks/sender.js"
 import { UnknownClient } from "./Clients.js"
+import { method } from "./common.js"
 
 /** A delivery the operator asks to send again while a daemon attempts it. */
 export class DeliveryInFlight extends Data.TaggedError("DeliveryInFlight")<{ readonly id: number; readonly message: string }> {}
@@ -278,7 +279,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     })
 
     /** GET /webhook/deliveries: the caller's deliveries, newest first, with their attempts. */
-    const ownDeliveries = Effect.fn("Webhooks.ownDeliveries")(function*(caller: CallerInfo, params: DeliveryListParams) {
+    const ownDeliveries = method("Webhooks.ownDeliveries")(function*(caller: CallerInfo, params: DeliveryListParams) {
       const pageSize = params.page_size ?? DELIVERY_PAGE.default
       const since = params.since === undefined ? null : instantOf(params.since)
       if (since === undefined) {
@@ -293,7 +294,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     })
 
     /** POST /webhook/deliveries/{id}/redeliver: that delivery, pending again; 404 for another client's. */
-    const redeliverOwn = Effect.fn("Webhooks.redeliverOwn")(function*(caller: CallerInfo, id: number) {
+    const redeliverOwn = method("Webhooks.redeliverOwn")(function*(caller: CallerInfo, id: number) {
       const client = yield* own(caller)
       if (Option.isNone(yield* repo.findOwn(client.id, id))) return yield* NotFound.of("webhook_delivery", id)
       if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
@@ -305,7 +306,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     })
 
     /** POST /webhook/redeliver: every delivery of the caller in that status since then, pending again. */
-    const redeliverOwnSince = Effect.fn("Webhooks.redeliverOwnSince")(function*(caller: CallerInfo, body: RedeliverSince) {
+    const redeliverOwnSince = method("Webhooks.redeliverOwnSince")(function*(caller: CallerInfo, body: RedeliverSince) {
       const client = yield* own(caller)
       const since = instantOf(body.since)
       if (since === undefined) return yield* InvalidInput.of([{ path: "since", message: "must be a real time YYYY-MM-DD HH:MM:SS" }])
@@ -314,7 +315,7 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     })
 
     /** POST /webhook/test: a webhook.test event for the caller alone, delivered by the daemon as any other. */
-    const sendTest = Effect.fn("Webhooks.sendTest")(function*(caller: CallerInfo) {
+    const sendTest = method("Webhooks.sendTest")(function*(caller: CallerInfo) {
       const client = yield* own(caller)
       if (client.webhook_url === null) return yield* webhookOff(client)
       const nowMs = yield* Clock.currentTimeMillis

@@ -24,7 +24,7 @@ import type { LogEntry } from "../domain/operationLog.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { WorkWechatsRepo } from "../repos/WorkWechatsRepo.js"
 import { ChangeEvents } from "./ChangeEvents.js"
-import { syncWindow } from "./common.js"
+import { method, syncWindow } from "./common.js"
 import { loggedRecordCases } from "./loggedRecords.js"
 
 const resourceOf = (type: TargetType): ResourceName => (type === "matchmaker" ? "matchmaker" : "company")
@@ -74,11 +74,11 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         ? Effect.fail(new AccountDisabled({ message: `work WeChat account ${account.id} is disabled` }))
         : Effect.void
 
-    const create = Effect.fn("WorkWechats.create")(function*(input: WorkWechatCreate) {
+    const create = method("WorkWechats.create")(function*(input: WorkWechatCreate) {
       return yield* records.create(input)
     })
 
-    const update = Effect.fn("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
+    const update = method("WorkWechats.update")(function*(id: number, change: WorkWechatUpdate) {
       return yield* records.update(id, change)
     })
 
@@ -138,7 +138,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         return null
       }))
 
-    const transfer = Effect.fn("WorkWechats.transfer")(function*(id: number, body: Transfer) {
+    const transfer = method("WorkWechats.transfer")(function*(id: number, body: Transfer) {
       return yield* tx.run(Effect.gen(function*() {
         const dest = body.target_work_wechat_id
         if (dest === id) {
