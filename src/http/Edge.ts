@@ -26,7 +26,7 @@ import { clip } from "../domain/text.js"
 import { answeredError } from "../observability/answers.js"
 import { hasPathDelimiter } from "./allow.js"
 import { responseOfCause } from "./errors.js"
-import { observeRequest, requestLogLevel } from "./observe.js"
+import { observeRequest, pathOf, requestLogLevel } from "./observe.js"
 import { makeRequestBody, type RequestBodyShape, requestIdFor, RequestScope } from "./RequestState.js"
 /** Multipart bodies carry the file plus the other parts and their headers. */
 const MULTIPART_SLACK = 256 * 1024
@@ -187,7 +187,7 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
       Effect.annotateLogs({
         request_id: requestId,
         method: original.method,
-        path: original.url.split("?")[0],
+        path: pathOf(original.url),
         status: response.status,
         ms: ended - started,
         app_key: sentAppKey(original.headers["x-app-key"]),

@@ -20,7 +20,11 @@ const routeOf = routeMatcher([
   ...PROBE_PATHS.map((path) => `GET ${path}`)
 ])
 
-const pathOf = (url: string): string => url.split("?")[0]!
+/** The path of a request target (its query cut off). */
+export const pathOf = (url: string): string => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
 
 /** Info for the API's requests, Debug for the probes. */
 export const requestLogLevel = (url: string): LogLevel.Severity => PROBE_PATHS.includes(pathOf(url)) ? "Debug" : "Info"

@@ -24,8 +24,28 @@ const segmentsOf = (path: string): Array<string> => {
   return trimmed.split("/").slice(1)
 }
 
-const matches = (template: Template, segments: ReadonlyArray<string>): boolean =>
-  template.segments.every((literal, i) => literal === undefined ? segments[i] !== "" : literal === segments[i])
+/** The number of segments of `url` up to `end` (as `segmentsOf` counts them): its slashes. */
+const segmentCount = (url: string, end: number): number => {
+  let count = 0
+  for (let i = url.indexOf("/"); i !== -1 && i < end; i = url.indexOf("/", i + 1)) count++
+  return count
+}
+
+/**
+ * Whether the path `url` up to `end` has the template's segments (as many, checked before): read
+ * in place, without splitting the path (this runs on every request).
+ */
+const matches = (template: Template, url: string, end: number): boolean => {
+  let slash = url.indexOf("/")
+  for (const literal of template.segments) {
+    const start = slash + 1
+    let next = url.indexOf("/", start)
+    if (next === -1 || next > end) next = end
+    if (literal === undefined ? next === start : next - start !== literal.length || !url.startsWith(literal, start)) return false
+    slash = next
+  }
+  return true
+}
 
 /**
  * Earlier literal segments win (`/guests/batch` over `/guests/:id`), as in the router, which
@@ -45,28 +65,28 @@ const moreSpecific = (a: Template, b: Template): boolean => {
  * request matched, or UNMATCHED. The query string is ignored.
  */
 export const routeMatcher = (keys: Iterable<string>) => {
-  // By method and segment count: a request is compared with a handful of templates.
-  const table = new Map<string, Array<Template>>()
+  // By method, then by segment count: a request is compared with a handful of templates.
+  const table = new Map<string, Array<Array<Template>>>()
   for (const key of keys) {
     const space = key.indexOf(" ")
     const method = key.slice(0, space).toUpperCase()
     const path = key.slice(space + 1)
     const segments = segmentsOf(path).map((s) => (s.startsWith(":") ? undefined : s))
-    const bucket = `${method} ${segments.length}`
-    const list = table.get(bucket) ?? []
-    list.push({ path, segments })
-    table.set(bucket, list)
+    const byCount = table.get(method) ?? []
+    ;(byCount[segments.length] ??= []).push({ path, segments })
+    table.set(method, byCount)
   }
   return (method: string, url: string): string => {
     const q = url.indexOf("?")
-    const segments = segmentsOf(q === -1 ? url : url.slice(0, q))
+    let end = q === -1 ? url.length : q
+    if (end > 1 && url.charCodeAt(end - 1) === 47 /* "/" */) end--
+    const count = segmentCount(url, end)
     // HEAD is answered by the GET route.
     const upper = method.toUpperCase()
-    const candidates = table.get(`${upper} ${segments.length}`) ??
-      (upper === "HEAD" ? table.get(`GET ${segments.length}`) : undefined)
+    const candidates = table.get(upper)?.[count] ?? (upper === "HEAD" ? table.get("GET")?.[count] : undefined)
     let best: Template | undefined
     for (const template of candidates ?? []) {
-      if (matches(template, segments) && (best === undefined || moreSpecific(template, best))) best = template
+      if (matches(template, url, end) && (best === undefined || moreSpecific(template, best))) best = template
     }
     return best?.path ?? UNMATCHED
   }
