@@ -82,6 +82,17 @@ export const DatabaseTimeout = Context.Reference<Duration.Duration>("Sql/Databas
 /** Set inside a unit that runs under a deadline: what it calls runs under that one, not its own. */
 const UnderDeadline = Context.Reference<boolean>("Sql/UnderDeadline", { defaultValue: () => false })
 
+/** DatabaseTimeout in milliseconds, converted once per value (it is one value per process). */
+let lastTimeout: Duration.Duration | undefined
+let lastTimeoutMs = 0
+const millisOf = (timeout: Duration.Duration): number => {
+  if (timeout !== lastTimeout) {
+    lastTimeoutMs = Duration.toMillis(timeout)
+    lastTimeout = timeout
+  }
+  return lastTimeoutMs
+}
+
 /**
  * A unit of database work bounded by DatabaseTimeout (a silent network cut or a hung server would
  * otherwise hold it for the kernel's retransmission timeout, minutes): past it, the unit fails with
@@ -104,6 +115,7 @@ export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effe
   Effect.withFiber((caller) => {
     if (caller.getRef(UnderDeadline)) return self
     const timeout = caller.getRef(DatabaseTimeout)
+    const timeoutMs = millisOf(timeout)
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(
         Effect.forkDetach(Effect.provideService(self, UnderDeadline, true), { startImmediately: true }),
@@ -125,7 +137,7 @@ export const withDeadline = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effe
                   Effect.forkDetach(Fiber.interrupt(unit), { startImmediately: true }),
                   Effect.fail(deadlineExceeded(timeout))
                 ))
-              }, Duration.toMillis(timeout))
+              }, timeoutMs)
               timer.unref()
               return Effect.sync(() => {
                 clearTimeout(timer)
@@ -389,9 +401,12 @@ export const uncountedList = <Q extends { readonly sync: SyncWindow | undefined 
 export const recordedWrite = (
   sql: SqlClient.SqlClient,
   change: Statement.Fragment,
-  event: RecordedEvent
+  event: RecordedEvent | RecordedEventsSql
 ): Statement.Statement<Record<string, unknown>> =>
-  sql`WITH c AS (${change}), e AS (${sql.literal(recordedEventsSql(event))}) SELECT * FROM c`
+  sql`WITH c AS (${change}), e AS (${sql.literal(typeof event === "string" ? event : recordedEventsSql(event))}) SELECT * FROM c`
+
+/** recordedEventsSql's text, made once where the event is the same on every write (recordedWrites' inserts). */
+export type RecordedEventsSql = string
 
 /**
  * SQL text with parameter slots (statements.ts' SLOT, text shared with the benchmark floors) as a
