@@ -343,7 +343,7 @@ const liveClock = Layer.succeed(Clock.Clock)(Clock.Clock.defaultValue())
 
 describe("traces", () => {
   it.effect(
-    "with an OTLP endpoint, a request's span carries its request id and route, and a job run has its span",
+    "with an OTLP endpoint, a request's span carries its request id and route, its service method and a job run have their spans",
     () =>
       Effect.gen(function*() {
         const collector = yield* makeReceiver
@@ -383,6 +383,8 @@ describe("traces", () => {
         expect(request?.name).toBe("http.server GET")
         expect(attr(request!, "http.route")).toBe(`${BASE}/companies`)
         expect(spans.some((s) => s.name === "Job.trace-probe")).toBe(true)
+        // The service method the handler called has its span (src/services/common.ts method).
+        expect(spans.some((s) => s.name === "Companies.list")).toBe(true)
         // The SQL the request ran is in the same export.
         // (Named as OpenTelemetry names database spans: by the database, with db.system.name.)
         expect(spans.some((s) => attr(s, "db.system.name") === "postgresql" && attr(s, "db.query.text") !== undefined)).toBe(true)
