@@ -58,6 +58,12 @@ export const canonicalString = (input: Omit<SigningInput, "body"> & { readonly b
 
 export const NONCE_PATTERN = /^[A-Za-z0-9_-]{16,64}$/
 
+/** The path of a request target, its query cut off (splitUrl's path, without the pair). */
+export const pathOf = (url: string): string => {
+  const q = url.indexOf("?")
+  return q === -1 ? url : url.slice(0, q)
+}
+
 /** Splits `/path?query` as sent; the path is not decoded. */
 export const splitUrl = (url: string): { readonly path: string; readonly rawQuery: string } => {
   const q = url.indexOf("?")

@@ -22,11 +22,12 @@ import { PayloadTooLarge } from "../../schema/EdgeErrors.js"
 import { reasonOf } from "../../schema/Errors.js"
 import { AppConfig } from "../Config.js"
 import { InvalidInput } from "../domain/errors.js"
+import { pathOf } from "../domain/signing.js"
 import { clip } from "../domain/text.js"
 import { answeredError } from "../observability/answers.js"
 import { hasPathDelimiter } from "./allow.js"
 import { responseOfCause } from "./errors.js"
-import { observeRequest, pathOf, requestLogLevel } from "./observe.js"
+import { observeRequest, requestLogLevel } from "./observe.js"
 import { makeRequestBody, type RequestBodyShape, requestIdFor, RequestScope } from "./RequestState.js"
 /** Multipart bodies carry the file plus the other parts and their headers. */
 const MULTIPART_SLACK = 256 * 1024

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import type * as LogLevel from "effect/LogLevel"
 
 import { API_PREFIX } from "../../schema/Api.js"
+import { pathOf } from "../domain/signing.js"
 import { PROBE_PATHS } from "../observability/health.js"
 import { recordRequest } from "../observability/metrics.js"
 import { methodLabel, routeMatcher } from "../observability/routeTemplate.js"
@@ -19,12 +20,6 @@ const routeOf = routeMatcher([
   `GET ${API_PREFIX}/openapi.json`,
   ...PROBE_PATHS.map((path) => `GET ${path}`)
 ])
-
-/** The path of a request target (its query cut off). */
-export const pathOf = (url: string): string => {
-  const q = url.indexOf("?")
-  return q === -1 ? url : url.slice(0, q)
-}
 
 /** Info for the API's requests, Debug for the probes. */
 export const requestLogLevel = (url: string): LogLevel.Severity => PROBE_PATHS.includes(pathOf(url)) ? "Debug" : "Info"

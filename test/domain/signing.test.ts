@@ -5,7 +5,7 @@ import * as Effect from "effect/Effect"
 import { Webhook } from "standardwebhooks"
 
 import { Signer } from "../../src/auth/Signer.js"
-import { sortedQuery } from "../../src/domain/signing.js"
+import { pathOf, sortedQuery, splitUrl } from "../../src/domain/signing.js"
 import vectors from "../fixtures/signing-vectors.json" with { type: "json" }
 
 layer(Signer.layer)("Signer: signing vectors", (it) => {
@@ -78,4 +78,17 @@ describe("sorted_query", () => {
   for (const [rule, raw, expected] of table) {
     it(rule, () => expect(sortedQuery(raw)).toBe(expected))
   }
+})
+
+describe("a request target's path", () => {
+  it.each([
+    ["/api/open/v1/guests", "/api/open/v1/guests"],
+    ["/api/open/v1/guests?page=2", "/api/open/v1/guests"],
+    ["/a?b?c", "/a"],
+    ["/?", "/"],
+    ["", ""]
+  ])("pathOf(%j) is %j, as splitUrl's path", (url, path) => {
+    expect(pathOf(url)).toBe(path)
+    expect(splitUrl(url).path).toBe(path)
+  })
 })
