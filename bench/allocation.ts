@@ -5,8 +5,9 @@
 // counts every byte it allocates (`v8.getHeapStatistics().total_allocated_bytes`), read from each
 // server through bench/alloc-probe.mjs (loaded with `--import`, read on SIGUSR2) before and after
 // a fixed number of signed requests (32 connections, after a warm-up). Prints KB per request and
-// the service's against each floor's. BENCH_ALLOC_REQUESTS (10000), BENCH_SKIP as in
-// request-path.ts, BENCH_NO_BUILD=1.
+// the service's against each floor's, then what collecting it cost each server's main thread over
+// those requests (pause per request, scavenges, mark-compacts, pauses of 5 ms or more: the tail).
+// BENCH_ALLOC_REQUESTS (10000), BENCH_SKIP as in request-path.ts, BENCH_NO_BUILD=1.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import path from "node:path"
@@ -35,16 +36,31 @@ const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec
   }
 ]
 
-/** The bytes the process has allocated so far, as its probe writes them. */
-const allocated = async (pid: number): Promise<number> => {
+/** What the probe reports: bytes allocated and the collections' main-thread pauses so far (the longest since its last reading). */
+interface Reading {
+  readonly bytes: number
+  readonly gc: Record<"minor" | "major" | "incremental" | "weakcb", { readonly count: number; readonly ms: number }>
+  readonly longPauses: number
+  readonly longestMs: number
+}
+
+const isReading = (value: unknown): value is Reading => {
+  const r = value as Reading | null
+  return typeof r === "object" && r !== null && Number.isSafeInteger(r.bytes) && typeof r.gc === "object" &&
+    ["minor", "major", "incremental", "weakcb"].every((k) => Number.isFinite(r.gc[k as keyof Reading["gc"]]?.ms)) &&
+    Number.isInteger(r.longPauses) && Number.isFinite(r.longestMs)
+}
+
+/** The process's reading now, as its probe writes it. */
+const allocated = async (pid: number): Promise<Reading> => {
   const file = path.join(dir, String(pid))
   rmSync(file, { force: true })
   process.kill(pid, "SIGUSR2")
   const deadline = Date.now() + 5_000
   while (Date.now() < deadline) {
     try {
-      const text = readFileSync(file, "utf8")
-      if (/^\d+$/.test(text)) return Number(text)
+      const reading: unknown = JSON.parse(readFileSync(file, "utf8"))
+      if (isReading(reading)) return reading
     } catch {
       // not written yet
     }
@@ -54,6 +70,15 @@ const allocated = async (pid: number): Promise<number> => {
 }
 
 const kb: Record<string, Record<string, number>> = {}
+/** The collections during the measured requests: main-thread pause per request, and how they came. */
+interface Collected {
+  readonly pauseUs: number
+  readonly scavenges: number
+  readonly majors: number
+  readonly longPauses: number
+  readonly longestMs: number
+}
+const collected: Record<string, Record<string, Collected>> = {}
 const kinds = comparedServers()
 for (const [i, kind] of kinds.entries()) {
   const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "Info", ALLOC_PROBE_DIR: dir, NODE_OPTIONS: `--import ${PROBE}` }
@@ -67,7 +92,15 @@ for (const [i, kind] of kinds.entries()) {
       const after = await allocated(server.child.pid!)
       const failed = Object.keys(load.statuses).filter((status) => status !== "200")
       if (failed.length > 0) throw new Error(`${kind} answered ${c.name} with ${JSON.stringify(load.statuses)}`)
-      ;(kb[c.name] ??= {})[kind] = (after - before) / load.requests / 1024
+      ;(kb[c.name] ??= {})[kind] = (after.bytes - before.bytes) / load.requests / 1024
+      const pausedMs = (["minor", "major", "incremental", "weakcb"] as const).reduce((sum, k) => sum + after.gc[k].ms - before.gc[k].ms, 0)
+      ;(collected[c.name] ??= {})[kind] = {
+        pauseUs: (pausedMs * 1000) / load.requests,
+        scavenges: ((after.gc.minor.count - before.gc.minor.count) * 1000) / load.requests,
+        majors: ((after.gc.major.count - before.gc.major.count) * 1000) / load.requests,
+        longPauses: ((after.longPauses - before.longPauses) * 10_000) / load.requests,
+        longestMs: after.longestMs
+      }
     }
   } finally {
     await stopServer(server)
@@ -90,5 +123,23 @@ console.table(CASES.map(({ name }) => {
     "service/fastify": ratio("fastify")
   }
 }))
+process.stdout.write(
+  "\nGarbage collection during those requests, as each server's main thread was paused for it (Node's `gc` " +
+    "performance entries; V8's helper threads work beside these pauses, bench/request-cost.ts counts their CPU)\n"
+)
+console.table(CASES.flatMap(({ name }) =>
+  kinds.map((kind) => {
+    const g = collected[name]![kind]!
+    return {
+      case: name,
+      server: kind,
+      "paused µs / request": Number(g.pauseUs.toFixed(1)),
+      "scavenges / 1000 req": Number(g.scavenges.toFixed(2)),
+      "mark-compacts / 1000 req": Number(g.majors.toFixed(2)),
+      "pauses ≥ 5 ms / 10,000 req": Number(g.longPauses.toFixed(1)),
+      "longest pause (ms)": Number(g.longestMs.toFixed(1))
+    }
+  })
+))
 await db.end()
 process.exit(0)

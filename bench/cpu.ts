@@ -27,6 +27,64 @@ export const cpuNs = (pid: number): number => {
   return total
 }
 
+/** Where a Node process's threads spend their CPU: its JavaScript, V8's helpers, libuv's pool. */
+export type ThreadGroup = "main" | "v8" | "libuv" | "other"
+
+/**
+ * The group of a Node process's thread: the main thread (JavaScript, and the garbage collector's
+ * own pauses; Node names it `node-MainThread`) is the task whose id is the process's; the others
+ * by the name Node gives them (`/proc/<pid>/task/<tid>/comm`): `node-V8Worker` are V8's platform
+ * workers (parallel scavenges, concurrent marking and sweeping, background compilation),
+ * `libuv-worker` the pool of file system work and DNS lookups.
+ */
+export const threadGroupOf = (pid: number, tid: number, name: string): ThreadGroup =>
+  tid === pid ? "main" : name.startsWith("node-V8Worker") ? "v8" : name.startsWith("libuv-worker") ? "libuv" : "other"
+
+/** Nanoseconds the process's threads have spent on a CPU so far, by group (every group present). */
+export const cpuNsByGroup = (pid: number): Record<ThreadGroup, number> => {
+  const groups: Record<ThreadGroup, number> = { main: 0, v8: 0, libuv: 0, other: 0 }
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${task}/comm`, "utf8").trim()
+      groups[threadGroupOf(pid, Number(task), name)] += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0])
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return groups
+}
+
+/** The groups in the order the benchmarks print them. */
+export const THREAD_GROUPS: ReadonlyArray<ThreadGroup> = ["main", "v8", "libuv", "other"]
+
+/** What one turn of a server cost: CPU µs per request (its idle rate left out), and by thread group (idle included). */
+export interface TurnCost {
+  readonly us: number
+  readonly byGroup: Record<ThreadGroup, number>
+}
+
+/**
+ * Runs `turn` (a load that answers how many requests it made) against the process `pid` and
+ * divides the process's CPU time over it by that count; `idleRate` is what the process spends
+ * idle per nanosecond (`idleRateOf`), left out of the total.
+ */
+export const costOfTurn = async <R extends { readonly requests: number }>(
+  pid: number,
+  idleRate: number,
+  turn: () => Promise<R>
+): Promise<{ readonly result: R; readonly cost: TurnCost }> => {
+  const before = cpuNs(pid)
+  const groupsBefore = cpuNsByGroup(pid)
+  const began = process.hrtime.bigint()
+  const result = await turn()
+  const busy = cpuNs(pid) - before - idleRate * Number(process.hrtime.bigint() - began)
+  const groupsAfter = cpuNsByGroup(pid)
+  const perRequest = (ns: number) => ns / result.requests / 1000
+  const byGroup = { main: 0, v8: 0, libuv: 0, other: 0 }
+  for (const g of THREAD_GROUPS) byGroup[g] = perRequest(groupsAfter[g] - groupsBefore[g])
+  return { result, cost: { us: perRequest(busy), byGroup } }
+}
+
 /** What a process spends doing nothing (timers, probes of its own), per nanosecond, over `ms`. */
 export const idleRateOf = async (pid: number, ms = 1000, read: (pid: number) => number = cpuNs): Promise<number> => {
   const idleFrom = read(pid)

@@ -9,7 +9,7 @@
 // throughput ratio it implies (floor cost / service cost; the target is ≥ 0.85 against the Effect
 // floor). BENCH_COST_REQUESTS (4000 per round), BENCH_COST_ROUNDS (5; rounds per server),
 // BENCH_SKIP as in request-path.ts. Linux only (it reads /proc).
-import { cpuNs, hasProc, idleRateOf } from "./cpu.js"
+import { costOfTurn, hasProc, idleRateOf, THREAD_GROUPS, type ThreadGroup } from "./cpu.js"
 import { type LoadSpec, runLoad } from "./load.js"
 import { cheapRequestsSetup, comparedServers, type Kind, KINDS, type Server, startServer, stopServer } from "./servers.js"
 import { log } from "./support.js"
@@ -39,6 +39,8 @@ const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a -
 
 const PORTS: Record<Kind, number> = { service: 18_191, raw: 18_192, effect: 18_197, fastify: 18_198 }
 const cost: Record<string, Partial<Record<Kind, number>>> = {}
+/** µs per request on each group of threads (the median of the rounds; idle not subtracted, a few µs). */
+const byGroup: Record<string, Partial<Record<Kind, Record<ThreadGroup, number>>>> = {}
 // All servers run at once (an idle one costs the others nothing), and the rounds alternate between
 // them, each round starting with the next server in turn: what the machine does meanwhile (its
 // noise moves a round's cost by ±15% here) falls on every server alike, not on whichever one
@@ -55,20 +57,24 @@ try {
       idle.set(server, await idleRateOf(server.child.pid!))
     }
     const costs = new Map<Server, Array<number>>(servers.map((server) => [server, []]))
+    const groupCosts = new Map<Server, Array<Record<ThreadGroup, number>>>(servers.map((server) => [server, []]))
     for (let round = 0; round < ROUNDS; round++) {
       for (let i = 0; i < servers.length; i++) {
         const server = servers[(round + i) % servers.length]!
-        const pid = server.child.pid!
-        const before = cpuNs(pid)
-        const began = process.hrtime.bigint()
-        const result = await load(server)
-        const busy = cpuNs(pid) - before - idle.get(server)! * Number(process.hrtime.bigint() - began)
+        const { cost: turn, result } = await costOfTurn(server.child.pid!, idle.get(server)!, () => load(server))
         const other = Object.entries(result.statuses).filter(([status]) => status !== "200")
         if (other.length > 0) throw new Error(`the ${KINDS[server.kind].label} answered ${JSON.stringify(result.statuses)}`)
-        costs.get(server)!.push(busy / result.requests / 1000)
+        costs.get(server)!.push(turn.us)
+        groupCosts.get(server)!.push(turn.byGroup)
       }
     }
-    for (const server of servers) (cost[c.name] ??= {})[server.kind] = median(costs.get(server)!)
+    for (const server of servers) {
+      ;(cost[c.name] ??= {})[server.kind] = median(costs.get(server)!)
+      const rounds = groupCosts.get(server)!
+      ;(byGroup[c.name] ??= {})[server.kind] = Object.fromEntries(
+        THREAD_GROUPS.map((g) => [g, median(rounds.map((r) => r[g]))])
+      ) as Record<ThreadGroup, number>
+    }
     log(`bench: ${c.name} measured`)
   }
 } finally {
@@ -95,5 +101,16 @@ console.table(CASES.map(({ name }) => {
     "implied throughput vs raw": over(of.raw, of.service)
   }
 }))
+process.stdout.write(
+  "\nWhere it goes: CPU µs per request by thread (median of the rounds; idle included): the main thread " +
+    "(JavaScript and the collector's pauses), V8's workers (parallel scavenges, concurrent marking, " +
+    "background compilation), libuv's pool (file writes, DNS), the rest\n"
+)
+console.table(CASES.flatMap(({ name }) =>
+  COMPARED.map((kind) => {
+    const g = byGroup[name]![kind]!
+    return { case: name, server: kind, main: us(g.main), v8_workers: us(g.v8), libuv: us(g.libuv), other: us(g.other) }
+  })
+))
 await db.end()
 process.exit(0)

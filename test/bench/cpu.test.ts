@@ -4,7 +4,7 @@ import { spawn } from "node:child_process"
 
 import { describe, expect, it } from "@effect/vitest"
 
-import { clusterCpuNs, cpuNs, hasProc, parseStat, postmasterOf } from "../../bench/cpu.js"
+import { clusterCpuNs, costOfTurn, cpuNs, cpuNsByGroup, hasProc, parseStat, postmasterOf, threadGroupOf } from "../../bench/cpu.js"
 
 describe("bench CPU readings", () => {
   it("a stat line's fields are counted from the last parenthesis, whatever the command name holds", () => {
@@ -33,5 +33,43 @@ describe("bench CPU readings", () => {
     // Ended and reaped: its time is in this process's cutime now (to the 10 ms tick).
     expect(clusterCpuNs(process.pid) - before).toBeGreaterThanOrEqual(290e6)
     expect(cpuNs(process.pid)).toBeGreaterThan(0)
+  })
+
+  it("a thread is grouped by its name, the main thread by its id", () => {
+    expect(threadGroupOf(4242, 4242, "node")).toBe("main")
+    expect(threadGroupOf(4242, 4243, "node-V8Worker")).toBe("v8")
+    expect(threadGroupOf(4242, 4250, "libuv-worker")).toBe("libuv")
+    expect(threadGroupOf(4242, 4252, "DelayedTaskSche")).toBe("other")
+  })
+
+  it.skipIf(!hasProc())("CPU spent by JavaScript shows on the main thread, and the groups add up to the process's time", () => {
+    const before = cpuNsByGroup(process.pid)
+    const t = process.cpuUsage()
+    while (process.cpuUsage(t).user < 200_000) {
+      // burn 200 ms of CPU on this thread
+    }
+    const after = cpuNsByGroup(process.pid)
+    expect(after.main - before.main).toBeGreaterThanOrEqual(190e6)
+    const total = cpuNs(process.pid)
+    const summed = after.main + after.v8 + after.libuv + after.other
+    // Read a moment apart: the sum is the process's time within what ran in between.
+    expect(Math.abs(total - summed)).toBeLessThan(50e6)
+  })
+
+  it.skipIf(!hasProc())("a turn's cost is the process's CPU over it divided by the requests it made, its idle rate left out", async () => {
+    const burn = async () => {
+      const t = process.cpuUsage()
+      while (process.cpuUsage(t).user < 200_000) {
+        // 200 ms of CPU on the main thread, "4 requests" of 50 ms
+      }
+      return { requests: 4 }
+    }
+    const { cost, result } = await costOfTurn(process.pid, 0, burn)
+    expect(result.requests).toBe(4)
+    expect(cost.us).toBeGreaterThanOrEqual(47_500)
+    expect(cost.byGroup.main).toBeGreaterThanOrEqual(47_500)
+    // The idle rate is taken off: a rate of one CPU takes the turn's whole wall time off its cost.
+    const idle = await costOfTurn(process.pid, 1, burn)
+    expect(idle.cost.us).toBeLessThan(cost.us)
   })
 })
