@@ -13,6 +13,7 @@ import { existsSync, readFileSync } from "node:fs"
 
 import { NONCE_SLOT_MS } from "../src/domain/nonces.js"
 import { admitSql } from "../src/repos/statements.js"
+import { median } from "./paired.js"
 import { benchDatabase } from "./servers.js"
 import { log } from "./support.js"
 
@@ -104,8 +105,6 @@ const round = async (statement: (nowMs: number) => string, spread: Spread = "hou
   if (fresh !== STATEMENTS) throw new Error(`only ${fresh} of ${STATEMENTS} fresh nonces were admitted`)
   return { cpuUs, wallUs }
 }
-
-const median = (xs: ReadonlyArray<number>) => xs.toSorted((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 log("bench: warming up both forms…")
 await round(() => FORMER_ADMIT_SQL)

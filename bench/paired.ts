@@ -1,5 +1,5 @@
-// The arithmetic of bench/variants.ts, apart so that it is tested (test/bench/paired.test.ts): which
-// builds to compare, and how two servers' costs measured round by round become one ratio.
+// Arithmetic the benchmarks share, apart so that it is tested (test/bench/paired.test.ts): the median,
+// which builds bench/variants.ts compares, and how two servers' costs round by round become one ratio.
 import path from "node:path"
 
 /** A build of the service to measure: a name for the table, and the checkout it was built in. */

@@ -11,6 +11,7 @@
 // BENCH_SKIP as in request-path.ts. Linux only (it reads /proc).
 import { costOfTurn, hasProc, idleRateOf, THREAD_GROUPS, type ThreadGroup } from "./cpu.js"
 import { type LoadSpec, runLoad } from "./load.js"
+import { median } from "./paired.js"
 import { cheapRequestsSetup, comparedServers, type Kind, KINDS, type Server, startServer, stopServer } from "./servers.js"
 import { log } from "./support.js"
 
@@ -34,8 +35,6 @@ const CASES: ReadonlyArray<{ readonly name: string; readonly spec: Omit<LoadSpec
     spec: { method: "POST", path: "/api/open/v1/companies", body: (i) => JSON.stringify({ name: `压测公司${i}`, city: "北京" }) }
   }
 ]
-
-const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const PORTS: Record<Kind, number> = { service: 18_191, raw: 18_192, effect: 18_197, fastify: 18_198 }
 const cost: Record<string, Partial<Record<Kind, number>>> = {}

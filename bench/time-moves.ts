@@ -7,13 +7,12 @@ import * as Layer from "effect/Layer"
 
 import { ActivitiesRepo } from "../src/repos/ActivitiesRepo.js"
 import { MembershipsRepo } from "../src/repos/MembershipsRepo.js"
+import { median } from "./paired.js"
 import { log, runBench } from "./support.js"
 
 const N = Number(process.env.BENCH_TIME_MOVES ?? 20_000)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const USERS = "bench-time-moves-"
-
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
 
 const timed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
