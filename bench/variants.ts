@@ -3,7 +3,7 @@
 // pairs comma separated (bench/paired.ts), each dir a checkout of the project where `npm install`
 // and `npm run build` have run (a `git worktree` of another commit, say); this checkout's build is
 // `current` and the Effect floor runs beside them as the reference. All start at once against the
-// bench database; after a warm-up of each, every round serves a fixed number of identical signed
+// bench database, migrated to this checkout's schema (a build of an older commit has to work on it); after a warm-up of each, every round serves a fixed number of identical signed
 // requests (32 connections) from each server in turn, the order rotating; a server's CPU over its
 // turn (every thread's, from /proc, less its idle rate) is divided by the count. Printed: each
 // server's median µs per request, and its *paired* ratio to `current` (the median of the per-round
