@@ -233,14 +233,13 @@ const writeOnce = (bytes: Buffer, offset: number) =>
  * written again every millisecond until it takes the bytes. Any other error loses the text: stderr
  * is gone, and nothing is left to tell.
  */
-const writeAll = (text: string): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const bytes = Buffer.from(text, "utf8")
-    let offset = 0
-    while (offset < bytes.length) {
-      offset += yield* writeOnce(bytes, offset).pipe(Effect.retry({ schedule: Schedule.spaced("1 millis"), while: isWouldBlock }))
-    }
-  }).pipe(Effect.ignore)
+const writeAll: (text: string) => Effect.Effect<void> = Effect.fnUntraced(function*(text: string) {
+  const bytes = Buffer.from(text, "utf8")
+  let offset = 0
+  while (offset < bytes.length) {
+    offset += yield* writeOnce(bytes, offset).pipe(Effect.retry({ schedule: Schedule.spaced("1 millis"), while: isWouldBlock }))
+  }
+}, (effect) => Effect.ignore(effect))
 
 /** How long a stopping process waits for stderr to take its last lines. */
 const SHUTDOWN_WRITE_LIMIT = Duration.seconds(2)

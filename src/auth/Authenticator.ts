@@ -58,9 +58,13 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
           ? Effect.succeed(first)
           : Effect.andThen(replay.restartEpoch, replay.admit(request)))
 
-    /** The caller of a signed request; 503 when the database behind the check is unreachable. */
-    const authenticate = (req: SignedRequest): Effect.Effect<Authenticated, Unauthorized | DatabaseUnavailable> =>
-      Effect.gen(function*() {
+    /**
+     * The caller of a signed request; 503 when the database behind the check is unreachable. One
+     * generator function for every request (docs/architecture.md, "Generators on the request
+     * path"): `(req) => Effect.gen(function*() {…})` would make a new one per call.
+     */
+    const authenticate: (req: SignedRequest) => Effect.Effect<Authenticated, Unauthorized | DatabaseUnavailable> = Effect
+      .fnUntraced(function*(req: SignedRequest) {
         const appKey = req.headers[SIGNING_HEADERS.appKey] ?? ""
         const timestamp = req.headers[SIGNING_HEADERS.timestamp] ?? ""
         const nonce = req.headers[SIGNING_HEADERS.nonce] ?? ""

@@ -146,6 +146,35 @@ const sentAppKey = (value: string | undefined): string | null => value === undef
 
 type Handler = Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>
 
+/**
+ * The request served inside the edge: its host and path checked, its body read within `limit`,
+ * and the app run with the request's id and body. Defined once, outside the edge's generator: a
+ * generator function written inside another (`yield* Effect.gen(function*() {…})`) is a new
+ * function on every request, and V8 gives each new generator function a prototype and a map of its
+ * own, in the old generation — where they keep the request's objects alive through every young
+ * collection until the next full one (docs/benchmarks.md, "Generators made per request").
+ */
+const served = Effect.fnUntraced(function*(
+  app: Handler,
+  original: HttpServerRequest.HttpServerRequest,
+  requestId: string,
+  limit: number
+) {
+  if (lacksHost(original)) return yield* Effect.fail(noHost)
+  const bodiless = original.method === "GET" || original.method === "HEAD"
+  const bytes = bodiless ? EMPTY : yield* readBody(original, limit)
+  if (hasPathDelimiter(original.url)) {
+    // The router would cut the path at `;` and route what comes before (DECISIONS §1).
+    return yield* Effect.fail(InvalidInput.of([{ path: "path", message: "must not contain ';' or '#'" }], "the path is not valid"))
+  }
+  const body = makeRequestBody(bytes, original.headers["content-type"] ?? "")
+  // The request's values as overlays on the fiber's context: provideService adds one entry in
+  // O(1), where provideContext would merge, copying the whole context (some sixty services),
+  // on every request. As few as possible: past eight overlays the next one copies it too.
+  const scoped = Effect.provideService(app, RequestScope, { id: requestId, body })
+  return yield* bodiless ? scoped : Effect.provideService(scoped, HttpServerRequest.HttpServerRequest, withBody(original, body))
+})
+
 const makeEdge = (limits: { readonly json: number; readonly multipart: number }) =>
 (
   app: Handler
@@ -157,24 +186,9 @@ const makeEdge = (limits: { readonly json: number; readonly multipart: number })
     // Real time for the latency metrics (Clock is the test clock in tests).
     const startedAt = performance.now()
     yield* Effect.annotateCurrentSpan("http.request_id", requestId)
-    const contentType = original.headers["content-type"] ?? ""
     const limit = mediaTypeOf(original).startsWith("multipart/") ? limits.multipart : limits.json
 
-    let response = yield* Effect.gen(function*() {
-      if (lacksHost(original)) return yield* Effect.fail(noHost)
-      const bodiless = original.method === "GET" || original.method === "HEAD"
-      const bytes = bodiless ? EMPTY : yield* readBody(original, limit)
-      if (hasPathDelimiter(original.url)) {
-        // The router would cut the path at `;` and route what comes before (DECISIONS §1).
-        return yield* Effect.fail(InvalidInput.of([{ path: "path", message: "must not contain ';' or '#'" }], "the path is not valid"))
-      }
-      const body = makeRequestBody(bytes, contentType)
-      // The request's values as overlays on the fiber's context: provideService adds one entry in
-      // O(1), where provideContext would merge, copying the whole context (some sixty services),
-      // on every request. As few as possible: past eight overlays the next one copies it too.
-      const scoped = Effect.provideService(app, RequestScope, { id: requestId, body })
-      return yield* bodiless ? scoped : Effect.provideService(scoped, HttpServerRequest.HttpServerRequest, withBody(original, body))
-    }).pipe(
+    let response = yield* served(app, original, requestId, limit).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : responseOfCause(cause, requestId))
     )
     // The error the answer was made of (here, in a middleware, or the one a replay was kept with):
