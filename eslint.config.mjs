@@ -5,6 +5,8 @@ import js from "@eslint/js"
 import simpleImportSort from "eslint-plugin-simple-import-sort"
 import tseslint from "typescript-eslint"
 
+import generatorsOnce from "./eslint/generatorsOnce.mjs"
+
 /** A module inside an `internal` folder of effect or an @effect package. */
 const INTERNAL_MODULE = /^(effect|@effect\/[^/]+)\/(.+\/)?internal(\/|$)/
 const INTERNAL_MESSAGE = "Effect's internal modules are not its API: use the package's public exports."
@@ -55,6 +57,12 @@ export default tseslint.config(
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-empty-object-type": "off"
     }
+  },
+  {
+    // No generator function made per call on the service's code paths (eslint/generatorsOnce.mjs).
+    files: ["src/**/*.ts"],
+    plugins: { local: generatorsOnce },
+    rules: { "local/generators-once": "error" }
   },
   {
     // Effect's public API only (docs/contributor.md, "Effect's public API only"): no internal module

@@ -36,7 +36,8 @@ const UNIT = [
   "test/services/**/*.test.ts",
   "test/contract.test.ts",
   "test/memory/**/*.test.ts",
-  "test/bench/**/*.test.ts"
+  "test/bench/**/*.test.ts",
+  "test/lint/**/*.test.ts"
 ]
 
 export default defineConfig({

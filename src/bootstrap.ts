@@ -333,13 +333,15 @@ export const noteLeftRunning = (source: string, embedded: Embedded | null): Effe
  * the .env read, `settings` checked (LOG_LEVEL, LOG_FORMAT and EMBEDDED_PG_PORT always), then
  * prepareDatabase. A failure is the ProcessFailure naming what is wrong.
  */
-export const prepareOrFail = (
+export const prepareOrFail: (
+  source: string,
+  settings?: ReadonlyArray<Config.Config<unknown>>
+) => Effect.Effect<Prepared, ProcessFailure, LogOutput | ProjectEnvFile> = Effect.fnUntraced(function*(
   source: string,
   settings: ReadonlyArray<Config.Config<unknown>> = []
-): Effect.Effect<Prepared, ProcessFailure, LogOutput | ProjectEnvFile> =>
-  Effect.gen(function*() {
-    const envFile = yield* ProjectEnvFile
-    if (envFile.problem !== undefined) return yield* ProcessFailure.startup(source, envFile.problem)
-    yield* checkSettings(source, [logLevelConfig, logFormatConfig, embeddedPortConfig, ...settings])
-    return yield* Effect.mapError(prepareDatabase, (e) => ProcessFailure.startup(source, e.message))
-  })
+) {
+  const envFile = yield* ProjectEnvFile
+  if (envFile.problem !== undefined) return yield* ProcessFailure.startup(source, envFile.problem)
+  yield* checkSettings(source, [logLevelConfig, logFormatConfig, embeddedPortConfig, ...settings])
+  return yield* Effect.mapError(prepareDatabase, (e) => ProcessFailure.startup(source, e.message))
+})

@@ -333,23 +333,21 @@ export class LogOutput extends Context.Service<LogOutput, {
   readonly writeLine: (line: string) => void
 }>()("App/LogOutput") {}
 
-const LogOutputLive = (processName: string): Layer.Layer<LogOutput> =>
-  Layer.effect(
-    LogOutput,
-    Effect.gen(function*() {
-      const settings = yield* Effect.orDie(logSettingsConfig)
-      const style = logStyle(settings, isatty(2))
-      const writeLine = yield* stderrLines
-      return LogOutput.of({
-        style,
-        level: settings.level,
-        process: processName,
-        timestamp: timestampsIn(settings.timeZone),
-        write: (record) => writeLine(renderLog(record, style)),
-        writeLine
-      })
-    })
-  )
+const makeLogOutput = Effect.fnUntraced(function*(processName: string) {
+  const settings = yield* Effect.orDie(logSettingsConfig)
+  const style = logStyle(settings, isatty(2))
+  const writeLine = yield* stderrLines
+  return LogOutput.of({
+    style,
+    level: settings.level,
+    process: processName,
+    timestamp: timestampsIn(settings.timeZone),
+    write: (record) => writeLine(renderLog(record, style)),
+    writeLine
+  })
+})
+
+const LogOutputLive = (processName: string): Layer.Layer<LogOutput> => Layer.effect(LogOutput, makeLogOutput(processName))
 
 /** Effect's log entries as LogOutput's records, naming the process. */
 const stderrLogger = (output: LogOutput["Service"]) =>

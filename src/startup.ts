@@ -89,34 +89,37 @@ const withValue = (setting: string, problem: string): Effect.Effect<string> =>
  * which only read the environment), else left to the caller (`npm start` prepares DATABASE_URL and
  * SECRET_KEY). Each group of settings is read on its own (a group stops at its first problem).
  */
-export const checkSettings = (
+export const checkSettings: (
   source: string,
   settings: ReadonlyArray<Config.Config<unknown>>,
   opts?: { readonly reportMissing?: boolean }
-): Effect.Effect<void, ProcessFailure> =>
-  Effect.gen(function*() {
-    const problems: Array<{ readonly setting: string; readonly problem: string; readonly missing: boolean }> = []
-    for (const config of settings) {
-      const exit = yield* Effect.exit(config)
-      if (Exit.isSuccess(exit)) continue
-      const error = Cause.findErrorOption(exit.cause)
-      if (Option.isNone(error)) problems.push({ setting: "configuration", problem: Cause.pretty(exit.cause), missing: false })
-      else problems.push(...configProblems(error.value).filter(({ missing }) => !missing || opts?.reportMissing === true))
-    }
-    if (problems.length === 0) return
-    const invalid = problems.filter(({ missing }) => !missing)
-    const missing = problems.filter(({ missing }) => missing)
-    const described = yield* Effect.forEach(invalid, ({ setting, problem }) =>
-      Effect.map(withValue(setting, problem), (text) => `${setting}: ${text}`))
-    const parts = [
-      ...(invalid.length === 0 ? [] : [`invalid setting${invalid.length > 1 ? "s" : ""} ${described.join("; ")}`]),
-      // A missing setting's problem names it ("DATABASE_URL is not set; …").
-      ...missing.map(({ problem }) =>
-        problem
-      )
-    ]
-    return yield* ProcessFailure.startup(source, parts.join("; "), { settings: [...invalid, ...missing].map(({ setting }) => setting) })
-  })
+) => Effect.Effect<void, ProcessFailure> = Effect.fnUntraced(function*(
+  source: string,
+  settings: ReadonlyArray<Config.Config<unknown>>,
+  opts?: { readonly reportMissing?: boolean }
+) {
+  const problems: Array<{ readonly setting: string; readonly problem: string; readonly missing: boolean }> = []
+  for (const config of settings) {
+    const exit = yield* Effect.exit(config)
+    if (Exit.isSuccess(exit)) continue
+    const error = Cause.findErrorOption(exit.cause)
+    if (Option.isNone(error)) problems.push({ setting: "configuration", problem: Cause.pretty(exit.cause), missing: false })
+    else problems.push(...configProblems(error.value).filter(({ missing }) => !missing || opts?.reportMissing === true))
+  }
+  if (problems.length === 0) return
+  const invalid = problems.filter(({ missing }) => !missing)
+  const missing = problems.filter(({ missing }) => missing)
+  const described = yield* Effect.forEach(
+    invalid,
+    ({ setting, problem }) => Effect.map(withValue(setting, problem), (text) => `${setting}: ${text}`)
+  )
+  const parts = [
+    ...(invalid.length === 0 ? [] : [`invalid setting${invalid.length > 1 ? "s" : ""} ${described.join("; ")}`]),
+    // A missing setting's problem names it ("DATABASE_URL is not set; …").
+    ...missing.map(({ problem }) => problem)
+  ]
+  return yield* ProcessFailure.startup(source, parts.join("; "), { settings: [...invalid, ...missing].map(({ setting }) => setting) })
+})
 
 /** Why a listener could not bind, from Node's error code; and the setting that changes it. */
 const LISTEN_PROBLEMS: Readonly<Record<string, { readonly problem: string; readonly setting: "port" | "HOST" }>> = {

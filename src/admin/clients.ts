@@ -24,31 +24,40 @@ export const parsePermissions = (text: string): Effect.Effect<ReadonlyArray<Perm
   return Effect.succeed(items as ReadonlyArray<Permission>)
 }
 
-const create = answering("create", {
-  name: Flag.String("name").pipe(Flag.withDescription("the client's name")),
-  permissions: Flag.String("permissions").pipe(Flag.withDescription("P[,P...] or all")),
-  masking: Flag.Boolean("masking").pipe(Flag.withDescription("mask personal data in answers"), Flag.withDefault(false))
-}, ({ masking, name, permissions }) =>
-  Effect.gen(function*() {
+const create = answering(
+  "create",
+  {
+    name: Flag.String("name").pipe(Flag.withDescription("the client's name")),
+    permissions: Flag.String("permissions").pipe(Flag.withDescription("P[,P...] or all")),
+    masking: Flag.Boolean("masking").pipe(Flag.withDescription("mask personal data in answers"), Flag.withDefault(false))
+  },
+  Effect.fnUntraced(function*({ masking, name, permissions }) {
     const clients = yield* Clients
     return yield* clients.create({ name, permissions: yield* parsePermissions(permissions), masking })
-  }).pipe(withFlags({ name: "--name" }))).pipe(Command.withDescription("Create a client; prints its app_key and app_secret"))
+  }, withFlags({ name: "--name" }))
+).pipe(Command.withDescription("Create a client; prints its app_key and app_secret"))
 
 const list = answering("list", {}, () => Effect.flatMap(Clients, (c) => c.list)).pipe(
   Command.withDescription("Every client, without secrets")
 )
 
-const grant = answering("grant", { appKey, permissions: permissionList }, ({ appKey, permissions }) =>
-  Effect.gen(function*() {
+const grant = answering(
+  "grant",
+  { appKey, permissions: permissionList },
+  Effect.fnUntraced(function*({ appKey, permissions }) {
     const clients = yield* Clients
     return yield* clients.grant(appKey, yield* parsePermissions(permissions))
-  })).pipe(Command.withDescription("Add permissions"))
+  })
+).pipe(Command.withDescription("Add permissions"))
 
-const revoke = answering("revoke", { appKey, permissions: permissionList }, ({ appKey, permissions }) =>
-  Effect.gen(function*() {
+const revoke = answering(
+  "revoke",
+  { appKey, permissions: permissionList },
+  Effect.fnUntraced(function*({ appKey, permissions }) {
     const clients = yield* Clients
     return yield* clients.revoke(appKey, yield* parsePermissions(permissions))
-  })).pipe(Command.withDescription("Remove permissions"))
+  })
+).pipe(Command.withDescription("Remove permissions"))
 
 const disable = answering("disable", { appKey }, ({ appKey }) => Effect.flatMap(Clients, (c) => c.setStatus(appKey, "disabled")))
   .pipe(Command.withDescription("Refuse the client's requests"))
@@ -77,12 +86,14 @@ const masking = answering(
   Command.withDescription("Mask personal data in the client's answers (on) or not (off)")
 )
 
-const scope = answering("scope", {
-  appKey,
-  companies: Flag.String("companies").pipe(Flag.withDescription("ID[,ID...]: the companies whose records it may use"), Flag.optional),
-  none: Flag.Boolean("none").pipe(Flag.withDescription("remove the scope: every company's records"), Flag.withDefault(false))
-}, ({ appKey, companies, none }) =>
-  Effect.gen(function*() {
+const scope = answering(
+  "scope",
+  {
+    appKey,
+    companies: Flag.String("companies").pipe(Flag.withDescription("ID[,ID...]: the companies whose records it may use"), Flag.optional),
+    none: Flag.Boolean("none").pipe(Flag.withDescription("remove the scope: every company's records"), Flag.withDefault(false))
+  },
+  Effect.fnUntraced(function*({ appKey, companies, none }) {
     const clients = yield* Clients
     if (none && Option.isSome(companies)) return yield* usage("--companies and --none exclude each other")
     if (none) return yield* clients.setScope(appKey, null)
@@ -93,11 +104,12 @@ const scope = answering("scope", {
       return yield* usage("--companies takes positive company ids separated by commas")
     }
     return yield* clients.setScope(appKey, ids)
-  }).pipe(withFlags({ companies: "--companies" }))).pipe(
-    Command.withDescription(
-      "Bind the client to companies (--companies ID[,ID...]): it reads and changes only their records; --none removes the scope"
-    )
+  }, withFlags({ companies: "--companies" }))
+).pipe(
+  Command.withDescription(
+    "Bind the client to companies (--companies ID[,ID...]): it reads and changes only their records; --none removes the scope"
   )
+)
 
 const rateLimit = answering(
   "rate-limit",
@@ -112,14 +124,16 @@ const rateLimit = answering(
   Command.withDescription("The client's own rate limit")
 )
 
-const webhook = answering("webhook", {
-  appKey,
-  url: Flag.String("url").pipe(Flag.withDescription("where events are posted"), Flag.optional),
-  events: Flag.String("events").pipe(Flag.withDescription("E[,E...]: the event types to send"), Flag.optional),
-  off: Flag.Boolean("off").pipe(Flag.withDescription("stop sending events"), Flag.withDefault(false)),
-  rotateSecret: Flag.Boolean("rotate-secret").pipe(Flag.withDescription("a new signing secret"), Flag.withDefault(false))
-}, ({ appKey, events, off, rotateSecret, url }) =>
-  Effect.gen(function*() {
+const webhook = answering(
+  "webhook",
+  {
+    appKey,
+    url: Flag.String("url").pipe(Flag.withDescription("where events are posted"), Flag.optional),
+    events: Flag.String("events").pipe(Flag.withDescription("E[,E...]: the event types to send"), Flag.optional),
+    off: Flag.Boolean("off").pipe(Flag.withDescription("stop sending events"), Flag.withDefault(false)),
+    rotateSecret: Flag.Boolean("rotate-secret").pipe(Flag.withDescription("a new signing secret"), Flag.withDefault(false))
+  },
+  Effect.fnUntraced(function*({ appKey, events, off, rotateSecret, url }) {
     const clients = yield* Clients
     if (off) return yield* clients.webhook(appKey, { _tag: "Off" })
     if (rotateSecret) return yield* clients.webhook(appKey, { _tag: "RotateSecret" })
@@ -127,9 +141,10 @@ const webhook = answering("webhook", {
     if (Option.isNone(events)) return yield* usage("--events VALUE is required")
     const list = events.value.split(",").map((s) => s.trim()).filter((s) => s !== "")
     return yield* clients.webhook(appKey, { _tag: "Set", url: url.value, events: list })
-  }).pipe(withFlags({ url: "--url", events: "--events" }))).pipe(
-    Command.withDescription("Webhook settings: --url URL --events E[,E...] | --off | --rotate-secret")
-  )
+  }, withFlags({ url: "--url", events: "--events" }))
+).pipe(
+  Command.withDescription("Webhook settings: --url URL --events E[,E...] | --off | --rotate-secret")
+)
 
 export const clientsCommand = Command.make("clients").pipe(
   Command.withDescription("API clients: credentials, permissions, limits, webhooks"),

@@ -63,63 +63,61 @@ const usageMessage = (
  * Usage errors (unknown commands, missing or invalid flags and arguments) fail with UsageError,
  * whose message ends with the help of the command concerned.
  */
-export const runCommand = (
+export const runCommand = Effect.fnUntraced(function*(
   argv: ReadonlyArray<string>,
   run: <A, E>(effect: Effect.Effect<A, E, AdminServices>) => Effect.Effect<A, E | AdminSetupError>
-) =>
-  Effect.gen(function*() {
-    let answer: Option.Option<unknown> = Option.none()
-    let shown = ""
-    let help: HelpDoc.HelpDoc | undefined
-    const presenter: CliOutput.Presenter = {
-      present: (event) =>
+) {
+  let answer: Option.Option<unknown> = Option.none()
+  let shown = ""
+  let help: HelpDoc.HelpDoc | undefined
+  const presenter: CliOutput.Presenter = {
+    present: (event) =>
+      Effect.sync(() => {
+        switch (event._tag) {
+          case "Help":
+            if (event.reason === "Requested") shown = formatter.formatHelpDoc(event.helpDoc)
+            else help = event.helpDoc
+            return
+          case "InvalidInvocation":
+            help = event.helpDoc
+            return
+          case "Version":
+            shown = formatter.formatVersion(event.name, event.version)
+            return
+        }
+      })
+  }
+  yield* Command.runWith(adminCommand, { version: VERSION, renderErrors: false })(argv).pipe(
+    Effect.provideService(AdminRuntime, {
+      run,
+      answer: (value) =>
         Effect.sync(() => {
-          switch (event._tag) {
-            case "Help":
-              if (event.reason === "Requested") shown = formatter.formatHelpDoc(event.helpDoc)
-              else help = event.helpDoc
-              return
-            case "InvalidInvocation":
-              help = event.helpDoc
-              return
-            case "Version":
-              shown = formatter.formatVersion(event.name, event.version)
-              return
-          }
+          answer = Option.some(value)
         })
-    }
-    yield* Command.runWith(adminCommand, { version: VERSION, renderErrors: false })(argv).pipe(
-      Effect.provideService(AdminRuntime, {
-        run,
-        answer: (value) =>
-          Effect.sync(() => {
-            answer = Option.some(value)
-          })
-      }),
-      Effect.provideService(CliOutput.Presenter, presenter),
-      Effect.provideService(CliOutput.Formatter, formatter),
-      Effect.provideService(CliConfig.CliConfig, cliConfig),
-      Effect.provide(NodeServices.layer),
-      Effect.catch((e) =>
-        Effect.fail(e instanceof CliError.ShowHelp ? new UsageError({ message: usageMessage(e.errors, e.commandPath, help) }) : e)
-      )
+    }),
+    Effect.provideService(CliOutput.Presenter, presenter),
+    Effect.provideService(CliOutput.Formatter, formatter),
+    Effect.provideService(CliConfig.CliConfig, cliConfig),
+    Effect.provide(NodeServices.layer),
+    Effect.catch((e) =>
+      Effect.fail(e instanceof CliError.ShowHelp ? new UsageError({ message: usageMessage(e.errors, e.commandPath, help) }) : e)
     )
-    return Option.match(answer, {
-      onNone: (): AdminOutcome => ({ _tag: "Shown", text: shown }),
-      onSome: (value): AdminOutcome => ({ _tag: "Answer", value })
-    })
+  )
+  return Option.match(answer, {
+    onNone: (): AdminOutcome => ({ _tag: "Shown", text: shown }),
+    onSome: (value): AdminOutcome => ({ _tag: "Answer", value })
   })
+})
 
 /**
  * The admin command line on `argv` in-process, over the services at hand (tests): the command's
  * answer (or the help text asked for).
  */
-export const runAdmin = (argv: ReadonlyArray<string>) =>
-  Effect.gen(function*() {
-    const services = yield* Effect.context<AdminServices>()
-    const outcome = yield* runCommand(argv, (effect) => Effect.provideContext(effect, services))
-    return outcome._tag === "Answer" ? outcome.value : outcome.text
-  })
+export const runAdmin = Effect.fnUntraced(function*(argv: ReadonlyArray<string>) {
+  const services = yield* Effect.context<AdminServices>()
+  const outcome = yield* runCommand(argv, (effect) => Effect.provideContext(effect, services))
+  return outcome._tag === "Answer" ? outcome.value : outcome.text
+})
 
 /** The message an operator sees for a failed command (a refused value: each field at fault). */
 export const describeFailure = (error: unknown): string => {

@@ -29,12 +29,14 @@ const deliveries = answering("deliveries", {
       limit: Math.min(limit, MAX_LIMIT)
     }))).pipe(Command.withDescription("Deliveries with their attempts, newest first"))
 
-const redeliver = answering("redeliver", {
-  id: idArgument("ID").pipe(Argument.withDescription("a delivery id"), Argument.optional),
-  client: Flag.String("client").pipe(Flag.withDescription("every delivery of this app_key…"), Flag.optional),
-  since: Flag.String("since").pipe(Flag.withDescription("…since YYYY-MM-DDTHH:MM:SS"), Flag.optional)
-}, ({ client, id, since }) =>
-  Effect.gen(function*() {
+const redeliver = answering(
+  "redeliver",
+  {
+    id: idArgument("ID").pipe(Argument.withDescription("a delivery id"), Argument.optional),
+    client: Flag.String("client").pipe(Flag.withDescription("every delivery of this app_key…"), Flag.optional),
+    since: Flag.String("since").pipe(Flag.withDescription("…since YYYY-MM-DDTHH:MM:SS"), Flag.optional)
+  },
+  Effect.fnUntraced(function*({ client, id, since }) {
     const webhooks = yield* Webhooks
     if (Option.isSome(id)) return yield* webhooks.redeliver(id.value)
     if (Option.isNone(client) || Option.isNone(since)) {
@@ -45,7 +47,8 @@ const redeliver = answering("redeliver", {
       withFlags({ since: "--since" }),
       Effect.catchTag("WebhookOff", () => usage(`the webhook of ${appKey} is off; turn it on first (${turnOn(appKey)})`))
     )
-  })).pipe(Command.withDescription("Send a delivery again: ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS"))
+  })
+).pipe(Command.withDescription("Send a delivery again: ID, or --client APP_KEY --since YYYY-MM-DDTHH:MM:SS"))
 
 const test = answering("test", { appKey: Argument.String("APP_KEY") }, ({ appKey }) =>
   Effect.flatMap(Webhooks, (w) => w.test(appKey)).pipe(

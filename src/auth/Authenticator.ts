@@ -60,8 +60,8 @@ export class Authenticator extends Context.Service<Authenticator>()("Auth/Authen
 
     /**
      * The caller of a signed request; 503 when the database behind the check is unreachable. One
-     * generator function for every request (docs/architecture.md, "Generators on the request
-     * path"): `(req) => Effect.gen(function*() {…})` would make a new one per call.
+     * generator function for every request (docs/contributor.md, "Generators are made once"):
+     * `(req) => Effect.gen(function*() {…})` would make a new one per call.
      */
     const authenticate: (req: SignedRequest) => Effect.Effect<Authenticated, Unauthorized | DatabaseUnavailable> = Effect
       .fnUntraced(function*(req: SignedRequest) {

@@ -110,22 +110,21 @@ export class ClientCache extends Context.Service<ClientCache>()("Auth/ClientCach
       return held !== undefined ? Effect.succeed(held) : load(appKey)
     }
 
-    const load = (appKey: string) =>
-      Effect.gen(function*() {
-        if (!started) {
-          started = true
-          yield* start
-        }
-        const cached = entries.get(appKey)
-        if (cached !== undefined) return cached
-        const seen = version
-        const found = Option.map(yield* repo.findByAppKey(appKey), open)
-        if (live && version === seen) {
-          if (entries.size >= MAX_ENTRIES) entries.clear()
-          entries.set(appKey, found)
-        }
-        return found
-      })
+    const load = Effect.fnUntraced(function*(appKey: string) {
+      if (!started) {
+        started = true
+        yield* start
+      }
+      const cached = entries.get(appKey)
+      if (cached !== undefined) return cached
+      const seen = version
+      const found = Option.map(yield* repo.findByAppKey(appKey), open)
+      if (live && version === seen) {
+        if (entries.size >= MAX_ENTRIES) entries.clear()
+        entries.set(appKey, found)
+      }
+      return found
+    })
 
     return {
       get,

@@ -108,8 +108,8 @@ export const CardParserFromParts: Layer.Layer<CardParser, never, CardAi | CardOc
       yield* Effect.logWarning(`card parsing unavailable: no AI key and no OCR data (${OCR_INSTALL_HINT})`)
     }
 
-    const viaOcr = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
-      Effect.gen(function*() {
+    const viaOcr: (image: Uint8Array) => Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> = Effect
+      .fnUntraced(function*(image: Uint8Array) {
         const png = yield* normalize(image, OCR_IMAGE)
         const { text, uncertain } = yield* ocr.read(png)
         // 出生年月 gives the age in the platform time zone's current year (DECISIONS §10).
@@ -119,8 +119,8 @@ export const CardParserFromParts: Layer.Layer<CardParser, never, CardAi | CardOc
         return { method: "ocr", parsed, confidence: confidenceOf(parsed, doubts) } as const
       })
 
-    const parse = (image: Uint8Array): Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> =>
-      Effect.gen(function*() {
+    const parse: (image: Uint8Array) => Effect.Effect<ParseOutcome, CardParseError | ParserUnavailable> = Effect
+      .fnUntraced(function*(image: Uint8Array) {
         if (!ai.available) {
           if (!ocr.available) {
             return yield* new ParserUnavailable({
@@ -145,7 +145,7 @@ export const CardParserFromParts: Layer.Layer<CardParser, never, CardAi | CardOc
           })
         }
         return yield* viaOcr(image)
-      }).pipe(Effect.withSpan("CardParser.parse"))
+      }, (effect) => Effect.withSpan(effect, "CardParser.parse"))
 
     return { parse }
   })

@@ -211,19 +211,18 @@ export const extractJson = (text: string): string | null => {
 }
 
 /** The ParsedCard in a model's answer text; CardParseError when it holds no valid object. */
-export const parseAiAnswer = (text: string): Effect.Effect<AiParsed, CardParseError> =>
-  Effect.gen(function*() {
-    const json = extractJson(text)
-    if (json === null) return yield* new CardParseError({ message: "AI answer holds no JSON object" })
-    const value = yield* Effect.try({
-      try: (): unknown => JSON.parse(json),
-      catch: (e) => new CardParseError({ message: "AI answer is not valid JSON", cause: e })
-    })
-    const answer = yield* decodeAnswer(value).pipe(
-      Effect.mapError((e) => new CardParseError({ message: `AI answer has the wrong shape: ${e.message}`, cause: e }))
-    )
-    return toParsed(answer)
+export const parseAiAnswer: (text: string) => Effect.Effect<AiParsed, CardParseError> = Effect.fnUntraced(function*(text: string) {
+  const json = extractJson(text)
+  if (json === null) return yield* new CardParseError({ message: "AI answer holds no JSON object" })
+  const value = yield* Effect.try({
+    try: (): unknown => JSON.parse(json),
+    catch: (e) => new CardParseError({ message: "AI answer is not valid JSON", cause: e })
   })
+  const answer = yield* decodeAnswer(value).pipe(
+    Effect.mapError((e) => new CardParseError({ message: `AI answer has the wrong shape: ${e.message}`, cause: e }))
+  )
+  return toParsed(answer)
+})
 
 const describeError = (e: unknown): string => {
   if (e instanceof Anthropic.APIConnectionTimeoutError) return "AI request timed out"

@@ -250,94 +250,101 @@ const startWorker = (langPath: string, timeout: Duration.Input) =>
   )
 
 /**
+ * The pool of `poolSize` workers behind one tesseract.js scheduler, over the language data staged
+ * for it; ParserUnavailable when that data is damaged.
+ */
+const startPool = Effect.fnUntraced(function*(
+  files: Readonly<Record<OcrLanguage, string | null>>,
+  poolSize: number,
+  startTimeout: Duration.Input
+) {
+  const damage = OCR_LANGUAGES.map((l) => checkLanguageData(files[l]!)).filter((d) => d !== null)
+  if (damage.length > 0) {
+    return yield* new ParserUnavailable({
+      message: `OCR language data unusable: ${damage.join("; ")}; reinstall it: \`${OCR_INSTALL_HINT}\``
+    })
+  }
+  const { dir } = yield* stageLangPath({ chi_sim: files.chi_sim!, eng: files.eng! })
+  const started = yield* Effect.forEach(
+    Array.from({ length: poolSize }, (_, i) => i),
+    () => Effect.result(startWorker(dir, startTimeout)),
+    { concurrency: "unbounded" }
+  )
+  const workers = started.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+  const failure = started.find(Result.isFailure)
+  if (failure !== undefined) {
+    yield* Effect.promise(() => Promise.all(workers.map((w) => w.terminate().catch(() => undefined))))
+    return yield* Effect.fail(failure.failure)
+  }
+  const s = Tesseract.createScheduler()
+  for (const w of workers) s.addWorker(w)
+  yield* Effect.logInfo("OCR pool started").pipe(Effect.annotateLogs({ workers: poolSize }))
+  return s
+})
+
+/** The OCR service of OcrLive (its layer's construction, once per layer built). */
+const makeOcr = Effect.fnUntraced(function*(config: OcrConfig) {
+  const poolSize = Math.max(1, Math.floor(config.poolSize))
+  const startTimeout = config.startTimeout ?? Duration.seconds(60)
+  const jobTimeout = config.jobTimeout ?? Duration.seconds(60)
+  const files = languageDataFiles(config.langPath, config.model)
+  const available = ocrLanguageDataAvailable(config.langPath, config.model)
+  if (!available) {
+    yield* Effect.logWarning(unavailable(config.langPath, config.model).message)
+  }
+
+  const lock = yield* Semaphore.make(1)
+  let scheduler: Tesseract.Scheduler | null = null
+  let closed = false
+
+  yield* Effect.addFinalizer(() =>
+    lock.withPermits(1)(
+      Effect.promise(async () => {
+        closed = true
+        const s = scheduler
+        scheduler = null
+        if (s !== null) await s.terminate().catch(() => undefined)
+      })
+    )
+  )
+
+  const createPool = Effect.scoped(startPool(files, poolSize, startTimeout))
+
+  const pool = lock.withPermits(1)(
+    Effect.suspend(() => {
+      if (closed) return Effect.fail(new CardParseError({ message: "OCR service is shutting down" }))
+      if (scheduler !== null) return Effect.succeed(scheduler)
+      // Uninterruptible: an interrupted start-up would leave worker threads behind.
+      return Effect.uninterruptible(Effect.tap(createPool, (s) => Effect.sync(() => (scheduler = s))))
+    })
+  )
+
+  const read = (png: Buffer): Effect.Effect<OcrReading, CardParseError | ParserUnavailable> =>
+    available
+      ? Effect.flatMap(pool, (s) =>
+        Effect.tryPromise({
+          try: () => s.addJob("recognize", png, {}, { text: true, blocks: true }),
+          catch: (e) => new CardParseError({ message: `OCR failed: ${String(e)}`, cause: e })
+        }).pipe(
+          Effect.timeoutOrElse({
+            duration: jobTimeout,
+            orElse: () =>
+              Effect.fail(
+                new CardParseError({ message: `OCR took longer than ${Duration.format(Duration.fromInputUnsafe(jobTimeout))}` })
+              )
+          }),
+          Effect.map((r) => ({ text: r.data.text, uncertain: uncertainWords(r.data.blocks) }))
+        ))
+      : Effect.fail(unavailable(config.langPath, config.model))
+
+  const recognize = (png: Buffer) => Effect.map(read(png), (r) => r.text)
+
+  return { available, recognize, read }
+})
+
+/**
  * The OCR service. The pool (`poolSize` workers behind one tesseract.js scheduler) is created on
  * the first recognition, shared by all later ones, and terminated when the layer's scope closes.
  * The layer always builds: without language data `recognize` fails with ParserUnavailable.
  */
-export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> =>
-  Layer.effect(
-    CardOcr,
-    Effect.gen(function*() {
-      const poolSize = Math.max(1, Math.floor(config.poolSize))
-      const startTimeout = config.startTimeout ?? Duration.seconds(60)
-      const jobTimeout = config.jobTimeout ?? Duration.seconds(60)
-      const files = languageDataFiles(config.langPath, config.model)
-      const available = ocrLanguageDataAvailable(config.langPath, config.model)
-      if (!available) {
-        yield* Effect.logWarning(unavailable(config.langPath, config.model).message)
-      }
-
-      const lock = yield* Semaphore.make(1)
-      let scheduler: Tesseract.Scheduler | null = null
-      let closed = false
-
-      yield* Effect.addFinalizer(() =>
-        lock.withPermits(1)(
-          Effect.promise(async () => {
-            closed = true
-            const s = scheduler
-            scheduler = null
-            if (s !== null) await s.terminate().catch(() => undefined)
-          })
-        )
-      )
-
-      const createPool = Effect.scoped(
-        Effect.gen(function*() {
-          const damage = OCR_LANGUAGES.map((l) => checkLanguageData(files[l]!)).filter((d) => d !== null)
-          if (damage.length > 0) {
-            return yield* new ParserUnavailable({
-              message: `OCR language data unusable: ${damage.join("; ")}; reinstall it: \`${OCR_INSTALL_HINT}\``
-            })
-          }
-          const { dir } = yield* stageLangPath({ chi_sim: files.chi_sim!, eng: files.eng! })
-          const started = yield* Effect.forEach(
-            Array.from({ length: poolSize }, (_, i) => i),
-            () => Effect.result(startWorker(dir, startTimeout)),
-            { concurrency: "unbounded" }
-          )
-          const workers = started.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
-          const failure = started.find(Result.isFailure)
-          if (failure !== undefined) {
-            yield* Effect.promise(() => Promise.all(workers.map((w) => w.terminate().catch(() => undefined))))
-            return yield* Effect.fail(failure.failure)
-          }
-          const s = Tesseract.createScheduler()
-          for (const w of workers) s.addWorker(w)
-          yield* Effect.logInfo("OCR pool started").pipe(Effect.annotateLogs({ workers: poolSize }))
-          return s
-        })
-      )
-
-      const pool = lock.withPermits(1)(
-        Effect.suspend(() => {
-          if (closed) return Effect.fail(new CardParseError({ message: "OCR service is shutting down" }))
-          if (scheduler !== null) return Effect.succeed(scheduler)
-          // Uninterruptible: an interrupted start-up would leave worker threads behind.
-          return Effect.uninterruptible(Effect.tap(createPool, (s) => Effect.sync(() => (scheduler = s))))
-        })
-      )
-
-      const read = (png: Buffer): Effect.Effect<OcrReading, CardParseError | ParserUnavailable> =>
-        available
-          ? Effect.flatMap(pool, (s) =>
-            Effect.tryPromise({
-              try: () => s.addJob("recognize", png, {}, { text: true, blocks: true }),
-              catch: (e) => new CardParseError({ message: `OCR failed: ${String(e)}`, cause: e })
-            }).pipe(
-              Effect.timeoutOrElse({
-                duration: jobTimeout,
-                orElse: () =>
-                  Effect.fail(
-                    new CardParseError({ message: `OCR took longer than ${Duration.format(Duration.fromInputUnsafe(jobTimeout))}` })
-                  )
-              }),
-              Effect.map((r) => ({ text: r.data.text, uncertain: uncertainWords(r.data.blocks) }))
-            ))
-          : Effect.fail(unavailable(config.langPath, config.model))
-
-      const recognize = (png: Buffer) => Effect.map(read(png), (r) => r.text)
-
-      return { available, recognize, read }
-    })
-  )
+export const OcrLive = (config: OcrConfig): Layer.Layer<CardOcr> => Layer.effect(CardOcr, makeOcr(config))

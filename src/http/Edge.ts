@@ -175,42 +175,51 @@ const served = Effect.fnUntraced(function*(
   return yield* bodiless ? scoped : Effect.provideService(scoped, HttpServerRequest.HttpServerRequest, withBody(original, body))
 })
 
-const makeEdge = (limits: { readonly json: number; readonly multipart: number }) =>
+interface Limits {
+  readonly json: number
+  readonly multipart: number
+}
+
+/** One request through the edge, around `app`. */
+const edge = Effect.fnUntraced(function*(app: Handler, limits: Limits) {
+  const original = yield* HttpServerRequest.HttpServerRequest
+  const requestId = requestIdFor(original.headers["x-request-id"])
+  const started = yield* Clock.currentTimeMillis
+  // Real time for the latency metrics (Clock is the test clock in tests).
+  const startedAt = performance.now()
+  yield* Effect.annotateCurrentSpan("http.request_id", requestId)
+  const limit = mediaTypeOf(original).startsWith("multipart/") ? limits.multipart : limits.json
+
+  let response = yield* served(app, original, requestId, limit).pipe(
+    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : responseOfCause(cause, requestId))
+  )
+  // The error the answer was made of (here, in a middleware, or the one a replay was kept with):
+  // its reason for the metrics and the log line; its headers came with the answer.
+  const answered = answeredError(response)
+  const error = answered === undefined ? undefined : reasonOf(answered)
+  response = HttpServerResponse.setHeader(response, "x-request-id", requestId)
+  const ended = yield* Clock.currentTimeMillis
+  yield* observeRequest({ method: original.method, url: original.url, status: response.status, startedAt, error })
+  yield* Effect.logWithLevel(requestLogLevel(original.url))("request").pipe(
+    Effect.annotateLogs({
+      request_id: requestId,
+      method: original.method,
+      path: pathOf(original.url),
+      status: response.status,
+      ms: ended - started,
+      app_key: sentAppKey(original.headers["x-app-key"]),
+      ...(error !== undefined ? { error } : {})
+    })
+  )
+  return response
+})
+
+// The edge's generator function is made once (docs/contributor.md, "Generators are made once"),
+// not each time the router's handler is built.
+const makeEdge = (limits: Limits) =>
 (
   app: Handler
-): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
-    const original = yield* HttpServerRequest.HttpServerRequest
-    const requestId = requestIdFor(original.headers["x-request-id"])
-    const started = yield* Clock.currentTimeMillis
-    // Real time for the latency metrics (Clock is the test clock in tests).
-    const startedAt = performance.now()
-    yield* Effect.annotateCurrentSpan("http.request_id", requestId)
-    const limit = mediaTypeOf(original).startsWith("multipart/") ? limits.multipart : limits.json
-
-    let response = yield* served(app, original, requestId, limit).pipe(
-      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.interrupt : responseOfCause(cause, requestId))
-    )
-    // The error the answer was made of (here, in a middleware, or the one a replay was kept with):
-    // its reason for the metrics and the log line; its headers came with the answer.
-    const answered = answeredError(response)
-    const error = answered === undefined ? undefined : reasonOf(answered)
-    response = HttpServerResponse.setHeader(response, "x-request-id", requestId)
-    const ended = yield* Clock.currentTimeMillis
-    yield* observeRequest({ method: original.method, url: original.url, status: response.status, startedAt, error })
-    yield* Effect.logWithLevel(requestLogLevel(original.url))("request").pipe(
-      Effect.annotateLogs({
-        request_id: requestId,
-        method: original.method,
-        path: pathOf(original.url),
-        status: response.status,
-        ms: ended - started,
-        app_key: sentAppKey(original.headers["x-app-key"]),
-        ...(error !== undefined ? { error } : {})
-      })
-    )
-    return response
-  })
+): Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, HttpServerRequest.HttpServerRequest> => edge(app, limits)
 
 /**
  * The edge around every route (and the router's own 404). Provides the request's body and id to

@@ -21,7 +21,7 @@ import { type ApiError, disclosesExistence, errorHeaders, isApiError } from "../
 import { Authenticator } from "../auth/Authenticator.js"
 import { Masker } from "../auth/Masker.js"
 import { Signer } from "../auth/Signer.js"
-import { ACTION_LIMITS, decideHit, describeLimit } from "../domain/actionLimits.js"
+import { ACTION_LIMITS, decideHit, describeLimit, type LimitedAction } from "../domain/actionLimits.js"
 import { InvalidInput, OutOfScope } from "../domain/errors.js"
 import { IdempotencyKeyInProgress, IdempotencyKeyReused, isValidIdempotencyKey, requestFingerprint } from "../domain/idempotency.js"
 import { isScoped } from "../domain/scope.js"
@@ -35,7 +35,7 @@ import { type Answer, Idempotency } from "../services/Idempotency.js"
 import { withBody } from "./Edge.js"
 import { responseOfCause } from "./errors.js"
 import { makeRequestBody, RequestBody } from "./RequestState.js"
-import { routeInfo } from "./routes.js"
+import { type RouteInfo, routeInfo } from "./routes.js"
 
 const EMPTY_OBJECT = makeRequestBody(new TextEncoder().encode("{}"), "application/json")
 
@@ -69,36 +69,42 @@ export const AuthenticatedLive = Layer.effect(
   Effect.gen(function*() {
     const auth = yield* Authenticator
     const masker = yield* Masker
-    return (httpEffect) =>
-      answered(Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const body = yield* RequestBody
-        const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
-          method: request.method,
-          url: request.url,
-          headers: request.headers,
-          body: body.bytes
-        })
-        const tokens = Math.max(0, Math.floor(bucket.tokens))
-        yield* addToAnswer({
-          ...(deprecatedSecret ? { "x-secret-deprecated": "true" } : {}),
-          "ratelimit-limit": String(rate.burst),
-          "ratelimit-remaining": String(tokens),
-          "ratelimit-reset": String(Math.ceil(Math.max(0, rate.burst - bucket.tokens) / rate.rps)),
-          "ratelimit-policy": `${rate.burst};w=${Math.max(1, Math.round(rate.burst / rate.rps))}`
-        })
-        if (!bucket.allowed) {
-          const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
-          return yield* Effect.fail(new TooManyRequests({ message: "rate limit exceeded", retry_after: retryAfter }))
-        }
-        // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
-        // Overlays (provideService), not a merged context: a merge copies the whole context.
-        const withCaller = Effect.provideService(httpEffect, Caller, caller)
-        if (!caller.masking) return yield* withCaller
-        const response = yield* answered(Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)))
-        yield* countExistenceAnswer(caller.appKey, response)
-        return response
-      }))
+
+    // Generator functions are made once (docs/contributor.md, "Generators are made once"): here,
+    // not in the function below, which HttpApiBuilder calls for each route.
+    const authenticated = Effect.fnUntraced(function*(
+      httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled, Caller>
+    ) {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const body = yield* RequestBody
+      const { bucket, caller, deprecatedSecret, rate } = yield* auth.authenticate({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        body: body.bytes
+      })
+      const tokens = Math.max(0, Math.floor(bucket.tokens))
+      yield* addToAnswer({
+        ...(deprecatedSecret ? { "x-secret-deprecated": "true" } : {}),
+        "ratelimit-limit": String(rate.burst),
+        "ratelimit-remaining": String(tokens),
+        "ratelimit-reset": String(Math.ceil(Math.max(0, rate.burst - bucket.tokens) / rate.rps)),
+        "ratelimit-policy": `${rate.burst};w=${Math.max(1, Math.round(rate.burst / rate.rps))}`
+      })
+      if (!bucket.allowed) {
+        const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / rate.rps))
+        return yield* Effect.fail(new TooManyRequests({ message: "rate limit exceeded", retry_after: retryAfter }))
+      }
+      // Read when the success is encoded: a masking client's answers are masked (DECISIONS §3).
+      // Overlays (provideService), not a merged context: a merge copies the whole context.
+      const withCaller = Effect.provideService(httpEffect, Caller, caller)
+      if (!caller.masking) return yield* withCaller
+      const response = yield* answered(Effect.provideService(withCaller, ResponseMask, masker.forCaller(caller)))
+      yield* countExistenceAnswer(caller.appKey, response)
+      return response
+    })
+
+    return (httpEffect) => answered(authenticated(httpEffect))
   })
 ).pipe(Layer.provide(Masker.layer))
 
@@ -128,6 +134,66 @@ const urlFailure = (url: string): InvalidInput | undefined => {
 }
 
 /**
+ * The checks of a request with a body (CheckedInputLive), then the request. Made once, not in the
+ * middleware's function, which HttpApiBuilder calls for each route (docs/contributor.md,
+ * "Generators are made once").
+ */
+const checkedBody = Effect.fnUntraced(function*(
+  httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>,
+  info: RouteInfo
+) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const failure = urlFailure(request.url)
+  if (failure !== undefined) return yield* Effect.fail(failure)
+
+  if (info.emptyBodyAsObject && request.headers["content-type"] === undefined && (yield* RequestBody).bytes.length === 0) {
+    // All fields optional: no body at all reads as `{}` (DECISIONS §1); the signature and the
+    // Idempotency-Key fingerprint stay over the empty body that was sent.
+    return yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withBody(request, EMPTY_OBJECT))
+  }
+  const type = mediaType(request.headers["content-type"])
+  if (info.body === "json") {
+    if (type !== "application/json") {
+      return yield* Effect.fail(
+        new UnsupportedMediaType({
+          message: "this endpoint takes a JSON body (Content-Type: application/json)",
+          expected: "application/json"
+        })
+      )
+    }
+    const body = yield* RequestBody
+    const text = body.utf8()
+    if (text === undefined) {
+      return yield* Effect.fail(InvalidInput.of([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
+    }
+    const json = body.json()
+    if (!json.ok) {
+      return yield* Effect.fail(
+        InvalidInput.of([{ path: "body", message: `malformed JSON: ${clip((json.error as Error).message)}` }], "malformed JSON body")
+      )
+    }
+    const parsed = json.value
+    if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+      return yield* Effect.fail(
+        InvalidInput.of([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
+      )
+    }
+    const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
+    if (textIssues.length > 0) {
+      return yield* Effect.fail(InvalidInput.of(textIssues, "the body holds text or nesting the service refuses"))
+    }
+  } else if (info.body === "multipart" && type !== "multipart/form-data") {
+    return yield* Effect.fail(
+      new UnsupportedMediaType({
+        message: "this endpoint takes multipart/form-data",
+        expected: "multipart/form-data"
+      })
+    )
+  }
+  return yield* httpEffect
+})
+
+/**
  * Text rules of DECISIONS §1 on what the decoders will see (path and query bytes, then the body),
  * and the body's media type. A JSON body must be valid UTF-8 and a JSON object.
  */
@@ -143,57 +209,7 @@ export const CheckedInputLive = Layer.succeed(CheckedInput)((httpEffect, { endpo
       }
     )
   }
-  return Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const failure = urlFailure(request.url)
-    if (failure !== undefined) return yield* Effect.fail(failure)
-
-    if (info.emptyBodyAsObject && request.headers["content-type"] === undefined && (yield* RequestBody).bytes.length === 0) {
-      // All fields optional: no body at all reads as `{}` (DECISIONS §1); the signature and the
-      // Idempotency-Key fingerprint stay over the empty body that was sent.
-      return yield* Effect.provideService(httpEffect, HttpServerRequest.HttpServerRequest, withBody(request, EMPTY_OBJECT))
-    }
-    const type = mediaType(request.headers["content-type"])
-    if (info.body === "json") {
-      if (type !== "application/json") {
-        return yield* Effect.fail(
-          new UnsupportedMediaType({
-            message: "this endpoint takes a JSON body (Content-Type: application/json)",
-            expected: "application/json"
-          })
-        )
-      }
-      const body = yield* RequestBody
-      const text = body.utf8()
-      if (text === undefined) {
-        return yield* Effect.fail(InvalidInput.of([{ path: "body", message: "must be valid UTF-8" }], "the body is not valid UTF-8"))
-      }
-      const json = body.json()
-      if (!json.ok) {
-        return yield* Effect.fail(
-          InvalidInput.of([{ path: "body", message: `malformed JSON: ${clip((json.error as Error).message)}` }], "malformed JSON body")
-        )
-      }
-      const parsed = json.value
-      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-        return yield* Effect.fail(
-          InvalidInput.of([{ path: "body", message: "must be a JSON object" }], "the body must be a JSON object")
-        )
-      }
-      const textIssues = jsonTextIssues(parsed, { skipItemsOf: info.itemwise })
-      if (textIssues.length > 0) {
-        return yield* Effect.fail(InvalidInput.of(textIssues, "the body holds text or nesting the service refuses"))
-      }
-    } else if (info.body === "multipart" && type !== "multipart/form-data") {
-      return yield* Effect.fail(
-        new UnsupportedMediaType({
-          message: "this endpoint takes multipart/form-data",
-          expected: "multipart/form-data"
-        })
-      )
-    }
-    return yield* httpEffect
-  })
+  return checkedBody(httpEffect, info)
 })
 
 /**
@@ -228,54 +244,60 @@ export const IdempotentLive = Layer.effect(
         ? { status: response.status, body: response.body.body, contentType: response.body.contentType }
         : undefined
 
+    // Made once per layer, not per route (as in AuthenticatedLive).
+    const idempotent = Effect.fnUntraced(function*(
+      httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>,
+      computedAnswer: boolean
+    ) {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const key = request.headers["idempotency-key"]
+      if (key === undefined) return yield* httpEffect
+      if (!isValidIdempotencyKey(key)) {
+        return yield* Effect.fail(
+          InvalidInput.of([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
+        )
+      }
+      const caller = yield* Caller
+      const { path, rawQuery } = splitUrl(request.url)
+      const fingerprint = requestFingerprint({
+        method: request.method,
+        path,
+        sortedQuery: sortedQuery(rawQuery),
+        bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
+      })
+      const attempt = yield* Effect.uninterruptible(
+        (computedAnswer ? idempotency.onceComputed : idempotency.once)({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
+          recover: (cause) => responseOfCause(cause),
+          answerOf: keptAnswer
+        })
+      )
+      switch (attempt._tag) {
+        case "Ran":
+          return attempt.value
+        case "Reused":
+          return yield* Effect.fail(
+            new IdempotencyKeyReused({
+              message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
+            })
+          )
+        case "InProgress":
+          // Its answer carries data.retry_after as Retry-After too.
+          return yield* Effect.fail(
+            new IdempotencyKeyInProgress({
+              message: "the first request with this Idempotency-Key is still running; retry shortly",
+              retry_after: attempt.retryAfterSeconds
+            })
+          )
+        case "Replay":
+          return replayed(attempt)
+      }
+    })
+
     return (httpEffect, { endpoint, group }) => {
       // Only a POST can carry a key that counts (DECISIONS §11); other methods pass untouched.
       if (endpoint.method !== "POST") return httpEffect
       const { computedAnswer } = routeInfo(group, endpoint)
-      return Effect.gen(function*() {
-        const request = yield* HttpServerRequest.HttpServerRequest
-        const key = request.headers["idempotency-key"]
-        if (key === undefined) return yield* httpEffect
-        if (!isValidIdempotencyKey(key)) {
-          return yield* Effect.fail(
-            InvalidInput.of([{ path: "Idempotency-Key", message: "must be 1 to 255 printable ASCII characters" }])
-          )
-        }
-        const caller = yield* Caller
-        const { path, rawQuery } = splitUrl(request.url)
-        const fingerprint = requestFingerprint({
-          method: request.method,
-          path,
-          sortedQuery: sortedQuery(rawQuery),
-          bodyMd5: signer.bodyMd5((yield* RequestBody).bytes)
-        })
-        const attempt = yield* Effect.uninterruptible(
-          (computedAnswer ? idempotency.onceComputed : idempotency.once)({ appKey: caller.appKey, key, fingerprint }, httpEffect, {
-            recover: (cause) => responseOfCause(cause),
-            answerOf: keptAnswer
-          })
-        )
-        switch (attempt._tag) {
-          case "Ran":
-            return attempt.value
-          case "Reused":
-            return yield* Effect.fail(
-              new IdempotencyKeyReused({
-                message: "this Idempotency-Key was first sent with a different request; use a new key for a new request"
-              })
-            )
-          case "InProgress":
-            // Its answer carries data.retry_after as Retry-After too.
-            return yield* Effect.fail(
-              new IdempotencyKeyInProgress({
-                message: "the first request with this Idempotency-Key is still running; retry shortly",
-                retry_after: attempt.retryAfterSeconds
-              })
-            )
-          case "Replay":
-            return replayed(attempt)
-        }
-      })
+      return idempotent(httpEffect, computedAnswer)
     }
   })
 )
@@ -319,26 +341,33 @@ export const ActionLimitedLive = Layer.effect(
   Effect.gen(function*() {
     const windows = yield* ActionWindowsRepo
     const tx = yield* Transaction
+    // Made once per layer, not per route (as in AuthenticatedLive).
+    const limited = Effect.fnUntraced(function*(
+      httpEffect: Effect.Effect<HttpServerResponse.HttpServerResponse, Types.unhandled>,
+      action: LimitedAction,
+      windowMs: number
+    ) {
+      const caller = yield* Caller
+      const nowMs = yield* Clock.currentTimeMillis
+      const decision = decideHit(action, yield* windows.hit(caller.id, action, nowMs, windowMs), nowMs)
+      if (decision._tag === "Refused") {
+        // Its answer carries data.retry_after as Retry-After too.
+        return yield* Effect.fail(
+          new TooManyRequests({
+            // No number in the message: the wait is data.retry_after (and Retry-After).
+            message: `this operation is limited to ${describeLimit(action)} per client; retry when its window ends (Retry-After)`,
+            retry_after: decision.retryAfterSeconds
+          })
+        )
+      }
+      return yield* httpEffect
+    })
+
     return (httpEffect, { endpoint, group }) => {
       const action = routeInfo(group, endpoint).actionLimit
       if (action === undefined) return Effect.die(new Error(`route ${endpoint.method} ${endpoint.path} has no ActionLimit`))
       const windowMs = ACTION_LIMITS[action].windowSeconds * 1000
-      return tx.run(Effect.gen(function*() {
-        const caller = yield* Caller
-        const nowMs = yield* Clock.currentTimeMillis
-        const decision = decideHit(action, yield* windows.hit(caller.id, action, nowMs, windowMs), nowMs)
-        if (decision._tag === "Refused") {
-          // Its answer carries data.retry_after as Retry-After too.
-          return yield* Effect.fail(
-            new TooManyRequests({
-              // No number in the message: the wait is data.retry_after (and Retry-After).
-              message: `this operation is limited to ${describeLimit(action)} per client; retry when its window ends (Retry-After)`,
-              retry_after: decision.retryAfterSeconds
-            })
-          )
-        }
-        return yield* httpEffect
-      }))
+      return tx.run(limited(httpEffect, action, windowMs))
     }
   })
 ).pipe(Layer.provide([ActionWindowsRepo.layer, Transaction.layer]))

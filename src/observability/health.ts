@@ -97,11 +97,9 @@ const untraced = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.withTracerEna
 export const ProbeServicesLive = Layer.mergeAll(Readiness.layer, MetricsExporter.layer)
 
 /** The three probes on the router they are served by (the API's, beside its routes; the daemon's own). */
-export const ProbeRoutesLive = HttpRouter.use((router) =>
-  Effect.gen(function*() {
-    const context = yield* Effect.context<Readiness | MetricsExporter>()
-    yield* router.add("GET", "/healthz", healthz)
-    yield* router.add("GET", "/readyz", untraced(Effect.provideContext(readyz, context)))
-    yield* router.add("GET", "/metrics", untraced(Effect.provideContext(metrics, context)))
-  })
-).pipe(Layer.provide(ProbeServicesLive))
+export const ProbeRoutesLive = HttpRouter.use(Effect.fnUntraced(function*(router: HttpRouter.HttpRouter) {
+  const context = yield* Effect.context<Readiness | MetricsExporter>()
+  yield* router.add("GET", "/healthz", healthz)
+  yield* router.add("GET", "/readyz", untraced(Effect.provideContext(readyz, context)))
+  yield* router.add("GET", "/metrics", untraced(Effect.provideContext(metrics, context)))
+})).pipe(Layer.provide(ProbeServicesLive))

@@ -92,14 +92,9 @@ export const jobSnapshots: Effect.Effect<Record<string, JobSnapshot>> = Effect.m
   return out
 })
 
-/**
- * One run of `job`, measured: a span `Job.<job>`, the job_runs / job_failures counters and the
- * duration histogram, and the record of its last run. Real time is measured (not the Clock
- * service, which tests move by hand). An interrupted run (shutdown) is neither a success nor a
- * failure: it is handed back, not done.
- */
-export const measuredRun = (job: string, kind: JobSnapshot["kind"]) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.gen(function*() {
+/** `measuredRun`'s body, one generator function for every run. */
+const measured: <A, E, R>(job: string, kind: JobSnapshot["kind"], self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = Effect
+  .fnUntraced(function*<A, E, R>(job: string, kind: JobSnapshot["kind"], self: Effect.Effect<A, E, R>) {
     yield* registerJob(job, { kind })
     const record = (yield* JobActivity).get(job)!
     const started = Date.now()
@@ -131,3 +126,12 @@ export const measuredRun = (job: string, kind: JobSnapshot["kind"]) => <A, E, R>
       })
     )
   })
+
+/**
+ * One run of `job`, measured: a span `Job.<job>`, the job_runs / job_failures counters and the
+ * duration histogram, and the record of its last run. Real time is measured (not the Clock
+ * service, which tests move by hand). An interrupted run (shutdown) is neither a success nor a
+ * failure: it is handed back, not done.
+ */
+export const measuredRun = (job: string, kind: JobSnapshot["kind"]) => <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  measured(job, kind, self)

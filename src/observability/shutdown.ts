@@ -47,6 +47,7 @@ const makeDrain = (server: Server) => {
   })
 
   const drain = (grace: Duration.Input) =>
+    // eslint-disable-next-line local/generators-once -- runs once per server, when it stops
     Effect.gen(function*() {
       draining = true
       // The answers still to come close their connection rather than keep it for the next request.

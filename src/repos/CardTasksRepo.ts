@@ -169,17 +169,16 @@ export class CardTasksRepo extends Context.Service<CardTasksRepo>()("CardTasks/R
      * Stores a pending task unless one is open for the same image and matchmaker (a unique index
      * decides a race); returns the open task either way, and wakes the runners.
      */
-    const enqueue = (task: NewCardTask) =>
-      sqlEdge(Effect.gen(function*() {
-        const inserted = yield* insert({ taskId: "ct_" + randomBytes(12).toString("hex"), task })
-        if (Option.isSome(inserted)) {
-          yield* notify(inserted.value.task_id)
-          return { ...inserted.value, created: true }
-        }
-        const open = yield* findOpenRow({ matchmakerId: task.matchmaker_id, imageHash: task.image_hash })
-        // The open task finished between the insert and this read: enqueue again.
-        return Option.isSome(open) ? { ...open.value, created: false } : yield* Effect.die(new Error("card task vanished; retry"))
-      }))
+    const enqueue = Effect.fnUntraced(function*(task: NewCardTask) {
+      const inserted = yield* insert({ taskId: "ct_" + randomBytes(12).toString("hex"), task })
+      if (Option.isSome(inserted)) {
+        yield* notify(inserted.value.task_id)
+        return { ...inserted.value, created: true }
+      }
+      const open = yield* findOpenRow({ matchmakerId: task.matchmaker_id, imageHash: task.image_hash })
+      // The open task finished between the insert and this read: enqueue again.
+      return Option.isSome(open) ? { ...open.value, created: false } : yield* Effect.die(new Error("card task vanished; retry"))
+    }, (effect) => sqlEdge(effect))
 
     /** The task as its client polls it, if it exists in the scope (DECISIONS §14: by the guest's company). */
     const find = (scope: CompanyScope, taskId: string) =>

@@ -125,35 +125,34 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
      * The table's partitions with their bounds; none when the table does not exist or is not
      * partitioned by range on one column of an instant or integer type.
      */
-    const list = (table: string) =>
-      sqlEdge(Effect.gen(function*() {
-        const parent = yield* parentRow(table)
-        if (Option.isNone(parent)) return Option.none<PartitionedTable>()
-        const { column, key_columns, key_type, schema, strategy } = parent.value
-        const keyType = key_type === null ? undefined : keyTypeOf(key_type)
-        if (strategy !== "r" || key_columns !== 1 || column === null || keyType === undefined) return Option.none<PartitionedTable>()
-        const rows = yield* partitionRows({ table, instant: keyType === "timestamptz" })
-        const partitions = rows.map((r): ExistingPartition => ({
-          name: r.name,
-          isDefault: r.is_default,
-          fromMs: r.from_ms,
-          toMs: r.to_ms
-        }))
-        const fallback = partitions.find((p) => p.isDefault)
-        let oldestDefaultMs: number | null = null
-        let unlogged = false
-        if (fallback !== undefined) {
-          const key = quoteIdent(column)
-          const min = keyType === "timestamptz" ? `(extract(epoch FROM min(${key})) * 1000)::float8` : `min(${key})::float8`
-          const source = `${quoteIdent(schema)}.${quoteIdent(fallback.name)}`
-          const rows = yield* sql.unsafe<{ readonly ms: number | null; readonly unlogged: boolean }>(
-            `SELECT ${min} AS ms, (SELECT relpersistence = 'u' FROM pg_class WHERE oid = '${source}'::regclass) AS unlogged FROM ${source}`
-          ).unprepared
-          oldestDefaultMs = rows[0]?.ms ?? null
-          unlogged = rows[0]?.unlogged === true
-        }
-        return Option.some<PartitionedTable>({ schema, table, column, keyType, partitions, oldestDefaultMs, unlogged })
+    const list = Effect.fnUntraced(function*(table: string) {
+      const parent = yield* parentRow(table)
+      if (Option.isNone(parent)) return Option.none<PartitionedTable>()
+      const { column, key_columns, key_type, schema, strategy } = parent.value
+      const keyType = key_type === null ? undefined : keyTypeOf(key_type)
+      if (strategy !== "r" || key_columns !== 1 || column === null || keyType === undefined) return Option.none<PartitionedTable>()
+      const rows = yield* partitionRows({ table, instant: keyType === "timestamptz" })
+      const partitions = rows.map((r): ExistingPartition => ({
+        name: r.name,
+        isDefault: r.is_default,
+        fromMs: r.from_ms,
+        toMs: r.to_ms
       }))
+      const fallback = partitions.find((p) => p.isDefault)
+      let oldestDefaultMs: number | null = null
+      let unlogged = false
+      if (fallback !== undefined) {
+        const key = quoteIdent(column)
+        const min = keyType === "timestamptz" ? `(extract(epoch FROM min(${key})) * 1000)::float8` : `min(${key})::float8`
+        const source = `${quoteIdent(schema)}.${quoteIdent(fallback.name)}`
+        const rows = yield* sql.unsafe<{ readonly ms: number | null; readonly unlogged: boolean }>(
+          `SELECT ${min} AS ms, (SELECT relpersistence = 'u' FROM pg_class WHERE oid = '${source}'::regclass) AS unlogged FROM ${source}`
+        ).unprepared
+        oldestDefaultMs = rows[0]?.ms ?? null
+        unlogged = rows[0]?.unlogged === true
+      }
+      return Option.some<PartitionedTable>({ schema, table, column, keyType, partitions, oldestDefaultMs, unlogged })
+    }, (effect) => sqlEdge(effect))
 
     /**
      * Takes the policy's advisory lock for the rest of the transaction; false when another
@@ -170,42 +169,44 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
      * attached (ATTACH takes a SHARE UPDATE EXCLUSIVE lock on the parent, so inserts and reads go
      * on; CREATE … PARTITION OF would take an ACCESS EXCLUSIVE one). Returns how many rows moved.
      */
-    const create = (parent: PartitionedTable, partition: { readonly name: string; readonly fromMs: number; readonly toMs: number }) =>
-      sqlEdge(Effect.gen(function*() {
-        const schema = quoteIdent(parent.schema)
-        const table = `${schema}.${quoteIdent(parent.table)}`
-        const target = `${schema}.${quoteIdent(partition.name)}`
-        const column = quoteIdent(parent.column)
-        const from = boundLiteral(parent.keyType, partition.fromMs)
-        const to = boundLiteral(parent.keyType, partition.toMs)
-        yield* ddl(
-          `CREATE ${
-            parent.unlogged ? "UNLOGGED " : ""
-          }TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`
-        )
-        let moved = 0
-        const fallback = parent.partitions.find((p) => p.isDefault)
-        if (fallback !== undefined) {
-          const source = `${schema}.${quoteIdent(fallback.name)}`
-          // Held until commit: no row of the range can land in the DEFAULT partition between the
-          // move and the attach (which would then fail). Inserts of other ranges go on.
-          yield* ddl(`LOCK TABLE ${source} IN ACCESS EXCLUSIVE MODE`)
-          const rows = yield* sql.unsafe<{ readonly n: number }>(
-            `WITH moved AS (DELETE FROM ${source} WHERE ${column} >= ${from} AND ${column} < ${to} RETURNING *),
+    const create = Effect.fnUntraced(function*(
+      parent: PartitionedTable,
+      partition: { readonly name: string; readonly fromMs: number; readonly toMs: number }
+    ) {
+      const schema = quoteIdent(parent.schema)
+      const table = `${schema}.${quoteIdent(parent.table)}`
+      const target = `${schema}.${quoteIdent(partition.name)}`
+      const column = quoteIdent(parent.column)
+      const from = boundLiteral(parent.keyType, partition.fromMs)
+      const to = boundLiteral(parent.keyType, partition.toMs)
+      yield* ddl(
+        `CREATE ${
+          parent.unlogged ? "UNLOGGED " : ""
+        }TABLE ${target} (LIKE ${table} INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`
+      )
+      let moved = 0
+      const fallback = parent.partitions.find((p) => p.isDefault)
+      if (fallback !== undefined) {
+        const source = `${schema}.${quoteIdent(fallback.name)}`
+        // Held until commit: no row of the range can land in the DEFAULT partition between the
+        // move and the attach (which would then fail). Inserts of other ranges go on.
+        yield* ddl(`LOCK TABLE ${source} IN ACCESS EXCLUSIVE MODE`)
+        const rows = yield* sql.unsafe<{ readonly n: number }>(
+          `WITH moved AS (DELETE FROM ${source} WHERE ${column} >= ${from} AND ${column} < ${to} RETURNING *),
               copied AS (INSERT INTO ${target} SELECT * FROM moved RETURNING 1)
             SELECT count(*)::int AS n FROM copied`
-          ).unprepared
-          moved = rows[0]?.n ?? 0
-        }
-        // The check lets ATTACH skip scanning the new partition; it is dropped once attached.
-        const check = quoteIdent(`${partition.name}_bounds`)
-        yield* ddl(
-          `ALTER TABLE ${target} ADD CONSTRAINT ${check} CHECK (${column} IS NOT NULL AND ${column} >= ${from} AND ${column} < ${to})`
-        )
-        yield* ddl(`ALTER TABLE ${table} ATTACH PARTITION ${target} FOR VALUES FROM (${from}) TO (${to})`)
-        yield* ddl(`ALTER TABLE ${target} DROP CONSTRAINT ${check}`)
-        return moved
-      }))
+        ).unprepared
+        moved = rows[0]?.n ?? 0
+      }
+      // The check lets ATTACH skip scanning the new partition; it is dropped once attached.
+      const check = quoteIdent(`${partition.name}_bounds`)
+      yield* ddl(
+        `ALTER TABLE ${target} ADD CONSTRAINT ${check} CHECK (${column} IS NOT NULL AND ${column} >= ${from} AND ${column} < ${to})`
+      )
+      yield* ddl(`ALTER TABLE ${table} ATTACH PARTITION ${target} FOR VALUES FROM (${from}) TO (${to})`)
+      yield* ddl(`ALTER TABLE ${target} DROP CONSTRAINT ${check}`)
+      return moved
+    }, (effect) => sqlEdge(effect))
 
     /**
      * Locks the tables (ACCESS EXCLUSIVE, until the transaction ends) in the order given, which is
@@ -221,30 +222,28 @@ export class PartitionsRepo extends Context.Service<PartitionsRepo>()("Partition
         )
 
     /** Detaches the partition from the table and drops it, with every row it holds. */
-    const drop = (parent: Pick<PartitionedTable, "schema" | "table">, name: string) =>
-      sqlEdge(Effect.gen(function*() {
-        const schema = quoteIdent(parent.schema)
-        const target = `${schema}.${quoteIdent(name)}`
-        yield* ddl(`ALTER TABLE ${schema}.${quoteIdent(parent.table)} DETACH PARTITION ${target}`)
-        yield* ddl(`DROP TABLE ${target}`)
-      }))
+    const drop = Effect.fnUntraced(function*(parent: Pick<PartitionedTable, "schema" | "table">, name: string) {
+      const schema = quoteIdent(parent.schema)
+      const target = `${schema}.${quoteIdent(name)}`
+      yield* ddl(`ALTER TABLE ${schema}.${quoteIdent(parent.table)} DETACH PARTITION ${target}`)
+      yield* ddl(`DROP TABLE ${target}`)
+    }, (effect) => sqlEdge(effect))
 
     /**
      * Deletes the rows of the table's DEFAULT partition whose key is below `beforeMs` (rows that a
      * partition past the retention would hold: inserted while no daemon ran, too old to be given a
      * partition); how many. Only for tables whose rows nothing else refers to.
      */
-    const pruneDefault = (parent: PartitionedTable, beforeMs: number) =>
-      sqlEdge(Effect.gen(function*() {
-        const fallback = parent.partitions.find((p) => p.isDefault)
-        if (fallback === undefined || parent.oldestDefaultMs === null || parent.oldestDefaultMs >= beforeMs) return 0
-        const source = `${quoteIdent(parent.schema)}.${quoteIdent(fallback.name)}`
-        const rows = yield* sql.unsafe<{ readonly n: number }>(
-          `WITH gone AS (DELETE FROM ${source} WHERE ${quoteIdent(parent.column)} < ${boundLiteral(parent.keyType, beforeMs)} RETURNING 1)
+    const pruneDefault = Effect.fnUntraced(function*(parent: PartitionedTable, beforeMs: number) {
+      const fallback = parent.partitions.find((p) => p.isDefault)
+      if (fallback === undefined || parent.oldestDefaultMs === null || parent.oldestDefaultMs >= beforeMs) return 0
+      const source = `${quoteIdent(parent.schema)}.${quoteIdent(fallback.name)}`
+      const rows = yield* sql.unsafe<{ readonly n: number }>(
+        `WITH gone AS (DELETE FROM ${source} WHERE ${quoteIdent(parent.column)} < ${boundLiteral(parent.keyType, beforeMs)} RETURNING 1)
           SELECT count(*)::int AS n FROM gone`
-        ).unprepared
-        return rows[0]?.n ?? 0
-      }))
+      ).unprepared
+      return rows[0]?.n ?? 0
+    }, (effect) => sqlEdge(effect))
 
     return { list, tryLock, lockTimeout, create, lockTables, drop, pruneDefault } as const
   })

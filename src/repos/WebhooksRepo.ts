@@ -269,63 +269,57 @@ export class WebhooksRepo extends Context.Service<WebhooksRepo>()("Webhooks/Repo
     /** Milliseconds until the next pending delivery comes due (none when nothing waits). */
     const nextDueInMs = sqlEdge(Effect.map(nextDueRow(undefined), Option.flatMap((r) => Option.fromNullishOr(r.ms))))
 
-    const withAttempts = (rows: ReadonlyArray<typeof DeliveryRow.Type>) =>
-      Effect.gen(function*() {
-        const attempts = rows.length === 0 ? [] : yield* attemptRows(rows.map((r) => r.id))
-        const byDelivery = new Map<number, Array<DeliveryAttempt>>()
-        for (const { delivery_id, ...a } of attempts) {
-          const list = byDelivery.get(delivery_id) ?? []
-          list.push(a)
-          byDelivery.set(delivery_id, list)
-        }
-        return rows.map(({ total_count: _total, ...r }): Delivery => ({ ...r, attempt_history: byDelivery.get(r.id) ?? [] }))
-      })
+    const withAttempts = Effect.fnUntraced(function*(rows: ReadonlyArray<typeof DeliveryRow.Type>) {
+      const attempts = rows.length === 0 ? [] : yield* attemptRows(rows.map((r) => r.id))
+      const byDelivery = new Map<number, Array<DeliveryAttempt>>()
+      for (const { delivery_id, ...a } of attempts) {
+        const list = byDelivery.get(delivery_id) ?? []
+        list.push(a)
+        byDelivery.set(delivery_id, list)
+      }
+      return rows.map(({ total_count: _total, ...r }): Delivery => ({ ...r, attempt_history: byDelivery.get(r.id) ?? [] }))
+    })
 
     /** A page of deliveries, newest first, each with every attempt, and how many match. */
-    const list = (filter: DeliveryFilter, page: { readonly limit: number; readonly offset: number }) =>
-      sqlEdge(Effect.gen(function*() {
-        const request = { ...filter, ...page }
-        const { rows, total } = yield* pageWithTotal(listRows(request), countRows(request), page.offset)
-        return { deliveries: yield* withAttempts(rows), total }
-      }))
+    const list = Effect.fnUntraced(function*(filter: DeliveryFilter, page: { readonly limit: number; readonly offset: number }) {
+      const request = { ...filter, ...page }
+      const { rows, total } = yield* pageWithTotal(listRows(request), countRows(request), page.offset)
+      return { deliveries: yield* withAttempts(rows), total }
+    }, (effect) => sqlEdge(effect))
 
     /** One delivery of this client, with every attempt; none for an unknown id or another client's. */
-    const findOwn = (clientId: number, id: number) =>
-      sqlEdge(Effect.gen(function*() {
-        const row = yield* oneRow({ id, client_id: clientId })
-        if (Option.isNone(row)) return Option.none<Delivery>()
-        return Option.some((yield* withAttempts([row.value]))[0]!)
-      }))
+    const findOwn = Effect.fnUntraced(function*(clientId: number, id: number) {
+      const row = yield* oneRow({ id, client_id: clientId })
+      if (Option.isNone(row)) return Option.none<Delivery>()
+      return Option.some((yield* withAttempts([row.value]))[0]!)
+    }, (effect) => sqlEdge(effect))
 
     /**
      * Makes a delivery due now with a fresh schedule (only the given client's, when one is given);
      * none for an unknown id. One being attempted right now is left as it is (in_flight).
      */
-    const redeliver = (id: number, clientId: number | null = null) =>
-      sqlEdge(Effect.gen(function*() {
-        const row = yield* redeliverRow({ id, client_id: clientId })
-        if (Option.isSome(row) && !row.value.in_flight) yield* notifyRow(undefined)
-        return row
-      }))
+    const redeliver = Effect.fnUntraced(function*(id: number, clientId: number | null = null) {
+      const row = yield* redeliverRow({ id, client_id: clientId })
+      if (Option.isSome(row) && !row.value.in_flight) yield* notifyRow(undefined)
+      return row
+    }, (effect) => sqlEdge(effect))
 
     /** Makes every delivery of the client in that status since that instant due now; their ids. */
-    const redeliverSince = (clientId: number, since: Date, status: DeliveryStatus = "failed") =>
-      sqlEdge(Effect.gen(function*() {
-        const rows = yield* redeliverSinceRows({ client_id: clientId, since, status })
-        if (rows.length > 0) yield* notifyRow(undefined)
-        return rows.map((r) => r.id)
-      }))
+    const redeliverSince = Effect.fnUntraced(function*(clientId: number, since: Date, status: DeliveryStatus = "failed") {
+      const rows = yield* redeliverSinceRows({ client_id: clientId, since, status })
+      if (rows.length > 0) yield* notifyRow(undefined)
+      return rows.map((r) => r.id)
+    }, (effect) => sqlEdge(effect))
 
     /** Records an event for this client alone with its delivery, due now; the delivery's id. */
-    const addressed = (
+    const addressed = Effect.fnUntraced(function*(
       clientId: number,
       event: { readonly event_id: string; readonly type: string; readonly data: Record<string, unknown> }
-    ) =>
-      sqlEdge(Effect.gen(function*() {
-        const row = yield* testRow({ client_id: clientId, event_id: event.event_id, type: event.type, data: event.data })
-        yield* notifyRow(undefined)
-        return row.id
-      }))
+    ) {
+      const row = yield* testRow({ client_id: clientId, event_id: event.event_id, type: event.type, data: event.data })
+      yield* notifyRow(undefined)
+      return row.id
+    }, (effect) => sqlEdge(effect))
 
     return { cycle, release, nextDueInMs, list, findOwn, redeliver, redeliverSince, addressed } as const
   })

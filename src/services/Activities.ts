@@ -6,6 +6,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 
 import { ACTIVITY_PAGE, type ActivityCreate, type ActivityListParams, type RegistrationCreate } from "../../schema/Activities.js"
+import type { Guest } from "../../schema/Guests.js"
 import { type OperatorAction, operatorMove, windowIsValid } from "../domain/activities.js"
 import type { DatabaseUnavailable } from "../domain/errors.js"
 import { ActivityNotOpen, AlreadyRegistered, InvalidInput, InvalidTransition, QuotaFull } from "../domain/errors.js"
@@ -56,6 +57,30 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
       return yield* repo.list(scope, params, yield* syncWindow("activities", params, ACTIVITY_PAGE))
     })
 
+    /** register's transaction: a place taken (or why none is) and the registration with its event. */
+    const takePlaceAndRegister = Effect.fnUntraced(function*(id: number, guest: Guest, input: RegistrationCreate) {
+      const fee = yield* repo.takePlace(id, guest.gender)
+      if (Option.isNone(fee)) {
+        const state = yield* repo.registrationState(id, guest.id).pipe(someOrNotFound("activity", id))
+        return yield* state.status !== "registering"
+          ? new ActivityNotOpen({ message: `the activity is ${state.status}, not open for registration` })
+          : state.registered
+          ? new AlreadyRegistered({ message: "the guest is already registered for this activity" })
+          : new QuotaFull({ message: `no ${guest.gender} places are left` })
+      }
+      const registration = yield* repo.insertRegistration({
+        activity_id: id,
+        guest_id: guest.id,
+        name: input.name ?? guest.name,
+        phone: input.phone ?? guest.phone,
+        remark: input.remark ?? null,
+        fee: fee.value
+      })
+      // The registration record, as the register answer shows it (no read endpoint lists them).
+      yield* events.payloads("activity.registered", [registration])
+      return registration
+    })
+
     /**
      * Takes a place of the guest's gender and records the registration in one transaction: a
      * refused registration (already registered) gives its place back by rolling back. A scoped
@@ -68,47 +93,29 @@ export class Activities extends Context.Service<Activities>()("Activities/Servic
         someOrNotFound("guest", input.guest_id),
         inScopeOrNotFound(scope, "guest", input.guest_id)
       )
-      return yield* tx.run(Effect.gen(function*() {
-        const fee = yield* repo.takePlace(id, guest.gender)
-        if (Option.isNone(fee)) {
-          const state = yield* repo.registrationState(id, guest.id).pipe(someOrNotFound("activity", id))
-          return yield* state.status !== "registering"
-            ? new ActivityNotOpen({ message: `the activity is ${state.status}, not open for registration` })
-            : state.registered
-            ? new AlreadyRegistered({ message: "the guest is already registered for this activity" })
-            : new QuotaFull({ message: `no ${guest.gender} places are left` })
+      return yield* tx.run(takePlaceAndRegister(id, guest, input))
+    })
+
+    /** operate's transaction: the activity's state locked, the move decided and made, with its event. */
+    const operateLocked = Effect.fnUntraced(function*(id: number, action: OperatorAction) {
+      const current = yield* repo.lockState(id).pipe(someOrNotFound("activity", id))
+      const outcome = operatorMove(current, action)
+      switch (outcome._tag) {
+        case "Refused":
+          return yield* new InvalidTransition({ message: `cannot ${action} activity ${id}: ${outcome.reason}` })
+        case "Unchanged":
+          return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("activity", id))
+        case "Next": {
+          const activity = yield* repo.setState({ id, ...outcome.state })
+          yield* events.updated("activity.updated", [id], ["status", "audit_status"])
+          return activity
         }
-        const registration = yield* repo.insertRegistration({
-          activity_id: id,
-          guest_id: guest.id,
-          name: input.name ?? guest.name,
-          phone: input.phone ?? guest.phone,
-          remark: input.remark ?? null,
-          fee: fee.value
-        })
-        // The registration record, as the register answer shows it (no read endpoint lists them).
-        yield* events.payloads("activity.registered", [registration])
-        return registration
-      }))
+      }
     })
 
     /** The operator's approve / reject / open (DECISIONS §3, §5); answers the activity as it is after. */
     const operate = method("Activities.operate")(function*(id: number, action: OperatorAction) {
-      return yield* tx.run(Effect.gen(function*() {
-        const current = yield* repo.lockState(id).pipe(someOrNotFound("activity", id))
-        const outcome = operatorMove(current, action)
-        switch (outcome._tag) {
-          case "Refused":
-            return yield* new InvalidTransition({ message: `cannot ${action} activity ${id}: ${outcome.reason}` })
-          case "Unchanged":
-            return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("activity", id))
-          case "Next": {
-            const activity = yield* repo.setState({ id, ...outcome.state })
-            yield* events.updated("activity.updated", [id], ["status", "audit_status"])
-            return activity
-          }
-        }
-      }))
+      return yield* tx.run(operateLocked(id, action))
     })
 
     /**

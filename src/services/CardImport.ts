@@ -65,13 +65,12 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     const tx = yield* Transaction
 
     /** The file is a JPEG or PNG by content. */
-    const checkImage = (bytes: Uint8Array) =>
-      Effect.gen(function*() {
-        const type = yield* Effect.promise(() => detectImageType(bytes))
-        if (type === null) return yield* new UnsupportedImage({ message: "the file is not a JPEG or PNG image" })
-        const image: CardImage = { bytes, imageHash: md5Hex(bytes), contentType: type === "png" ? "image/png" : "image/jpeg" }
-        return image
-      })
+    const checkImage = Effect.fnUntraced(function*(bytes: Uint8Array) {
+      const type = yield* Effect.promise(() => detectImageType(bytes))
+      if (type === null) return yield* new UnsupportedImage({ message: "the file is not a JPEG or PNG image" })
+      const image: CardImage = { bytes, imageHash: md5Hex(bytes), contentType: type === "png" ? "image/png" : "image/jpeg" }
+      return image
+    })
 
     const refuseBlacklisted = (imageHash: string) =>
       Effect.flatMap(
@@ -166,12 +165,11 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     })
 
     /** A task of the scope's companies (of its guest-to-be); any other is unknown. */
-    const getTask = (scope: CompanyScope, taskId: string) =>
-      Effect.gen(function*() {
-        const task = yield* tasks.find(scope, taskId)
-        if (Option.isNone(task)) return yield* NotFound.of("card_task", taskId)
-        return task.value
-      })
+    const getTask = Effect.fnUntraced(function*(scope: CompanyScope, taskId: string) {
+      const task = yield* tasks.find(scope, taskId)
+      if (Option.isNone(task)) return yield* NotFound.of("card_task", taskId)
+      return task.value
+    })
 
     /** The guest a parsed card gives: parsed fields, overrides over them, the form's ids. */
     const guestInput = (task: ClaimedCardTask, outcome: ParseOutcome): Result.Result<GuestCreate, string> => {
@@ -200,6 +198,41 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
     }
 
     /**
+     * The guest of a parsed task, guest.card_created and the task done, in one transaction — only
+     * while this worker holds the task ("lost" otherwise).
+     */
+    const createGuest = Effect.fnUntraced(function*(
+      task: ClaimedCardTask,
+      worker: string,
+      input: GuestCreate,
+      outcome: ParseOutcome
+    ) {
+      if (!(yield* tasks.lockHeld(task.id, worker))) return "lost" as const
+      const existing = yield* guestsRepo.findByImage(task.matchmaker_id, task.image_hash)
+      if (Option.isSome(existing)) {
+        yield* tasks.finish(task.id, { status: "failed", error: `a guest was already created from this image: ${existing.value.id}` })
+        return "failed" as const
+      }
+      const guest = yield* guests.insertNew(input, { image_hash: task.image_hash })
+      const result = {
+        method: outcome.method,
+        summary: cardSummary(input),
+        completeness: guest.completeness,
+        saved: true,
+        guest_id: guest.id
+      }
+      yield* outbox.record("guest.card_created", "open:guest:read", {
+        task_id: task.task_id,
+        guest_id: guest.id,
+        name: guest.name,
+        matchmaker_id: task.matchmaker_id,
+        completeness: guest.completeness
+      })
+      yield* tasks.finish(task.id, { status: "done", result, guest_id: guest.id })
+      return "done" as const
+    })
+
+    /**
      * Finishes one claimed task: parse (no transaction open), then, in one transaction, create the
      * guest, record guest.card_created and mark the task done — only while this worker holds it.
      */
@@ -214,37 +247,16 @@ export class CardImport extends Context.Service<CardImport>()("CardImport/Servic
         yield* finishIfHeld(task, worker, { status: "failed", error: input.failure })
         return "failed" as const
       }
-      return yield* tx.run(Effect.gen(function*() {
-        if (!(yield* tasks.lockHeld(task.id, worker))) return "lost" as const
-        const existing = yield* guestsRepo.findByImage(task.matchmaker_id, task.image_hash)
-        if (Option.isSome(existing)) {
-          yield* tasks.finish(task.id, { status: "failed", error: `a guest was already created from this image: ${existing.value.id}` })
-          return "failed" as const
-        }
-        const guest = yield* guests.insertNew(input.success, { image_hash: task.image_hash })
-        const result = {
-          method: parsed.success.method,
-          summary: cardSummary(input.success),
-          completeness: guest.completeness,
-          saved: true,
-          guest_id: guest.id
-        }
-        yield* outbox.record("guest.card_created", "open:guest:read", {
-          task_id: task.task_id,
-          guest_id: guest.id,
-          name: guest.name,
-          matchmaker_id: task.matchmaker_id,
-          completeness: guest.completeness
-        })
-        yield* tasks.finish(task.id, { status: "done", result, guest_id: guest.id })
-        return "done" as const
-      }))
+      return yield* tx.run(createGuest(task, worker, input.success, parsed.success))
     }, (effect, task) => Effect.annotateLogs(effect, { task_id: task.task_id }))
 
-    const finishIfHeld = (task: ClaimedCardTask, worker: string, outcome: { status: "failed"; error: string }) =>
-      tx.run(Effect.gen(function*() {
-        if (yield* tasks.lockHeld(task.id, worker)) yield* tasks.finish(task.id, outcome)
-      }))
+    const finishIfHeld = Effect.fnUntraced(function*(
+      task: ClaimedCardTask,
+      worker: string,
+      outcome: { status: "failed"; error: string }
+    ) {
+      if (yield* tasks.lockHeld(task.id, worker)) yield* tasks.finish(task.id, outcome)
+    }, (effect) => tx.run(effect))
 
     return { checkImage, parseCard, createFromCard, getTask, processTask, finishIfHeld } as const
   })

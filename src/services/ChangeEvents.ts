@@ -87,16 +87,15 @@ export class ChangeEvents extends Context.Service<ChangeEvents>()("Events/Change
         })
       )
 
-    const recordAny = (type: CatalogueEventType, changes: ReadonlyArray<Change>) =>
-      Effect.gen(function*() {
-        const resource = resourceOfEventType(type)
-        const items: Array<Data> = []
-        for (const change of changes) {
-          const shown = yield* read(resource, change.id)
-          items.push({ ...shown, ...keptFields(type, shown), ...change.extra })
-        }
-        yield* outbox.recordMany(type, EVENT_READ_PERMISSION[resource], items)
-      })
+    const recordAny = Effect.fnUntraced(function*(type: CatalogueEventType, changes: ReadonlyArray<Change>) {
+      const resource = resourceOfEventType(type)
+      const items: Array<Data> = []
+      for (const change of changes) {
+        const shown = yield* read(resource, change.id)
+        items.push({ ...shown, ...keptFields(type, shown), ...change.extra })
+      }
+      yield* outbox.recordMany(type, EVENT_READ_PERMISSION[resource], items)
+    })
 
     /**
      * Records one `type` event per change, each carrying the record read now (in the caller's

@@ -40,7 +40,14 @@ import {
 import type { CompanyScope } from "../domain/scope.js"
 import * as Scopes from "../domain/scope.js"
 import { formatDate } from "../domain/time.js"
-import { type FollowUpDetailRow, FollowUpsRepo, GENERATE_BATCH, type StoredGuest, taskRecord } from "../repos/FollowUpsRepo.js"
+import {
+  type CompleteInput,
+  type FollowUpDetailRow,
+  FollowUpsRepo,
+  GENERATE_BATCH,
+  type StoredGuest,
+  taskRecord
+} from "../repos/FollowUpsRepo.js"
 import { Transaction } from "../repos/sqlHelpers.js"
 import { ChangeEvents } from "./ChangeEvents.js"
 import { method, syncWindow } from "./common.js"
@@ -64,6 +71,14 @@ const retryRaces = (what: string) => <A, E, R>(action: Effect.Effect<A, E | Race
       Effect.fail
     )
   )
+
+/** A follow-up plan to create: its guest, task type, plan days, and start date (undefined: today). */
+interface PlanInput {
+  readonly guestId: number
+  readonly taskType: TaskType
+  readonly days: ReadonlyArray<number>
+  readonly startDate: string | undefined
+}
 
 const verbs: Record<TaskAction, string> = { dispatch: "dispatch", complete: "complete", fail: "fail", skip: "skip" }
 
@@ -144,30 +159,29 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
      * Why an action's conditional update changed nothing, as the error (or idempotent answer) it
      * means; `retry` when the state read shows the update would now succeed (it raced a change).
      */
-    const explain = (id: number, action: TaskAction, caller: string, nowMs: number) =>
-      Effect.gen(function*() {
-        // Unscoped: the action itself was checked against the scope before it ran.
-        const state = yield* repo.lockState(Scopes.all, id)
-        if (Option.isNone(state)) return yield* NotFound.of("follow_up_task", id)
-        const { dispatched_at, dispatched_to, status } = state.value
-        const decision = decide(
-          action,
-          { status, dispatchedTo: dispatched_to, dispatchedAtMs: dispatched_at?.getTime() ?? null },
-          caller,
-          nowMs,
-          leaseMs
-        )
-        switch (decision._tag) {
-          case "InvalidTransition":
-            return yield* invalidTransition(action, decision.status)
-          case "Locked":
-            return yield* taskLocked(decision.holder)
-          case "Idempotent":
-            return action === "dispatch" ? ("retry" as const) : ("idempotent" as const)
-          case "Apply":
-            return "retry" as const
-        }
-      })
+    const explain = Effect.fnUntraced(function*(id: number, action: TaskAction, caller: string, nowMs: number) {
+      // Unscoped: the action itself was checked against the scope before it ran.
+      const state = yield* repo.lockState(Scopes.all, id)
+      if (Option.isNone(state)) return yield* NotFound.of("follow_up_task", id)
+      const { dispatched_at, dispatched_to, status } = state.value
+      const decision = decide(
+        action,
+        { status, dispatchedTo: dispatched_to, dispatchedAtMs: dispatched_at?.getTime() ?? null },
+        caller,
+        nowMs,
+        leaseMs
+      )
+      switch (decision._tag) {
+        case "InvalidTransition":
+          return yield* invalidTransition(action, decision.status)
+        case "Locked":
+          return yield* taskLocked(decision.holder)
+        case "Idempotent":
+          return action === "dispatch" ? ("retry" as const) : ("idempotent" as const)
+        case "Apply":
+          return "retry" as const
+      }
+    })
 
     /**
      * A task outside the caller's scope is unknown to it (DECISIONS §14): 404 before any action.
@@ -181,20 +195,41 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         )
         : Effect.void
 
+    /** The dispatch lock taken (or kept by its holder) and, when that changed it, its event. */
+    const takeLock = Effect.fnUntraced(function*(id: number, caller: string, nowMs: number) {
+      const taken = yield* repo.dispatch(id, caller, nowMs, leaseMs)
+      // A holder's repeat keeps the same lock: nothing changed, no event.
+      if (Option.isSome(taken) && !taken.value.idempotent) yield* events.records("follow_up.task_dispatched", [id])
+      return taken
+    })
+
+    /** One attempt of dispatch: the lock taken in a transaction, or why not. */
+    const dispatchOnce = Effect.fnUntraced(function*(id: number, caller: string) {
+      const nowMs = yield* Clock.currentTimeMillis
+      const lock = yield* tx.run(takeLock(id, caller, nowMs))
+      if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
+      const why = yield* explain(id, "dispatch", caller, nowMs)
+      return yield* new Raced({ why: ` (${why})` })
+    })
+
     const dispatch = method("FollowUps.dispatch")(function*(scope: CompanyScope, id: number, caller: string) {
       yield* inScope(scope, id)
-      return yield* Effect.gen(function*() {
-        const nowMs = yield* Clock.currentTimeMillis
-        const lock = yield* tx.run(Effect.gen(function*() {
-          const taken = yield* repo.dispatch(id, caller, nowMs, leaseMs)
-          // A holder's repeat keeps the same lock: nothing changed, no event.
-          if (Option.isSome(taken) && !taken.value.idempotent) yield* events.records("follow_up.task_dispatched", [id])
-          return taken
-        }))
-        if (Option.isSome(lock)) return { ...lock.value, status: "dispatched" } satisfies Dispatched
-        const why = yield* explain(id, "dispatch", caller, nowMs)
-        return yield* new Raced({ why: ` (${why})` })
-      }).pipe(retryRaces(`follow-up task ${id}: dispatch`))
+      return yield* dispatchOnce(id, caller).pipe(retryRaces(`follow-up task ${id}: dispatch`))
+    })
+
+    /** One attempt of a report: its conditional update, or why it changed nothing. */
+    const reportOnce = Effect.fnUntraced(function*<E, R>(
+      id: number,
+      action: Exclude<TaskAction, "dispatch">,
+      caller: string,
+      apply: (nowMs: number) => Effect.Effect<boolean, E, R>
+    ) {
+      const nowMs = yield* Clock.currentTimeMillis
+      const status = FINAL_STATE_OF[action]
+      if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
+      const why = yield* explain(id, action, caller, nowMs)
+      if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
+      return yield* new Raced({ why: "" })
     })
 
     /** Runs a report's conditional update until it applies or its refusal is explained. */
@@ -203,15 +238,19 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       action: Exclude<TaskAction, "dispatch">,
       caller: string,
       apply: (nowMs: number) => Effect.Effect<boolean, E, R>
-    ) =>
-      Effect.gen(function*() {
-        const nowMs = yield* Clock.currentTimeMillis
-        const status = FINAL_STATE_OF[action]
-        if (yield* apply(nowMs)) return { task_id: id, status, idempotent: false } satisfies TaskReported
-        const why = yield* explain(id, action, caller, nowMs)
-        if (why === "idempotent") return { task_id: id, status, idempotent: true } satisfies TaskReported
-        return yield* new Raced({ why: "" })
-      }).pipe(retryRaces(`follow-up task ${id}: ${action}`))
+    ) => reportOnce(id, action, caller, apply).pipe(retryRaces(`follow-up task ${id}: ${action}`))
+
+    /** complete's conditional update and, when it applied, its event; false: it changed nothing. */
+    const completeOnce = Effect.fnUntraced(function*(id: number, caller: string, input: CompleteInput, nowMs: number) {
+      const done = yield* repo.complete(id, caller, input, nowMs)
+      if (Option.isNone(done)) return false
+      if (done.value.guest_id === input.matched_guest_id) {
+        // Rolls the completion back: a guest is not recommended to themself.
+        return yield* InvalidInput.of([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
+      }
+      yield* events.records("follow_up.task_completed", [id])
+      return true
+    })
 
     const complete = method("FollowUps.complete")(function*(scope: CompanyScope, id: number, caller: string, body: CompleteBody) {
       yield* inScope(scope, id)
@@ -225,26 +264,19 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
         share_channel: body.share_channel ?? null,
         extra: body.extra ?? null
       }
-      return yield* report(id, "complete", caller, (nowMs) =>
-        tx.run(Effect.gen(function*() {
-          const done = yield* repo.complete(id, caller, input, nowMs)
-          if (Option.isNone(done)) return false
-          if (done.value.guest_id === matched) {
-            // Rolls the completion back: a guest is not recommended to themself.
-            return yield* InvalidInput.of([{ path: "matched_guest_id", message: "must be another guest than the task's" }])
-          }
-          yield* events.records("follow_up.task_completed", [id])
-          return true
-        })))
+      return yield* report(id, "complete", caller, (nowMs) => tx.run(completeOnce(id, caller, input, nowMs)))
     })
 
     /** A report's update and, when it applied, its event, in one transaction. */
-    const reported = <E, R>(type: "follow_up.task_failed" | "follow_up.task_skipped", id: number, update: Effect.Effect<boolean, E, R>) =>
-      tx.run(Effect.gen(function*() {
-        const applied = yield* update
-        if (applied) yield* events.records(type, [id])
-        return applied
-      }))
+    const reported = Effect.fnUntraced(function*<E, R>(
+      type: "follow_up.task_failed" | "follow_up.task_skipped",
+      id: number,
+      update: Effect.Effect<boolean, E, R>
+    ) {
+      const applied = yield* update
+      if (applied) yield* events.records(type, [id])
+      return applied
+    }, tx.run)
 
     const fail = method("FollowUps.fail")(function*(scope: CompanyScope, id: number, caller: string, body: FailBody) {
       yield* inScope(scope, id)
@@ -279,53 +311,50 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
      * Every due plan (or one), batch after batch, each batch in a transaction with the
      * `follow_up.task_created` events of its tasks; the tasks created and the plans visited.
      */
-    const generateDueOn = (today: string, planId: number | null) =>
-      Effect.gen(function*() {
-        let created = 0
-        let visited = 0
-        for (;;) {
-          const batch = yield* tx.run(
-            Effect.tap(repo.generateBatch(today, planId), (b) => events.records("follow_up.task_created", b.created))
-          )
-          created += batch.created.length
-          visited += batch.plans
-          if (batch.plans < GENERATE_BATCH) return { created, plans: visited }
-        }
-      })
+    const generateDueOn = Effect.fnUntraced(function*(today: string, planId: number | null) {
+      let created = 0
+      let visited = 0
+      for (;;) {
+        const batch = yield* tx.run(
+          Effect.tap(repo.generateBatch(today, planId), (b) => events.records("follow_up.task_created", b.created))
+        )
+        created += batch.created.length
+        visited += batch.plans
+        if (batch.plans < GENERATE_BATCH) return { created, plans: visited }
+      }
+    })
+
+    /** A date's tasks exactly, with their events, in one transaction. */
+    const generateOn = Effect.fnUntraced(function*(date: string) {
+      const ids = yield* repo.generateOnDate(date)
+      yield* events.records("follow_up.task_created", ids)
+      return { date, created: ids.length }
+    }, tx.run)
 
     /** `follow-up generate [--date D]`: that date's tasks exactly, or (no date) what the daemon would create now. */
-    const generate = (date: string | undefined) =>
-      date === undefined
-        ? generateDue
-        : tx.run(Effect.gen(function*() {
-          const ids = yield* repo.generateOnDate(date)
-          yield* events.records("follow_up.task_created", ids)
-          return { date, created: ids.length }
-        }))
+    const generate = (date: string | undefined) => date === undefined ? generateDue : generateOn(date)
+
+    /** createPlan's transaction: the plan and the tasks already due by `today`. */
+    const insertPlan = Effect.fnUntraced(function*(input: PlanInput, start: string, today: string) {
+      const id = yield* repo.insertPlan({
+        guestId: input.guestId,
+        taskType: input.taskType,
+        startDate: start,
+        days: input.days,
+        firstDate: scheduledDate(start, input.days[0]!)
+      })
+      if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
+      const { created } = yield* generateDueOn(today, id.value)
+      return { id: id.value, start_date: start, days: input.days, tasks_created: created }
+    })
 
     /** A plan and, in the same transaction, the tasks already due (a plan starting today has its day-1 task at once). */
     /** The guest must be one of the scope's (else 404 as if unknown); the operator's scope is every company. */
-    const createPlan = method("FollowUps.createPlan")(function*(scope: CompanyScope, input: {
-      readonly guestId: number
-      readonly taskType: TaskType
-      readonly days: ReadonlyArray<number>
-      readonly startDate: string | undefined
-    }) {
+    const createPlan = method("FollowUps.createPlan")(function*(scope: CompanyScope, input: PlanInput) {
       const today = todayOf(yield* Clock.currentTimeMillis)
       const start = input.startDate ?? today
       if (!(yield* repo.guestExists(scope, input.guestId))) return yield* NotFound.of("guest", input.guestId)
-      return yield* tx.run(Effect.gen(function*() {
-        const id = yield* repo.insertPlan({
-          guestId: input.guestId,
-          taskType: input.taskType,
-          startDate: start,
-          days: input.days,
-          firstDate: scheduledDate(start, input.days[0]!)
-        })
-        if (Option.isNone(id)) return yield* NotFound.of("guest", input.guestId)
-        const { created } = yield* generateDueOn(today, id.value)
-        return { id: id.value, start_date: start, days: input.days, tasks_created: created }
-      }))
+      return yield* tx.run(insertPlan(input, start, today))
     })
 
     const listPlans = (scope: CompanyScope, guestId: number | undefined) => repo.plans(scope, guestId ?? null)

@@ -80,26 +80,25 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
      * company's first). The two reads do not depend on each other: they are sent together, each on
      * a connection of its own.
      */
-    const checkRefs = (
+    const checkRefs = Effect.fnUntraced(function*(
       scope: CompanyScope,
       sent: { company_id?: number | undefined; matchmaker_id?: number | null | undefined }
-    ) =>
-      Effect.gen(function*() {
-        if (sent.company_id !== undefined) {
-          const refused = Scopes.checkNamed(scope, sent.company_id)
-          if (refused !== undefined) return yield* Effect.fail(refused)
-        }
-        const [companies, matchmakers] = yield* Effect.all([
-          sent.company_id !== undefined ? repo.existingIds(scope, "companies", [sent.company_id]) : Effect.succeed(undefined),
-          sent.matchmaker_id != null ? repo.existingIds(scope, "matchmakers", [sent.matchmaker_id]) : Effect.succeed(undefined)
-        ], { concurrency: 2 })
-        if (sent.company_id !== undefined && !companies?.has(sent.company_id)) {
-          return yield* Effect.fail(NotFound.of("company", sent.company_id))
-        }
-        if (sent.matchmaker_id != null && !matchmakers?.has(sent.matchmaker_id)) {
-          return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
-        }
-      })
+    ) {
+      if (sent.company_id !== undefined) {
+        const refused = Scopes.checkNamed(scope, sent.company_id)
+        if (refused !== undefined) return yield* Effect.fail(refused)
+      }
+      const [companies, matchmakers] = yield* Effect.all([
+        sent.company_id !== undefined ? repo.existingIds(scope, "companies", [sent.company_id]) : Effect.succeed(undefined),
+        sent.matchmaker_id != null ? repo.existingIds(scope, "matchmakers", [sent.matchmaker_id]) : Effect.succeed(undefined)
+      ], { concurrency: 2 })
+      if (sent.company_id !== undefined && !companies?.has(sent.company_id)) {
+        return yield* Effect.fail(NotFound.of("company", sent.company_id))
+      }
+      if (sent.matchmaker_id != null && !matchmakers?.has(sent.matchmaker_id)) {
+        return yield* Effect.fail(NotFound.of("matchmaker", sent.matchmaker_id))
+      }
+    })
 
     /** Moves the matchmakers' guest_count, with a matchmaker.updated event for each one moved. */
     const moveCounters = (deltas: Map<number, number>) =>
@@ -121,16 +120,15 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
      * Creates a guest as POST /guests does (derived fields, counters, guest.created); runs in the
      * caller's transaction. References must have been checked.
      */
-    const insertNew = (input: GuestCreate, extra: { readonly image_hash?: string } = {}) =>
-      Effect.gen(function*() {
-        const state = deriveGuest(input as GuestSent, undefined)
-        const g = yield* repo.insert(state, extra)
-        const deltas = new Map<number, number>()
-        counterDelta(deltas, undefined, state)
-        yield* events.records("guest.created", [g.id])
-        yield* moveCounters(deltas)
-        return g
-      })
+    const insertNew = Effect.fnUntraced(function*(input: GuestCreate, extra: { readonly image_hash?: string } = {}) {
+      const state = deriveGuest(input as GuestSent, undefined)
+      const g = yield* repo.insert(state, extra)
+      const deltas = new Map<number, number>()
+      counterDelta(deltas, undefined, state)
+      yield* events.records("guest.created", [g.id])
+      yield* moveCounters(deltas)
+      return g
+    })
 
     const create = method("Guests.create")(function*(scope: CompanyScope, input: GuestCreate) {
       yield* checkRefs(scope, input)
@@ -167,6 +165,23 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       return [...deltas].filter(([, d]) => d !== 0)
     }
 
+    /** PUT /guests/{id} when its row changed after it was read: the same write under the row's lock. */
+    const updateLocked = Effect.fnUntraced(function*(
+      scope: CompanyScope,
+      id: number,
+      change: GuestUpdate,
+      changed: ReadonlyArray<string>
+    ) {
+      // The row changed after it was read: under its lock now (a guest moved out of the scope meanwhile is unknown too).
+      const locked = yield* repo.findVersioned(scope, id, true)
+      if (Option.isNone(locked)) return yield* Effect.fail(NotFound.of("guest", id))
+      const again = deriveGuest(change as GuestSent, locked.value.state)
+      return yield* Effect.flatMap(
+        repo.updateRecorded(id, locked.value.version, again, changed, movesOf(locked.value.state, again)),
+        (g) => Option.isSome(g) ? Effect.succeed(g.value) : Effect.die(new Error(`guest ${id}: its locked row did not update`))
+      )
+    })
+
     /**
      * PUT /guests/{id} (issue 37: one statement where it can): the guest's new fields derive from
      * its stored ones (domain/guest.ts), so the write reads the row first. The read and the
@@ -191,16 +206,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         : Effect.flatMap(Effect.andThen(refs, read), guestOf))
       const next = deriveGuest(change as GuestSent, current.state)
       const written = yield* repo.updateRecorded(id, current.version, next, changed, movesOf(current.state, next))
-      const guest = Option.isSome(written) ? written.value : yield* tx.run(Effect.gen(function*() {
-        // The row changed after it was read: under its lock now (a guest moved out of the scope meanwhile is unknown too).
-        const locked = yield* repo.findVersioned(scope, id, true)
-        if (Option.isNone(locked)) return yield* Effect.fail(NotFound.of("guest", id))
-        const again = deriveGuest(change as GuestSent, locked.value.state)
-        return yield* Effect.flatMap(
-          repo.updateRecorded(id, locked.value.version, again, changed, movesOf(locked.value.state, again)),
-          (g) => Option.isSome(g) ? Effect.succeed(g.value) : Effect.die(new Error(`guest ${id}: its locked row did not update`))
-        )
-      }))
+      const guest = Option.isSome(written) ? written.value : yield* tx.run(updateLocked(scope, id, change, changed))
       return { id: guest.id, ...pickSent(guest, change), updated_at: guest.updated_at }
     })
 
@@ -208,6 +214,23 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
       items.length > GUEST_BATCH_MAX
         ? Effect.fail(BatchTooLarge.of(GUEST_BATCH_MAX, items.length, "guests"))
         : Effect.void
+
+    /** batchCreate's writes, in one transaction: each accepted guest's success goes into `results`. */
+    const insertAccepted = Effect.fnUntraced(function*(
+      accepted: ReadonlyArray<{ index: number; state: GuestState }>,
+      results: Array<BatchResult>
+    ) {
+      const deltas = new Map<number, number>()
+      const created: Array<number> = []
+      for (const { index, state } of accepted) {
+        const g = yield* repo.insert(state)
+        counterDelta(deltas, undefined, state)
+        created.push(g.id)
+        results.push({ index, status: "success", id: g.id })
+      }
+      yield* events.records("guest.created", created)
+      yield* moveCounters(deltas)
+    })
 
     const batchCreate = method("Guests.batchCreate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
       yield* checkBatchSize(items)
@@ -233,19 +256,48 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
           results.push(notFoundItem(index, "matchmaker", input.matchmaker_id))
         } else accepted.push({ index, state: deriveGuest(input as GuestSent, undefined) })
       }
-      yield* tx.run(Effect.gen(function*() {
-        const deltas = new Map<number, number>()
-        const created: Array<number> = []
-        for (const { index, state } of accepted) {
-          const g = yield* repo.insert(state)
-          counterDelta(deltas, undefined, state)
-          created.push(g.id)
-          results.push({ index, status: "success", id: g.id })
-        }
-        yield* events.records("guest.created", created)
-        yield* moveCounters(deltas)
-      }))
+      yield* tx.run(insertAccepted(accepted, results))
       return outcome(results)
+    })
+
+    /** batchUpdate's writes, in one transaction under the guests' locks: each item's outcome goes into `results`. */
+    const updateValid = Effect.fnUntraced(function*(
+      scope: CompanyScope,
+      valid: ReadonlyArray<{ index: number; input: GuestBatchUpdateItem }>,
+      companies: ReadonlySet<number>,
+      matchmakers: ReadonlySet<number>,
+      results: Array<BatchResult>
+    ) {
+      const states = yield* repo.lockStates(valid.map((v) => v.input.id))
+      const deltas = new Map<number, number>()
+      const changes: Array<Change> = []
+      for (const { index, input } of valid) {
+        const { id, ...change } = input
+        const current = states.get(id)
+        const outOfScope = change.company_id === undefined
+          ? undefined
+          : Scopes.checkNamed(scope, change.company_id, `items[${index}].company_id`)
+        // A guest outside the scope is unknown (DECISIONS §14).
+        if (current === undefined || !Scopes.includes(scope, current.company_id)) {
+          results.push(notFoundItem(index, "guest", id, id))
+        } else if (outOfScope !== undefined) results.push(failedItem(index, outOfScope, id))
+        else if (change.company_id !== undefined && !companies.has(change.company_id)) {
+          results.push(notFoundItem(index, "company", change.company_id, id))
+        } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {
+          results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
+        } else {
+          const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
+          yield* repo.update(id, next)
+          counterDelta(deltas, current, next)
+          // A later item of the same batch for the same guest starts from this one.
+          states.set(id, next)
+          changes.push({ id, extra: { changed_fields: Object.keys(change) } })
+          results.push({ index, status: "success", id })
+        }
+      }
+      // Each item's event shows the guest as the whole batch left it (the record is read at the end).
+      yield* events.record("guest.updated", changes)
+      yield* moveCounters(deltas)
     })
 
     const batchUpdate = method("Guests.batchUpdate")(function*(scope: CompanyScope, items: ReadonlyArray<unknown>) {
@@ -282,38 +334,7 @@ export class Guests extends Context.Service<Guests>()("Guests/Service", {
         "matchmakers",
         valid.flatMap((v) => (v.input.matchmaker_id != null ? [v.input.matchmaker_id] : []))
       )
-      yield* tx.run(Effect.gen(function*() {
-        const states = yield* repo.lockStates(valid.map((v) => v.input.id))
-        const deltas = new Map<number, number>()
-        const changes: Array<Change> = []
-        for (const { index, input } of valid) {
-          const { id, ...change } = input
-          const current = states.get(id)
-          const outOfScope = change.company_id === undefined
-            ? undefined
-            : Scopes.checkNamed(scope, change.company_id, `items[${index}].company_id`)
-          // A guest outside the scope is unknown (DECISIONS §14).
-          if (current === undefined || !Scopes.includes(scope, current.company_id)) {
-            results.push(notFoundItem(index, "guest", id, id))
-          } else if (outOfScope !== undefined) results.push(failedItem(index, outOfScope, id))
-          else if (change.company_id !== undefined && !companies.has(change.company_id)) {
-            results.push(notFoundItem(index, "company", change.company_id, id))
-          } else if (change.matchmaker_id != null && !matchmakers.has(change.matchmaker_id)) {
-            results.push(notFoundItem(index, "matchmaker", change.matchmaker_id, id))
-          } else {
-            const next = deriveGuest(change as GuestSent, current, { allowStatus: true })
-            yield* repo.update(id, next)
-            counterDelta(deltas, current, next)
-            // A later item of the same batch for the same guest starts from this one.
-            states.set(id, next)
-            changes.push({ id, extra: { changed_fields: Object.keys(change) } })
-            results.push({ index, status: "success", id })
-          }
-        }
-        // Each item's event shows the guest as the whole batch left it (the record is read at the end).
-        yield* events.record("guest.updated", changes)
-        yield* moveCounters(deltas)
-      }))
+      yield* tx.run(updateValid(scope, valid, companies, matchmakers, results))
       return outcome(results)
     })
 

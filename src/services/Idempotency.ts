@@ -119,19 +119,35 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
      * between a failed claim and the read (it expired): then it is claimed again; still vanishing
      * after CLAIMS claims, the request is told to come back in a second.
      */
-    const claimOrRepeat = (request: KeyedRequest) =>
-      Effect.gen(function*() {
-        if (yield* claim(request)) return undefined
-        const repeat = yield* repeatOf(request)
-        return repeat ?? (yield* new KeyVanished())
-      }).pipe(
+    const claimOrRepeat = Effect.fnUntraced(function*(request: KeyedRequest) {
+      if (yield* claim(request)) return undefined
+      const repeat = yield* repeatOf(request)
+      return repeat ?? (yield* new KeyVanished())
+    }, (effect) =>
+      effect.pipe(
         Effect.retry({ schedule: Schedule.recurs(CLAIMS - 1), while: (e) => e instanceof KeyVanished }),
         Effect.catchIf(
           (e): e is KeyVanished => e instanceof KeyVanished,
           (): Effect.Effect<Repeat> => Effect.succeed({ _tag: "InProgress", retryAfterSeconds: 1 }),
           Effect.fail
         )
-      )
+      ))
+
+    /** `once`'s transaction: the claim (or the repeat), the attempt in its savepoint, and its answer kept. */
+    const claimedRun = Effect.fnUntraced(function*<A, E, R, R2>(
+      request: KeyedRequest,
+      attempt: Effect.Effect<A, E, R>,
+      handlers: Handlers<A, E, R2>
+    ) {
+      const repeat = yield* claimOrRepeat(request)
+      if (repeat !== undefined) return repeat
+      const value = yield* settle(tx.run(attempt), handlers.recover)
+      const answer = handlers.answerOf(value)
+      if (answer === undefined) yield* repo.release(request.appKey, request.key)
+      else if (!isKept(answer.status)) return yield* new NotKept({ value })
+      else yield* keep(request, answer)
+      return { _tag: "Ran", value } satisfies Attempt<A>
+    })
 
     /**
      * Runs `attempt` at most once per client and key: in one transaction with the claim of the key
@@ -142,19 +158,34 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
      * an answer that is not kept (a 5xx) rolls the whole transaction back.
      */
     const once = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
-      tx.run(Effect.gen(function*() {
-        const repeat = yield* claimOrRepeat(request)
-        if (repeat !== undefined) return repeat
-        const value = yield* settle(tx.run(attempt), handlers.recover)
-        const answer = handlers.answerOf(value)
-        if (answer === undefined) yield* repo.release(request.appKey, request.key)
-        else if (!isKept(answer.status)) return yield* new NotKept({ value })
-        else yield* keep(request, answer)
-        return { _tag: "Ran", value } satisfies Attempt<A>
-      })).pipe(
+      tx.run(claimedRun(request, attempt, handlers)).pipe(
         Effect.catchIf((e): e is NotKept => e instanceof NotKept, (e) => Effect.succeed<Attempt<A>>({ _tag: "Ran", value: e.value as A })),
         inProgress
       )
+
+    /** The computed answer kept under the key, unless a concurrent attempt kept its own first: then that one. */
+    const keptOrRepeat = Effect.fnUntraced(function*<A>(request: KeyedRequest, answer: Answer, ran: Attempt<A>) {
+      if (yield* claim(request)) {
+        yield* keep(request, answer)
+        return ran
+      }
+      return (yield* repeatOf(request)) ?? ran
+    })
+
+    /** `onceComputed`'s run: the kept answer, or the attempt computed and its answer kept. */
+    const computed = Effect.fnUntraced(function*<A, E, R, R2>(
+      request: KeyedRequest,
+      attempt: Effect.Effect<A, E, R>,
+      handlers: Handlers<A, E, R2>
+    ) {
+      const kept = yield* repeatOf(request)
+      if (kept !== undefined) return kept
+      const value = yield* settle(attempt, handlers.recover)
+      const answer = handlers.answerOf(value)
+      const ran: Attempt<A> = { _tag: "Ran", value }
+      if (answer === undefined || !isKept(answer.status)) return ran
+      return yield* tx.run(keptOrRepeat(request, answer, ran))
+    })
 
     /**
      * For an attempt that creates nothing (a card parse): a kept answer is replayed; otherwise the
@@ -164,21 +195,7 @@ export class Idempotency extends Context.Service<Idempotency>()("Idempotency/Ser
      * each compute; none creates anything.
      */
     const onceComputed = <A, E, R, R2>(request: KeyedRequest, attempt: Effect.Effect<A, E, R>, handlers: Handlers<A, E, R2>) =>
-      inProgress(Effect.gen(function*() {
-        const kept = yield* repeatOf(request)
-        if (kept !== undefined) return kept
-        const value = yield* settle(attempt, handlers.recover)
-        const answer = handlers.answerOf(value)
-        const ran: Attempt<A> = { _tag: "Ran", value }
-        if (answer === undefined || !isKept(answer.status)) return ran
-        return yield* tx.run(Effect.gen(function*() {
-          if (yield* claim(request)) {
-            yield* keep(request, answer)
-            return ran
-          }
-          return (yield* repeatOf(request)) ?? ran
-        }))
-      }))
+      inProgress(computed(request, attempt, handlers))
 
     return { once, onceComputed } as const
   })

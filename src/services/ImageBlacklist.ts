@@ -85,11 +85,10 @@ export class ImageBlacklist extends Context.Service<ImageBlacklist>()("ImageBlac
       return outcome
     })
 
-    const remove = (id: number) =>
-      Effect.gen(function*() {
-        if (!(yield* repo.remove(id))) return yield* NotFound.of("image_blacklist", id)
-        return null
-      })
+    const remove = Effect.fnUntraced(function*(id: number) {
+      if (!(yield* repo.remove(id))) return yield* NotFound.of("image_blacklist", id)
+      return null
+    })
 
     const disable = (id: number) => repo.setStatus(id, "disabled").pipe(someOrNotFound("image_blacklist", id))
 

@@ -64,6 +64,18 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       return undefined
     }
 
+    /** The move decided again and made on the match read locked (updateStatus's transaction, after a lost race). */
+    const updateLocked = Effect.fnUntraced(function*(scope: CompanyScope, id: number, status: MatchStatus) {
+      const locked = yield* repo.findVersioned(scope, id, true).pipe(someOrNotFound("match", id))
+      const lockedAnswer = decided(locked.match, id, status)
+      if (lockedAnswer !== undefined) return yield* lockedAnswer
+      const m = yield* Effect.flatMap(
+        repo.setStatusRecorded(id, locked.version, status, locked.match.status),
+        (m) => Option.isSome(m) ? Effect.succeed(m.value) : Effect.die(new Error(`match ${id}: its locked row did not update`))
+      )
+      return { id, status: m.status, updated_at: m.updated_at }
+    })
+
     /**
      * A match outside the caller's scope is 404 as if unknown (DECISIONS §14). The move is decided
      * from the stored status, so the match is read first; then one statement makes it against the
@@ -76,16 +88,7 @@ export class Matches extends Context.Service<Matches>()("Matches/Service", {
       if (answered !== undefined) return yield* answered
       const written = yield* repo.setStatusRecorded(id, current.version, status, current.match.status)
       if (Option.isSome(written)) return { id, status: written.value.status, updated_at: written.value.updated_at }
-      return yield* tx.run(Effect.gen(function*() {
-        const locked = yield* repo.findVersioned(scope, id, true).pipe(someOrNotFound("match", id))
-        const lockedAnswer = decided(locked.match, id, status)
-        if (lockedAnswer !== undefined) return yield* lockedAnswer
-        const m = yield* Effect.flatMap(
-          repo.setStatusRecorded(id, locked.version, status, locked.match.status),
-          (m) => Option.isSome(m) ? Effect.succeed(m.value) : Effect.die(new Error(`match ${id}: its locked row did not update`))
-        )
-        return { id, status: m.status, updated_at: m.updated_at }
-      }))
+      return yield* tx.run(updateLocked(scope, id, status))
     })
 
     return { create, list, updateStatus } as const

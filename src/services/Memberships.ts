@@ -26,15 +26,35 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
     const events = yield* ChangeEvents
 
     /** Expires what is due (all, or one user's plan) with a membership.expired event each; the count. */
-    const expire = (scope: { readonly userId: number; readonly planId: number } | null) =>
-      Effect.gen(function*() {
-        const ids = yield* repo.expireDue(scope)
-        yield* events.records("membership.expired", ids)
-        return ids.length
-      })
+    const expire = Effect.fnUntraced(function*(scope: { readonly userId: number; readonly planId: number } | null) {
+      const ids = yield* repo.expireDue(scope)
+      yield* events.records("membership.expired", ids)
+      return ids.length
+    })
 
     /** The daemon's expiry at expire_at, in one transaction with its events. */
     const expireDue = tx.run(expire(null))
+
+    /** createOrRenew's transaction: the user's due membership of the plan expired, then the renewal or new one and its event. */
+    const renewOrStart = Effect.fnUntraced(function*(scope: CompanyScope, input: MembershipCreate, guestId: number | null) {
+      yield* expire({ userId: input.user_id, planId: input.plan_id })
+      const saved = yield* repo.upsert(scope, input.user_id, input.plan_id, guestId).pipe(
+        Effect.flatMap(Option.match({
+          // createOrRenew found the plan: what refused is the active membership to renew, another company's.
+          onNone: () =>
+            Effect.fail(
+              Scopes.isScoped(scope)
+                ? new OutOfScope({
+                  message: `user ${input.user_id}'s active membership of plan ${input.plan_id} belongs to another company`
+                })
+                : NotFound.of("plan", input.plan_id)
+            ),
+          onSome: Effect.succeed
+        }))
+      )
+      yield* events.records(saved.renewed ? "membership.renewed" : "membership.created", [saved.id])
+      return saved
+    })
 
     /**
      * Renews the user's active membership of the plan in place, or starts a new one now. One that
@@ -53,25 +73,7 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
       if (guestId !== null) {
         yield* guests.findById(Scopes.all, guestId).pipe(someOrNotFound("guest", guestId), inScopeOrNotFound(scope, "guest", guestId))
       }
-      const saved = yield* tx.run(Effect.gen(function*() {
-        yield* expire({ userId: input.user_id, planId: input.plan_id })
-        const saved = yield* repo.upsert(scope, input.user_id, input.plan_id, guestId).pipe(
-          Effect.flatMap(Option.match({
-            // The plan was found above: what refused is the active membership to renew, another company's.
-            onNone: () =>
-              Effect.fail(
-                Scopes.isScoped(scope)
-                  ? new OutOfScope({
-                    message: `user ${input.user_id}'s active membership of plan ${input.plan_id} belongs to another company`
-                  })
-                  : NotFound.of("plan", input.plan_id)
-              ),
-            onSome: Effect.succeed
-          }))
-        )
-        yield* events.records(saved.renewed ? "membership.renewed" : "membership.created", [saved.id])
-        return saved
-      }))
+      const saved = yield* tx.run(renewOrStart(scope, input, guestId))
       return { id: saved.id, status: saved.status, expire_at: saved.expire_at }
     })
 
@@ -81,31 +83,33 @@ export class Memberships extends Context.Service<Memberships>()("Memberships/Ser
       return yield* repo.list(scope, params, yield* syncWindow("memberships", params, MEMBERSHIP_PAGE))
     })
 
-    /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
-    const cancel = method("Memberships.cancel")(function*(id: number) {
-      return yield* tx.run(Effect.gen(function*() {
-        const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
-        const move = membershipMove(current.status, "cancelled")
-        if (move === "invalid") {
-          return yield* new InvalidTransition({
-            message: `membership ${id} is ${current.status}; it cannot be cancelled`
-          })
-        }
-        if (move === "allowed") {
-          yield* repo.setStatus(id, "cancelled")
-          yield* events.records("membership.cancelled", [id])
-        }
-        return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("membership", id))
-      }))
+    /** cancel's transaction: the membership locked, moved, and read back. */
+    const cancelLocked = Effect.fnUntraced(function*(id: number) {
+      const current = yield* repo.lock(id).pipe(someOrNotFound("membership", id))
+      const move = membershipMove(current.status, "cancelled")
+      if (move === "invalid") {
+        return yield* new InvalidTransition({
+          message: `membership ${id} is ${current.status}; it cannot be cancelled`
+        })
+      }
+      if (move === "allowed") {
+        yield* repo.setStatus(id, "cancelled")
+        yield* events.records("membership.cancelled", [id])
+      }
+      return yield* repo.findById(Scopes.all, id).pipe(someOrNotFound("membership", id))
     })
 
-    const createPlan = (name: string, days: number) =>
-      Effect.gen(function*() {
-        const trimmed = name.trim()
-        if (trimmed === "" || [...trimmed].length > 50) return yield* InvalidInput.at("name", "must be 1 to 50 characters")
-        if (!validPlanDays(days)) return yield* InvalidInput.at("days", "must be a whole number from 1 to 36500")
-        return yield* repo.insertPlan({ name: trimmed, days })
-      })
+    /** The operator's `memberships cancel ID`: active → cancelled; cancelled again is a no-op. */
+    const cancel = method("Memberships.cancel")(function*(id: number) {
+      return yield* tx.run(cancelLocked(id))
+    })
+
+    const createPlan = Effect.fnUntraced(function*(name: string, days: number) {
+      const trimmed = name.trim()
+      if (trimmed === "" || [...trimmed].length > 50) return yield* InvalidInput.at("name", "must be 1 to 50 characters")
+      if (!validPlanDays(days)) return yield* InvalidInput.at("days", "must be a whole number from 1 to 36500")
+      return yield* repo.insertPlan({ name: trimmed, days })
+    })
 
     const plans = repo.plans
 

@@ -57,85 +57,84 @@ export class SealedSecrets extends Context.Service<SealedSecrets>()("SealedSecre
      * is read once and a value that does not open is passed over): each written only where the
      * stored value is still the one read. A second run finds nothing to do.
      */
-    const rotate = (batchSize: number) =>
-      Effect.gen(function*() {
-        const prefix = `v2:${box.sealingKeyId}:`
-        const resealed = zeroPerColumn()
-        let plainAnswersSealed = 0
-        let changedMeanwhile = 0
-        let unopenableCount = 0
-        const unopenable: Array<{ readonly column: SealedColumn; readonly row: ReadonlyArray<string>; readonly reason: string }> = []
+    const rotate = Effect.fnUntraced(function*(batchSize: number) {
+      const prefix = `v2:${box.sealingKeyId}:`
+      const resealed = zeroPerColumn()
+      let plainAnswersSealed = 0
+      let changedMeanwhile = 0
+      let unopenableCount = 0
+      const unopenable: Array<{ readonly column: SealedColumn; readonly row: ReadonlyArray<string>; readonly reason: string }> = []
 
-        const resealOrNote = (sealed: string, at: Place): string | undefined => {
-          try {
-            return box.reseal(sealed, at)
-          } catch (error) {
-            if (!(error instanceof UnopenableSecret)) throw error
-            unopenableCount++
-            if (unopenable.length < UNOPENABLE_SHOWN) unopenable.push({ column: at.column, row: at.row, reason: error.message })
-            return undefined
-          }
+      const resealOrNote = (sealed: string, at: Place): string | undefined => {
+        try {
+          return box.reseal(sealed, at)
+        } catch (error) {
+          if (!(error instanceof UnopenableSecret)) throw error
+          unopenableCount++
+          if (unopenable.length < UNOPENABLE_SHOWN) unopenable.push({ column: at.column, row: at.row, reason: error.message })
+          return undefined
         }
+      }
 
-        let afterId = 0
-        for (;;) {
-          const rows = yield* repo.clientsBatch(afterId, prefix, batchSize)
-          if (rows.length === 0) break
-          afterId = rows[rows.length - 1]!.id
-          for (const column of CLIENT_SECRET_COLUMNS) {
-            const place = `clients.${column}` as const
-            const replacements = rows.flatMap((row) => {
-              const old = row[column]
-              const sealed = old === null ? undefined : resealOrNote(old, placeOf(place, row.app_key))
-              return old === null || sealed === undefined ? [] : [{ id: row.id, old, sealed }]
-            })
-            const written = yield* repo.replaceClients(column, replacements)
-            resealed[place] += written
-            changedMeanwhile += replacements.length - written
-          }
-        }
-
-        let afterKey: { readonly app_key: string; readonly key: string } | null = null
-        for (;;) {
-          const rows: ReadonlyArray<KeptAnswer> = yield* repo.answersBatch(afterKey, prefix, batchSize)
-          const last = rows[rows.length - 1]
-          if (last === undefined) break
-          afterKey = { app_key: last.app_key, key: last.key }
+      let afterId = 0
+      for (;;) {
+        const rows = yield* repo.clientsBatch(afterId, prefix, batchSize)
+        if (rows.length === 0) break
+        afterId = rows[rows.length - 1]!.id
+        for (const column of CLIENT_SECRET_COLUMNS) {
+          const place = `clients.${column}` as const
           const replacements = rows.flatMap((row) => {
-            const at = placeOf("idempotency_keys.response_sealed", row.app_key, row.key)
-            const sealed = row.response_sealed !== null
-              ? resealOrNote(row.response_sealed, at)
-              : row.response_body === null
-              ? undefined
-              : box.sealBytes(row.response_body, at)
-            return sealed === undefined ? [] : [{
-              app_key: row.app_key,
-              key: row.key,
-              old: row.response_sealed,
-              body_md5: row.response_sealed === null ? row.body_md5 : null,
-              sealed
-            }]
+            const old = row[column]
+            const sealed = old === null ? undefined : resealOrNote(old, placeOf(place, row.app_key))
+            return old === null || sealed === undefined ? [] : [{ id: row.id, old, sealed }]
           })
-          const written = yield* repo.replaceAnswers(replacements)
-          const plain = written.filter((wasPlain) => wasPlain).length
-          plainAnswersSealed += plain
-          resealed["idempotency_keys.response_sealed"] += written.length - plain
-          changedMeanwhile += replacements.length - written.length
+          const written = yield* repo.replaceClients(column, replacements)
+          resealed[place] += written
+          changedMeanwhile += replacements.length - written
         }
+      }
 
-        const after = yield* repo.count
-        return {
-          sealing_key: box.sealingKeyId,
-          resealed,
-          plain_answers_sealed: plainAnswersSealed,
-          // Written by someone else between the read and the write (a client's rotation, a new
-          // answer, an expiry): left as they are; `keys list` tells whether they need another run.
-          changed_meanwhile: changedMeanwhile,
-          unopenable_count: unopenableCount,
-          unopenable,
-          not_under_sealing_key: total(after.filter((c) => !(c.scheme === "v2" && c.kid === box.sealingKeyId)))
-        }
-      })
+      let afterKey: { readonly app_key: string; readonly key: string } | null = null
+      for (;;) {
+        const rows: ReadonlyArray<KeptAnswer> = yield* repo.answersBatch(afterKey, prefix, batchSize)
+        const last = rows[rows.length - 1]
+        if (last === undefined) break
+        afterKey = { app_key: last.app_key, key: last.key }
+        const replacements = rows.flatMap((row) => {
+          const at = placeOf("idempotency_keys.response_sealed", row.app_key, row.key)
+          const sealed = row.response_sealed !== null
+            ? resealOrNote(row.response_sealed, at)
+            : row.response_body === null
+            ? undefined
+            : box.sealBytes(row.response_body, at)
+          return sealed === undefined ? [] : [{
+            app_key: row.app_key,
+            key: row.key,
+            old: row.response_sealed,
+            body_md5: row.response_sealed === null ? row.body_md5 : null,
+            sealed
+          }]
+        })
+        const written = yield* repo.replaceAnswers(replacements)
+        const plain = written.filter((wasPlain) => wasPlain).length
+        plainAnswersSealed += plain
+        resealed["idempotency_keys.response_sealed"] += written.length - plain
+        changedMeanwhile += replacements.length - written.length
+      }
+
+      const after = yield* repo.count
+      return {
+        sealing_key: box.sealingKeyId,
+        resealed,
+        plain_answers_sealed: plainAnswersSealed,
+        // Written by someone else between the read and the write (a client's rotation, a new
+        // answer, an expiry): left as they are; `keys list` tells whether they need another run.
+        changed_meanwhile: changedMeanwhile,
+        unopenable_count: unopenableCount,
+        unopenable,
+        not_under_sealing_key: total(after.filter((c) => !(c.scheme === "v2" && c.kid === box.sealingKeyId)))
+      }
+    })
 
     return { list, rotate } as const
   })

@@ -28,31 +28,36 @@ export class Users extends Context.Service<Users>()("Users/Service", {
         ? Effect.void
         : Effect.flatMap(accounts.liveIds([id]), (live) => live.has(id) ? Effect.void : Effect.fail(NotFound.of("work_wechat", id)))
 
-    const create = (input: { name: string; phone: string | null; work_wechat_id: number | null }) =>
-      Effect.gen(function*() {
-        if (input.name.trim() === "") return yield* InvalidInput.at("name", "must not be empty")
-        yield* checkAccount(input.work_wechat_id)
-        const user = yield* tx.run(Effect.gen(function*() {
-          yield* accounts.lockCounted(accountsOf([input.work_wechat_id]))
-          const inserted = yield* repo.insert(input)
-          yield* countMoved([input.work_wechat_id])
-          return inserted
-        }))
-        return { id: user.id }
-      })
+    type NewUser = { name: string; phone: string | null; work_wechat_id: number | null }
 
-    const setWorkWechat = (id: number, workWechatId: number | null) =>
-      Effect.gen(function*() {
-        yield* checkAccount(workWechatId)
-        return yield* tx.run(Effect.gen(function*() {
-          const before = yield* repo.workWechatOf(id)
-          if (before !== workWechatId) yield* accounts.lockCounted(accountsOf([before, workWechatId]))
-          const updated = yield* repo.setWorkWechat(id, workWechatId)
-          if (updated._tag === "None") return yield* NotFound.of("user", id)
-          if (before !== workWechatId) yield* countMoved([before, workWechatId])
-          return updated.value
-        }))
-      })
+    // Defined once per layer, not per call (docs/contributor.md, "Generators are made once").
+    const inserted = Effect.fnUntraced(function*(input: NewUser) {
+      yield* accounts.lockCounted(accountsOf([input.work_wechat_id]))
+      const user = yield* repo.insert(input)
+      yield* countMoved([input.work_wechat_id])
+      return user
+    })
+
+    const create = Effect.fnUntraced(function*(input: NewUser) {
+      if (input.name.trim() === "") return yield* InvalidInput.at("name", "must not be empty")
+      yield* checkAccount(input.work_wechat_id)
+      const user = yield* tx.run(inserted(input))
+      return { id: user.id }
+    })
+
+    const workWechatSet = Effect.fnUntraced(function*(id: number, workWechatId: number | null) {
+      const before = yield* repo.workWechatOf(id)
+      if (before !== workWechatId) yield* accounts.lockCounted(accountsOf([before, workWechatId]))
+      const updated = yield* repo.setWorkWechat(id, workWechatId)
+      if (updated._tag === "None") return yield* NotFound.of("user", id)
+      if (before !== workWechatId) yield* countMoved([before, workWechatId])
+      return updated.value
+    })
+
+    const setWorkWechat = Effect.fnUntraced(function*(id: number, workWechatId: number | null) {
+      yield* checkAccount(workWechatId)
+      return yield* tx.run(workWechatSet(id, workWechatId))
+    })
 
     return { create, setWorkWechat } as const
   })

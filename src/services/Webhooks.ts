@@ -167,38 +167,36 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     const iso = (date: Date | null) => (date === null ? null : formatIso(date, config.timeZone))
 
     /** Deliveries, newest first, with their attempts (time, status or error, next attempt). */
-    const deliveries = (
+    const deliveries = Effect.fnUntraced(function*(
       filter: { readonly appKey?: string | undefined; readonly status?: DeliveryStatus | undefined; readonly limit: number }
-    ) =>
-      Effect.gen(function*() {
-        const clientId = filter.appKey === undefined ? null : (yield* clientOf(filter.appKey)).id
-        const page = yield* repo.list({ client_id: clientId, status: filter.status ?? null, since: null }, {
-          limit: filter.limit,
-          offset: 0
-        })
-        return page.deliveries.map((d) => ({
-          ...d,
-          next_attempt_at: iso(d.next_attempt_at),
-          created_at: iso(d.created_at),
-          updated_at: iso(d.updated_at),
-          attempt_history: d.attempt_history.map((a) => ({
-            ...a,
-            attempted_at: iso(a.attempted_at),
-            next_attempt_at: iso(a.next_attempt_at)
-          }))
-        }))
+    ) {
+      const clientId = filter.appKey === undefined ? null : (yield* clientOf(filter.appKey)).id
+      const page = yield* repo.list({ client_id: clientId, status: filter.status ?? null, since: null }, {
+        limit: filter.limit,
+        offset: 0
       })
+      return page.deliveries.map((d) => ({
+        ...d,
+        next_attempt_at: iso(d.next_attempt_at),
+        created_at: iso(d.created_at),
+        updated_at: iso(d.updated_at),
+        attempt_history: d.attempt_history.map((a) => ({
+          ...a,
+          attempted_at: iso(a.attempted_at),
+          next_attempt_at: iso(a.next_attempt_at)
+        }))
+      }))
+    })
 
     /** Sends one delivery again (whatever its state), with a fresh retry schedule. */
-    const redeliver = (id: number) =>
-      Effect.gen(function*() {
-        const row = yield* repo.redeliver(id)
-        if (Option.isNone(row)) return yield* NotFound.of("webhook_delivery", id)
-        if (row.value.in_flight) {
-          return yield* new DeliveryInFlight({ id, message: `delivery ${id} is being attempted right now; try again in a moment` })
-        }
-        return { redelivered: [id] }
-      })
+    const redeliver = Effect.fnUntraced(function*(id: number) {
+      const row = yield* repo.redeliver(id)
+      if (Option.isNone(row)) return yield* NotFound.of("webhook_delivery", id)
+      if (row.value.in_flight) {
+        return yield* new DeliveryInFlight({ id, message: `delivery ${id} is being attempted right now; try again in a moment` })
+      }
+      return { redelivered: [id] }
+    })
 
     const instantOf = (text: string): Date | undefined => {
       try {
@@ -209,51 +207,49 @@ export class Webhooks extends Context.Service<Webhooks>()("Webhooks/Service", {
     }
 
     /** Sends every failed delivery of the client from `since` on (after an outage). */
-    const redeliverSince = (appKey: string, since: string) =>
-      Effect.gen(function*() {
-        const client = yield* clientOf(appKey)
-        const instant = instantOf(since)
-        if (instant === undefined) return yield* InvalidInput.at("since", `must be YYYY-MM-DDTHH:MM:SS (platform time), got ${since}`)
-        if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
-        return { app_key: appKey, since: formatIso(instant, config.timeZone), redelivered: yield* repo.redeliverSince(client.id, instant) }
-      })
+    const redeliverSince = Effect.fnUntraced(function*(appKey: string, since: string) {
+      const client = yield* clientOf(appKey)
+      const instant = instantOf(since)
+      if (instant === undefined) return yield* InvalidInput.at("since", `must be YYYY-MM-DDTHH:MM:SS (platform time), got ${since}`)
+      if (!client.webhook_enabled || client.webhook_url === null) return yield* webhookOff(client)
+      return { app_key: appKey, since: formatIso(instant, config.timeZone), redelivered: yield* repo.redeliverSince(client.id, instant) }
+    })
 
     /** Sends a `webhook.test` event to the client's URL now (even while its webhook is off). */
-    const test = (appKey: string) =>
-      Effect.gen(function*() {
-        const client = yield* clientOf(appKey)
-        if (client.webhook_url === null || client.webhook_secret_enc === null) return yield* webhookOff(client)
-        const nowMs = yield* Clock.currentTimeMillis
-        const id = newEventId()
-        const sentAt = formatIso(new Date(nowMs), config.timeZone)
-        // The same keys as POST /webhook/test's (a type's payload has one set of keys).
-        const payload = {
-          id,
-          type: "webhook.test",
-          created_at: sentAt,
-          data: { app_key: appKey, message: "a test event sent by the platform's operator", sent_at: sentAt }
-        }
-        const sent = yield* sender.send({
-          url: client.webhook_url,
-          id,
-          body: JSON.stringify(payload),
-          secrets: secretsOf({ ...client, webhook_secret_enc: client.webhook_secret_enc }, nowMs),
-          timeoutMs: config.webhookTimeoutMs,
-          responseLimitBytes: config.webhookResponseLimitBytes
-        })
-        const answered = sent.result._tag === "Answered" ? sent.result : undefined
-        return {
-          app_key: appKey,
-          url: client.webhook_url,
-          webhook_enabled: client.webhook_enabled,
-          webhook_id: id,
-          delivered: answered !== undefined && answered.status >= 200 && answered.status < 300,
-          status: answered?.status ?? null,
-          error: sent.result._tag === "NoAnswer" ? sent.result.error : null,
-          duration_ms: sent.durationMs,
-          response: sent.response
-        }
+    const test = Effect.fnUntraced(function*(appKey: string) {
+      const client = yield* clientOf(appKey)
+      if (client.webhook_url === null || client.webhook_secret_enc === null) return yield* webhookOff(client)
+      const nowMs = yield* Clock.currentTimeMillis
+      const id = newEventId()
+      const sentAt = formatIso(new Date(nowMs), config.timeZone)
+      // The same keys as POST /webhook/test's (a type's payload has one set of keys).
+      const payload = {
+        id,
+        type: "webhook.test",
+        created_at: sentAt,
+        data: { app_key: appKey, message: "a test event sent by the platform's operator", sent_at: sentAt }
+      }
+      const sent = yield* sender.send({
+        url: client.webhook_url,
+        id,
+        body: JSON.stringify(payload),
+        secrets: secretsOf({ ...client, webhook_secret_enc: client.webhook_secret_enc }, nowMs),
+        timeoutMs: config.webhookTimeoutMs,
+        responseLimitBytes: config.webhookResponseLimitBytes
       })
+      const answered = sent.result._tag === "Answered" ? sent.result : undefined
+      return {
+        app_key: appKey,
+        url: client.webhook_url,
+        webhook_enabled: client.webhook_enabled,
+        webhook_id: id,
+        delivered: answered !== undefined && answered.status >= 200 && answered.status < 300,
+        status: answered?.status ?? null,
+        error: sent.result._tag === "NoAnswer" ? sent.result.error : null,
+        duration_ms: sent.durationMs,
+        response: sent.response
+      }
+    })
 
     // Self-service (DECISIONS §12): the calling client's own deliveries only. Its app_key exists
     // (it has just signed the request), so an unknown one is a defect, not an answer.

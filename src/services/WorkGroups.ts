@@ -52,58 +52,54 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
     const update = (id: number, change: WorkGroupUpdate) =>
       records.update(id, "group_no" in change ? { ...change, group_no: change.group_no ?? "" } : change)
 
-    const addMember = (id: number, kind: MemberKind, memberId: number, remark: string | null) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const found = yield* repo.existingMembers(kind, [memberId])
-        if (!found.has(memberId)) return yield* NotFound.of(resourceOf(kind), memberId)
-        const added = yield* repo.addMembers(id, kind, [memberId], remark)
-        if (added.length === 0) {
-          return yield* new AlreadyMember({ message: `${kind} ${memberId} is already a member of this group` })
-        }
-        yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
-        yield* events.records("work_group.members_changed", [id])
-        return null
-      }))
+    // A body followed by `tx.run` runs each call in one transaction (fnUntraced pipes the effect it makes through it).
+    const addMember = Effect.fnUntraced(function*(id: number, kind: MemberKind, memberId: number, remark: string | null) {
+      yield* locked(id)
+      const found = yield* repo.existingMembers(kind, [memberId])
+      if (!found.has(memberId)) return yield* NotFound.of(resourceOf(kind), memberId)
+      const added = yield* repo.addMembers(id, kind, [memberId], remark)
+      if (added.length === 0) {
+        return yield* new AlreadyMember({ message: `${kind} ${memberId} is already a member of this group` })
+      }
+      yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
+      yield* events.records("work_group.members_changed", [id])
+      return null
+    }, tx.run)
 
-    const addMembers = (id: number, kind: MemberKind, memberIds: ReadonlyArray<number>, remark: string | null) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const ids = [...new Set(memberIds)]
-        const found = yield* repo.existingMembers(kind, ids)
-        const missing = ids.filter((m) => !found.has(m))
-        if (missing.length > 0) return yield* NotFound.ids(resourceOf(kind), missing)
-        const added = yield* repo.addMembers(id, kind, ids, remark)
-        yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
-        if (added.length > 0) yield* events.records("work_group.members_changed", [id])
-        return { success_count: added.length, skip_count: ids.length - added.length }
-      }))
+    const addMembers = Effect.fnUntraced(function*(id: number, kind: MemberKind, memberIds: ReadonlyArray<number>, remark: string | null) {
+      yield* locked(id)
+      const ids = [...new Set(memberIds)]
+      const found = yield* repo.existingMembers(kind, ids)
+      const missing = ids.filter((m) => !found.has(m))
+      if (missing.length > 0) return yield* NotFound.ids(resourceOf(kind), missing)
+      const added = yield* repo.addMembers(id, kind, ids, remark)
+      yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
+      if (added.length > 0) yield* events.records("work_group.members_changed", [id])
+      return { success_count: added.length, skip_count: ids.length - added.length }
+    }, tx.run)
 
-    const removeMember = (id: number, kind: MemberKind, memberId: number) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const removed = yield* repo.removeMember(id, kind, memberId)
-        if (!removed) {
-          return yield* new NotFound({
-            resource: resourceOf(kind),
-            message: `${kind} ${memberId} is not a member of this group`
-          })
-        }
-        yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
-        yield* events.records("work_group.members_changed", [id])
-        return null
-      }))
+    const removeMember = Effect.fnUntraced(function*(id: number, kind: MemberKind, memberId: number) {
+      yield* locked(id)
+      const removed = yield* repo.removeMember(id, kind, memberId)
+      if (!removed) {
+        return yield* new NotFound({
+          resource: resourceOf(kind),
+          message: `${kind} ${memberId} is not a member of this group`
+        })
+      }
+      yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
+      yield* events.records("work_group.members_changed", [id])
+      return null
+    }, tx.run)
 
-    const matchmakerMembers = (id: number, p: PageParams) =>
-      Effect.gen(function*() {
-        yield* get(id)
-        return yield* repo.matchmakerMembers(id, p, yield* syncWindow("work-groups/matchmakers", p, GROUP_MATCHMAKER_PAGE, { id }))
-      })
-    const accountMembers = (id: number, p: PageParams) =>
-      Effect.gen(function*() {
-        yield* get(id)
-        return yield* repo.accountMembers(id, p, yield* syncWindow("work-groups/work-wechats", p, GROUP_ACCOUNT_PAGE, { id }))
-      })
+    const matchmakerMembers = Effect.fnUntraced(function*(id: number, p: PageParams) {
+      yield* get(id)
+      return yield* repo.matchmakerMembers(id, p, yield* syncWindow("work-groups/matchmakers", p, GROUP_MATCHMAKER_PAGE, { id }))
+    })
+    const accountMembers = Effect.fnUntraced(function*(id: number, p: PageParams) {
+      yield* get(id)
+      return yield* repo.accountMembers(id, p, yield* syncWindow("work-groups/work-wechats", p, GROUP_ACCOUNT_PAGE, { id }))
+    })
     return {
       create,
       get,

@@ -56,18 +56,17 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
     })
     const { get, locked } = records
 
-    const checkTargets = (type: TargetType, ids: ReadonlyArray<number>, path: string) =>
-      Effect.gen(function*() {
-        const { missing, wrongKind } = yield* repo.checkTargets(type, ids)
-        if (missing.length > 0) return yield* Effect.fail(NotFound.ids(resourceOf(type), missing))
-        if (wrongKind.length > 0) {
-          const kind = type === "company" ? "normal" : "franchisee"
-          return yield* Effect.fail(InvalidInput.of(
-            [{ path, message: `target_type ${type} needs a company of type ${kind}; not: ${wrongKind.join(", ")}` }],
-            "target of the wrong kind"
-          ))
-        }
-      })
+    const checkTargets = Effect.fnUntraced(function*(type: TargetType, ids: ReadonlyArray<number>, path: string) {
+      const { missing, wrongKind } = yield* repo.checkTargets(type, ids)
+      if (missing.length > 0) return yield* Effect.fail(NotFound.ids(resourceOf(type), missing))
+      if (wrongKind.length > 0) {
+        const kind = type === "company" ? "normal" : "franchisee"
+        return yield* Effect.fail(InvalidInput.of(
+          [{ path, message: `target_type ${type} needs a company of type ${kind}; not: ${wrongKind.join(", ")}` }],
+          "target of the wrong kind"
+        ))
+      }
+    })
 
     const refuseDisabled = (account: { id: number; status: AccountStatus }) =>
       account.status === "disabled"
@@ -82,121 +81,120 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       return yield* records.update(id, change)
     })
 
-    const associate = (id: number, body: Associate) =>
-      tx.run(Effect.gen(function*() {
-        const account = yield* locked(id)
-        yield* refuseDisabled(account)
-        yield* checkTargets(body.target_type, [body.target_id], "target_id")
-        const inserted = yield* repo.associate(id, body.target_type, [body.target_id], body.remark ?? null)
-        if (inserted.length === 0) {
-          return yield* new AlreadyAssociated({
-            message: `${body.target_type} ${body.target_id} is already associated`
-          })
-        }
-        yield* repo.log(id, [{
-          action: "associate",
-          target_type: body.target_type,
-          target_id: body.target_id,
-          remark: body.remark ?? null
-        }])
-        yield* events.records("work_wechat.associations_changed", [id])
-        return null
-      }))
-
-    const batchAssociate = (id: number, body: BatchAssociate) =>
-      tx.run(Effect.gen(function*() {
-        const account = yield* locked(id)
-        yield* refuseDisabled(account)
-        const ids = unique(body.target_ids)
-        yield* checkTargets(body.target_type, ids, "target_ids")
-        const inserted = yield* repo.associate(id, body.target_type, ids, body.remark ?? null)
-        yield* repo.log(
-          id,
-          inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null }))
-        )
-        if (inserted.length > 0) yield* events.records("work_wechat.associations_changed", [id])
-        return { success_count: inserted.length, skip_count: ids.length - inserted.length }
-      }))
-
-    const disassociate = (id: number, body: Disassociate) =>
-      tx.run(Effect.gen(function*() {
-        yield* locked(id)
-        const removed = yield* repo.disassociate(id, body.target_type, body.target_id)
-        if (!removed) {
-          return yield* new NotFound({
-            resource: resourceOf(body.target_type),
-            message: `${body.target_type} ${body.target_id} is not associated with this account`
-          })
-        }
-        yield* repo.log(id, [{
-          action: "disassociate",
-          target_type: body.target_type,
-          target_id: body.target_id,
-          remark: body.remark ?? null
-        }])
-        yield* events.records("work_wechat.associations_changed", [id])
-        return null
-      }))
-
-    const transfer = method("WorkWechats.transfer")(function*(id: number, body: Transfer) {
-      return yield* tx.run(Effect.gen(function*() {
-        const dest = body.target_work_wechat_id
-        if (dest === id) {
-          return yield* InvalidInput.of([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
-        }
-        // Lock both accounts in id order so two opposite transfers cannot deadlock.
-        const [first, second] = id < dest ? [id, dest] : [dest, id]
-        const a = yield* repo.lockLive(first)
-        const b = yield* repo.lockLive(second)
-        const source = Option.getOrUndefined(first === id ? a : b)
-        const destination = Option.getOrUndefined(first === id ? b : a)
-        if (source === undefined) return yield* NotFound.of("work_wechat", id)
-        if (destination === undefined) return yield* NotFound.ids("work_wechat", [dest])
-        yield* refuseDisabled(destination)
-        const ids = body.target_ids !== undefined ? unique(body.target_ids) : yield* repo.associatedTargets(id, body.target_type)
-        if (body.target_ids !== undefined) yield* checkTargets(body.target_type, ids, "target_ids")
-        const moved = new Set(yield* repo.move(id, dest, body.target_type, ids))
-        const details = ids.map((t) => ({ target_id: t, status: moved.has(t) ? "transferred" as const : "skipped" as const }))
-        const entry = (action: "transfer_out" | "transfer_in", t: number): LogEntry => ({
-          action,
-          target_type: body.target_type,
-          target_id: t,
-          from_value: String(id),
-          to_value: String(dest),
-          remark: body.remark ?? null
+    // A body followed by `tx.run` runs each call in one transaction (fnUntraced pipes the effect it makes through it).
+    const associate = Effect.fnUntraced(function*(id: number, body: Associate) {
+      const account = yield* locked(id)
+      yield* refuseDisabled(account)
+      yield* checkTargets(body.target_type, [body.target_id], "target_id")
+      const inserted = yield* repo.associate(id, body.target_type, [body.target_id], body.remark ?? null)
+      if (inserted.length === 0) {
+        return yield* new AlreadyAssociated({
+          message: `${body.target_type} ${body.target_id} is already associated`
         })
-        yield* repo.log(id, [...moved].map((t) => entry("transfer_out", t)))
-        yield* repo.log(dest, [...moved].map((t) => entry("transfer_in", t)))
-        if (moved.size > 0) {
-          yield* repo.touch(id)
-          yield* repo.touch(dest)
-          yield* events.records("work_wechat.associations_changed", [id, dest])
-        }
-        const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
-        return outcome
-      }))
+      }
+      yield* repo.log(id, [{
+        action: "associate",
+        target_type: body.target_type,
+        target_id: body.target_id,
+        remark: body.remark ?? null
+      }])
+      yield* events.records("work_wechat.associations_changed", [id])
+      return null
+    }, tx.run)
+
+    const batchAssociate = Effect.fnUntraced(function*(id: number, body: BatchAssociate) {
+      const account = yield* locked(id)
+      yield* refuseDisabled(account)
+      const ids = unique(body.target_ids)
+      yield* checkTargets(body.target_type, ids, "target_ids")
+      const inserted = yield* repo.associate(id, body.target_type, ids, body.remark ?? null)
+      yield* repo.log(
+        id,
+        inserted.map((t): LogEntry => ({ action: "associate", target_type: body.target_type, target_id: t, remark: body.remark ?? null }))
+      )
+      if (inserted.length > 0) yield* events.records("work_wechat.associations_changed", [id])
+      return { success_count: inserted.length, skip_count: ids.length - inserted.length }
+    }, tx.run)
+
+    const disassociate = Effect.fnUntraced(function*(id: number, body: Disassociate) {
+      yield* locked(id)
+      const removed = yield* repo.disassociate(id, body.target_type, body.target_id)
+      if (!removed) {
+        return yield* new NotFound({
+          resource: resourceOf(body.target_type),
+          message: `${body.target_type} ${body.target_id} is not associated with this account`
+        })
+      }
+      yield* repo.log(id, [{
+        action: "disassociate",
+        target_type: body.target_type,
+        target_id: body.target_id,
+        remark: body.remark ?? null
+      }])
+      yield* events.records("work_wechat.associations_changed", [id])
+      return null
+    }, tx.run)
+
+    /** transfer's transaction: both accounts locked, the targets moved, and both logs. */
+    const moveTargets = Effect.fnUntraced(function*(id: number, body: Transfer) {
+      const dest = body.target_work_wechat_id
+      if (dest === id) {
+        return yield* InvalidInput.of([{ path: "target_work_wechat_id", message: "must differ from the source account" }])
+      }
+      // Lock both accounts in id order so two opposite transfers cannot deadlock.
+      const [first, second] = id < dest ? [id, dest] : [dest, id]
+      const a = yield* repo.lockLive(first)
+      const b = yield* repo.lockLive(second)
+      const source = Option.getOrUndefined(first === id ? a : b)
+      const destination = Option.getOrUndefined(first === id ? b : a)
+      if (source === undefined) return yield* NotFound.of("work_wechat", id)
+      if (destination === undefined) return yield* NotFound.ids("work_wechat", [dest])
+      yield* refuseDisabled(destination)
+      const ids = body.target_ids !== undefined ? unique(body.target_ids) : yield* repo.associatedTargets(id, body.target_type)
+      if (body.target_ids !== undefined) yield* checkTargets(body.target_type, ids, "target_ids")
+      const moved = new Set(yield* repo.move(id, dest, body.target_type, ids))
+      const details = ids.map((t) => ({ target_id: t, status: moved.has(t) ? "transferred" as const : "skipped" as const }))
+      const entry = (action: "transfer_out" | "transfer_in", t: number): LogEntry => ({
+        action,
+        target_type: body.target_type,
+        target_id: t,
+        from_value: String(id),
+        to_value: String(dest),
+        remark: body.remark ?? null
+      })
+      yield* repo.log(id, [...moved].map((t) => entry("transfer_out", t)))
+      yield* repo.log(dest, [...moved].map((t) => entry("transfer_in", t)))
+      if (moved.size > 0) {
+        yield* repo.touch(id)
+        yield* repo.touch(dest)
+        yield* events.records("work_wechat.associations_changed", [id, dest])
+      }
+      const outcome: TransferOutcome = { success_count: moved.size, skip_count: ids.length - moved.size, details }
+      return outcome
     })
 
-    const transferAdmin = (id: number, body: TransferAdmin) =>
-      tx.run(Effect.gen(function*() {
-        const current = yield* locked(id)
-        if (current.admin_id === body.target_admin_id) return null
-        yield* repo.update(id, { admin_id: body.target_admin_id })
-        yield* events.updated("work_wechat.updated", [id], ["admin_id"])
-        yield* repo.log(id, [{
-          action: "transfer_admin",
-          from_value: current.admin_id === null ? null : String(current.admin_id),
-          to_value: String(body.target_admin_id),
-          remark: body.remark ?? null
-        }])
-        return null
-      }))
+    const transfer = method("WorkWechats.transfer")(function*(id: number, body: Transfer) {
+      return yield* tx.run(moveTargets(id, body))
+    })
 
-    const associations = (id: number, params: AssociationListParams) =>
-      Effect.gen(function*() {
-        yield* get(id)
-        return yield* repo.listAssociations(id, params, yield* syncWindow("work-wechats/associations", params, WORK_WECHAT_PAGE, { id }))
-      })
+    const transferAdmin = Effect.fnUntraced(function*(id: number, body: TransferAdmin) {
+      const current = yield* locked(id)
+      if (current.admin_id === body.target_admin_id) return null
+      yield* repo.update(id, { admin_id: body.target_admin_id })
+      yield* events.updated("work_wechat.updated", [id], ["admin_id"])
+      yield* repo.log(id, [{
+        action: "transfer_admin",
+        from_value: current.admin_id === null ? null : String(current.admin_id),
+        to_value: String(body.target_admin_id),
+        remark: body.remark ?? null
+      }])
+      return null
+    }, tx.run)
+
+    const associations = Effect.fnUntraced(function*(id: number, params: AssociationListParams) {
+      yield* get(id)
+      return yield* repo.listAssociations(id, params, yield* syncWindow("work-wechats/associations", params, WORK_WECHAT_PAGE, { id }))
+    })
 
     return {
       create,

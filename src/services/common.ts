@@ -70,23 +70,27 @@ export const searchableFields = <R extends SearchedResource>(
  * that does not decode, or was made for another list or other filters, is a 400 `invalid_parameter`
  * naming `cursor`.
  */
-export const syncWindow = <Q extends PageParams>(
+export const syncWindow: <Q extends PageParams>(
+  list: string,
+  query: Q,
+  limits: PageLimits,
+  pathIds?: object
+) => Effect.Effect<SyncWindow | undefined, InvalidInput> = Effect.fnUntraced(function*<Q extends PageParams>(
   list: string,
   query: Q,
   limits: PageLimits,
   pathIds: object = {}
-): Effect.Effect<SyncWindow | undefined, InvalidInput> =>
-  Effect.gen(function*() {
-    if (query.updated_since === undefined && query.cursor === undefined) return undefined
-    const scope = syncScope(list, query, pathIds)
-    const timeZone = yield* PlatformTimeZone
-    const since = query.updated_since === undefined ? undefined : parseTimestamp(query.updated_since, timeZone).toISOString()
-    const limit = pageOf(query, limits).pageSize
-    if (query.cursor === undefined) return { since, limit, scope }
-    const after = decodeCursor(query.cursor, scope)
-    if (Result.isFailure(after)) return yield* Effect.fail(InvalidInput.at("cursor", CURSOR_MESSAGES[after.failure], "an unusable cursor"))
-    return { since, after: after.success, limit, scope }
-  })
+) {
+  if (query.updated_since === undefined && query.cursor === undefined) return undefined
+  const scope = syncScope(list, query, pathIds)
+  const timeZone = yield* PlatformTimeZone
+  const since = query.updated_since === undefined ? undefined : parseTimestamp(query.updated_since, timeZone).toISOString()
+  const limit = pageOf(query, limits).pageSize
+  if (query.cursor === undefined) return { since, limit, scope }
+  const after = decodeCursor(query.cursor, scope)
+  if (Result.isFailure(after)) return yield* Effect.fail(InvalidInput.at("cursor", CURSOR_MESSAGES[after.failure], "an unusable cursor"))
+  return { since, after: after.success, limit, scope }
+})
 
 /**
  * A list's `company_id` filter (or a body's company_id) outside the caller's scope: 403

@@ -48,60 +48,59 @@ export const loggedRecordCases = <
 
   const locked = (id: number) => repo.lockLive(id).pipe(someOrNotFound(resource, id))
 
-  const create = (input: Create) =>
-    tx.run(Effect.gen(function*() {
-      const id = yield* repo.insert(input)
-      yield* repo.log(id, [{ action: "create" }])
-      yield* events.records(`${resource}.created`, [id])
-      return { id }
-    }))
+  // Each use case's generator function is made here, once per call of loggedRecordCases (once per
+  // layer built: its service's make), not once per call of the use case.
+
+  const create = Effect.fnUntraced(function*(input: Create) {
+    const id = yield* repo.insert(input)
+    yield* repo.log(id, [{ action: "create" }])
+    yield* events.records(`${resource}.created`, [id])
+    return { id }
+  }, (effect) => tx.run(effect))
 
   const get = (id: number) => repo.findLive(id).pipe(someOrNotFound(resource, id))
 
   /** `masking`: the caller's; its keyword matches only what it sees unmasked (DECISIONS §1). */
-  const list = (params: Params, masking: boolean) =>
-    Effect.gen(function*() {
-      const searchable = yield* searchableFields(resource, masking, params)
-      return yield* repo.list(params, searchable, yield* syncWindow(o.path, params, o.limits.list))
-    })
+  // eslint-disable-next-line local/generators-once -- made once per layer: loggedRecordCases runs in its service's make
+  const list = Effect.fnUntraced(function*(params: Params, masking: boolean) {
+    const searchable = yield* searchableFields(resource, masking, params)
+    return yield* repo.list(params, searchable, yield* syncWindow(o.path, params, o.limits.list))
+  })
 
-  const update = (id: number, change: Readonly<Record<string, unknown>>) =>
-    tx.run(Effect.gen(function*() {
-      const update = updateOf(yield* locked(id), change)
-      if (update === undefined) return null
-      yield* repo.update(id, update.set)
-      yield* repo.log(id, [update.entry])
-      yield* events.updated(`${resource}.updated`, [id], Object.keys(update.set))
-      return null
-    }))
+  const update = Effect.fnUntraced(function*(id: number, change: Readonly<Record<string, unknown>>) {
+    const update = updateOf(yield* locked(id), change)
+    if (update === undefined) return null
+    yield* repo.update(id, update.set)
+    yield* repo.log(id, [update.entry])
+    yield* events.updated(`${resource}.updated`, [id], Object.keys(update.set))
+    return null
+  }, (effect) => tx.run(effect))
 
-  const setStatus = (id: number, status: AccountStatus) =>
-    tx.run(Effect.gen(function*() {
-      const entry = statusChangeOf((yield* locked(id)).status, status)
-      if (entry === undefined) return null
-      yield* repo.setStatus(id, status)
-      yield* repo.log(id, [entry])
-      yield* events.updated(`${resource}.updated`, [id], ["status"])
-      return null
-    }))
+  const setStatus = Effect.fnUntraced(function*(id: number, status: AccountStatus) {
+    const entry = statusChangeOf((yield* locked(id)).status, status)
+    if (entry === undefined) return null
+    yield* repo.setStatus(id, status)
+    yield* repo.log(id, [entry])
+    yield* events.updated(`${resource}.updated`, [id], ["status"])
+    return null
+  }, (effect) => tx.run(effect))
 
-  const remove = (id: number) =>
-    tx.run(Effect.gen(function*() {
-      yield* locked(id)
-      const refusal = o.removal.refusal(yield* o.removal.held(id))
-      if (refusal !== undefined) return yield* Effect.fail(refusal)
-      const deleted = yield* repo.softDelete(id)
-      yield* repo.log(id, [{ action: "delete" }])
-      yield* events.payloads(`${resource}.deleted`, [deleted])
-      return null
-    }))
+  const remove = Effect.fnUntraced(function*(id: number) {
+    yield* locked(id)
+    const refusal = o.removal.refusal(yield* o.removal.held(id))
+    if (refusal !== undefined) return yield* Effect.fail(refusal)
+    const deleted = yield* repo.softDelete(id)
+    yield* repo.log(id, [{ action: "delete" }])
+    yield* events.payloads(`${resource}.deleted`, [deleted])
+    return null
+  }, (effect) => tx.run(effect))
 
   // The logs of a soft-deleted record stay readable (DECISIONS §5): its delete entry is there.
-  const logs = (id: number, params: PageParams) =>
-    Effect.gen(function*() {
-      if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of(resource, id)
-      return yield* repo.listLogs(id, params, yield* syncWindow(`${o.path}/logs`, params, o.limits.logs, { id }))
-    })
+  // eslint-disable-next-line local/generators-once -- made once per layer: loggedRecordCases runs in its service's make
+  const logs = Effect.fnUntraced(function*(id: number, params: PageParams) {
+    if (!(yield* repo.logOwnerEverExisted(id))) return yield* NotFound.of(resource, id)
+    return yield* repo.listLogs(id, params, yield* syncWindow(`${o.path}/logs`, params, o.limits.logs, { id }))
+  })
 
   return { locked, create, get, list, update, setStatus, remove, logs } as const
 }

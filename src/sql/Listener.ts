@@ -35,69 +35,71 @@ export interface ListenerOptions {
  * Listens on `channel` for as long as the scope is open, reconnecting after every loss. Runs on
  * real timers (not Effect's Clock), so a test clock cannot stall it.
  */
-export const listen = (
+export const listen: (
   options: ListenerOptions,
   handlers: ListenerHandlers
-): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
-  Effect.gen(function*() {
-    const url = yield* DatabaseUrl
-    const pingMs = options.pingMs ?? 5_000
-    const retryMs = options.retryMs ?? 250
-    let stopped = false
-    let client: pg.Client | undefined
-    let timer: NodeJS.Timeout | undefined
+) => Effect.Effect<void, never, DatabaseUrl | Scope.Scope> = Effect.fnUntraced(function*(
+  options: ListenerOptions,
+  handlers: ListenerHandlers
+) {
+  const url = yield* DatabaseUrl
+  const pingMs = options.pingMs ?? 5_000
+  const retryMs = options.retryMs ?? 250
+  let stopped = false
+  let client: pg.Client | undefined
+  let timer: NodeJS.Timeout | undefined
 
-    const lost = (which: pg.Client) => {
-      if (client !== which) return
-      client = undefined
-      if (timer !== undefined) clearInterval(timer)
-      timer = undefined
-      handlers.onLost()
-      which.removeAllListeners("notification")
-      void which.end().catch(() => {})
-      if (!stopped) setTimeout(connect, retryMs).unref()
-    }
+  const lost = (which: pg.Client) => {
+    if (client !== which) return
+    client = undefined
+    if (timer !== undefined) clearInterval(timer)
+    timer = undefined
+    handlers.onLost()
+    which.removeAllListeners("notification")
+    void which.end().catch(() => {})
+    if (!stopped) setTimeout(connect, retryMs).unref()
+  }
 
-    const connect = () => {
-      if (stopped) return
-      const c = new pg.Client({
-        connectionString: Redacted.value(url),
-        application_name: options.applicationName,
-        keepAlive: true,
-        connectionTimeoutMillis: 5_000
+  const connect = () => {
+    if (stopped) return
+    const c = new pg.Client({
+      connectionString: Redacted.value(url),
+      application_name: options.applicationName,
+      keepAlive: true,
+      connectionTimeoutMillis: 5_000
+    })
+    client = c
+    c.on("error", () => lost(c))
+    c.on("end", () => lost(c))
+    c.on("notification", (msg) => {
+      if (msg.channel === options.channel) handlers.onMessage(msg.payload ?? "")
+    })
+    c.connect()
+      .then(() => c.query(`LISTEN ${pg.escapeIdentifier(options.channel)}`))
+      .then(() => {
+        if (client !== c) return
+        handlers.onLive()
+        timer = setInterval(() => {
+          const ping = c.query("SELECT 1")
+          const deadline = setTimeout(() => lost(c), Math.max(1_000, pingMs / 2)).unref()
+          ping.then(() => clearTimeout(deadline), () => lost(c))
+        }, pingMs).unref()
       })
-      client = c
-      c.on("error", () => lost(c))
-      c.on("end", () => lost(c))
-      c.on("notification", (msg) => {
-        if (msg.channel === options.channel) handlers.onMessage(msg.payload ?? "")
-      })
-      c.connect()
-        .then(() => c.query(`LISTEN ${pg.escapeIdentifier(options.channel)}`))
-        .then(() => {
-          if (client !== c) return
-          handlers.onLive()
-          timer = setInterval(() => {
-            const ping = c.query("SELECT 1")
-            const deadline = setTimeout(() => lost(c), Math.max(1_000, pingMs / 2)).unref()
-            ping.then(() => clearTimeout(deadline), () => lost(c))
-          }, pingMs).unref()
-        })
-        .catch(() => lost(c))
-    }
+      .catch(() => lost(c))
+  }
 
-    yield* Effect.acquireRelease(
-      Effect.sync(connect),
-      () =>
-        Effect.promise(async () => {
-          stopped = true
-          const c = client
-          client = undefined
-          if (timer !== undefined) clearInterval(timer)
-          if (c !== undefined) await c.end().catch(() => {})
-        }).pipe(Effect.timeoutOption(1_000))
-    )
-  })
+  yield* Effect.acquireRelease(
+    Effect.sync(connect),
+    () =>
+      Effect.promise(async () => {
+        stopped = true
+        const c = client
+        client = undefined
+        if (timer !== undefined) clearInterval(timer)
+        if (c !== undefined) await c.end().catch(() => {})
+      }).pipe(Effect.timeoutOption(1_000))
+  )
+})
 
 /**
  * A queue's wake-up line: every notification on `channel`, and every (re)connection of the
@@ -106,31 +108,34 @@ export const listen = (
  * is ready misses nothing committed after that; if that takes longer than `readyWithinMs` it says so
  * and goes on, its polling backstop covering the gap.
  */
-export const wakeOn = (
+export const wakeOn: (
+  channel: string,
+  wake: Queue.Enqueue<void>,
+  readyWithinMs?: number
+) => Effect.Effect<void, never, DatabaseUrl | Scope.Scope> = Effect.fnUntraced(function*(
   channel: string,
   wake: Queue.Enqueue<void>,
   readyWithinMs = 10_000
-): Effect.Effect<void, never, DatabaseUrl | Scope.Scope> =>
-  Effect.gen(function*() {
-    const live = yield* Deferred.make<void>()
-    // The warning is logged from pg's callbacks, with this context (until the scope closes).
-    const run = yield* FiberSet.makeRuntime()
-    let warned = false
-    yield* listen({ channel, applicationName: `matchmaking-open-api:${channel}` }, {
-      onMessage: () => void Queue.offerUnsafe(wake, undefined),
-      onLive: () => {
-        warned = false
-        Deferred.doneUnsafe(live, Exit.void)
-        Queue.offerUnsafe(wake, undefined)
-      },
-      onLost: () => {
-        if (warned) return
-        warned = true
-        run(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
-      }
-    })
-    const ready = yield* Deferred.await(live).pipe(Effect.timeoutOption(readyWithinMs))
-    if (ready._tag === "None") {
-      yield* Effect.logWarning(`LISTEN ${channel} not in place after ${readyWithinMs} ms; relying on polling meanwhile`)
+) {
+  const live = yield* Deferred.make<void>()
+  // The warning is logged from pg's callbacks, with this context (until the scope closes).
+  const run = yield* FiberSet.makeRuntime()
+  let warned = false
+  yield* listen({ channel, applicationName: `matchmaking-open-api:${channel}` }, {
+    onMessage: () => void Queue.offerUnsafe(wake, undefined),
+    onLive: () => {
+      warned = false
+      Deferred.doneUnsafe(live, Exit.void)
+      Queue.offerUnsafe(wake, undefined)
+    },
+    onLost: () => {
+      if (warned) return
+      warned = true
+      run(Effect.logWarning(`LISTEN ${channel} lost; reconnecting (polling covers the gap)`))
     }
   })
+  const ready = yield* Deferred.await(live).pipe(Effect.timeoutOption(readyWithinMs))
+  if (ready._tag === "None") {
+    yield* Effect.logWarning(`LISTEN ${channel} not in place after ${readyWithinMs} ms; relying on polling meanwhile`)
+  }
+})

@@ -125,16 +125,16 @@ export const SqlLive = Layer.unwrap(
  * `idle_in_transaction_session_timeout` in this database, which the pooler's server connections
  * take when they open (PgBouncer refuses it in a client's startup packet).
  */
-export const migrateDirect = (settings: {
+export const migrateDirect = Effect.fnUntraced(function*(settings: {
   readonly directUrl: Redacted.Redacted<string>
   readonly pooler: DatabasePooler
   readonly idleInTransactionSeconds: number
-}) =>
-  Effect.gen(function*() {
-    const applied = yield* migrate
-    if (settings.pooler !== "none") yield* setRoleIdleInTransaction(settings.idleInTransactionSeconds)
-    return applied
-  }).pipe(
+}) {
+  const applied = yield* migrate
+  if (settings.pooler !== "none") yield* setRoleIdleInTransaction(settings.idleInTransactionSeconds)
+  return applied
+}, (effect, settings) =>
+  effect.pipe(
     Effect.provide(
       PgClient.layer({
         url: settings.directUrl,
@@ -146,7 +146,7 @@ export const migrateDirect = (settings: {
         startupParameters: sessionSettings(settings.idleInTransactionSeconds)
       }).pipe(Layer.fresh)
     )
-  )
+  ))
 
 /**
  * `ALTER ROLE CURRENT_USER IN DATABASE <this one> SET idle_in_transaction_session_timeout` (a role
@@ -155,23 +155,23 @@ export const migrateDirect = (settings: {
  * turns on the migrations' lock (as a transaction lock), so that none meets another's update of
  * the same row; a role that may not do it is warned about, and the process goes on.
  */
-const setRoleIdleInTransaction = (seconds: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const value = `${Math.round(seconds * 1000)}ms`
-    yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
-    const rows = yield* sql<{ readonly current: string | null; readonly db: string }>`
+const setRoleIdleInTransaction = Effect.fnUntraced(function*(seconds: number) {
+  const sql = yield* SqlClient.SqlClient
+  const value = `${Math.round(seconds * 1000)}ms`
+  yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`
+  const rows = yield* sql<{ readonly current: string | null; readonly db: string }>`
       SELECT (SELECT s FROM pg_db_role_setting r, unnest(r.setconfig) s
                WHERE r.setrole = (SELECT oid FROM pg_roles WHERE rolname = current_user)
                  AND r.setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
                  AND s LIKE 'idle_in_transaction_session_timeout=%') AS current,
              current_database() AS db`
-    const row = rows[0]
-    if (row === undefined || row.current === `idle_in_transaction_session_timeout=${value}`) return
-    yield* sql.unsafe(
-      `ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(row.db)} SET idle_in_transaction_session_timeout = '${value}'`
-    ).unprepared
-  }).pipe(
+  const row = rows[0]
+  if (row === undefined || row.current === `idle_in_transaction_session_timeout=${value}`) return
+  yield* sql.unsafe(
+    `ALTER ROLE CURRENT_USER IN DATABASE ${pg.escapeIdentifier(row.db)} SET idle_in_transaction_session_timeout = '${value}'`
+  ).unprepared
+}, (effect) =>
+  effect.pipe(
     (self) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(self)),
     Effect.catch((error) =>
       Effect.logWarning(
@@ -179,4 +179,4 @@ const setRoleIdleInTransaction = (seconds: number) =>
         error
       )
     )
-  )
+  ))

@@ -46,6 +46,18 @@ const sqlFileLoader: Migrator.Loader<FileSystem.FileSystem> = Effect.gen(functio
 /** The advisory lock key the migrations (and the settings applied with them) serialise on. */
 export const MIGRATION_LOCK_KEY = 727_001_1
 
+/** The migrations `loader` gives, applied under the session advisory lock held on a reserved connection. */
+const migrateLocked = Effect.fnUntraced(function*(sql: SqlClient.SqlClient, loader: Migrator.Loader<FileSystem.FileSystem>) {
+  const conn = yield* sql.reserve
+  yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
+  const applied = yield* Effect.ensuring(
+    Migrator.make({})({ loader }),
+    Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
+  )
+  // The migrations this run applied, as "0001_name" (empty when the database was current).
+  return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
+})
+
 /**
  * Applies pending migrations, up to and including number `through` (all of them by default: a
  * test may stop earlier to write rows as an older schema held them). The migrator creates its
@@ -54,23 +66,11 @@ export const MIGRATION_LOCK_KEY = 727_001_1
  * straight to PostgreSQL (Sql.ts' migrateDirect), never through a transaction pooler, which would
  * run the lock and its release on server connections of its choosing.
  */
-export const migrateThrough = (through: number) =>
-  Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const loader = Effect.map(sqlFileLoader, (migrations) => migrations.filter(([id]) => id <= through))
-    return yield* Effect.scoped(
-      Effect.gen(function*() {
-        const conn = yield* sql.reserve
-        yield* conn.execute("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY], undefined)
-        const applied = yield* Effect.ensuring(
-          Migrator.make({})({ loader }),
-          Effect.orDie(conn.execute("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY], undefined))
-        )
-        // The migrations this run applied, as "0001_name" (empty when the database was current).
-        return applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`)
-      })
-    )
-  }).pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Sql.migrate"))
+export const migrateThrough = Effect.fnUntraced(function*(through: number) {
+  const sql = yield* SqlClient.SqlClient
+  const loader = Effect.map(sqlFileLoader, (migrations) => migrations.filter(([id]) => id <= through))
+  return yield* Effect.scoped(migrateLocked(sql, loader))
+}, (effect) => effect.pipe(Effect.provide(NodeFileSystem.layer), Effect.withSpan("Sql.migrate")))
 
 /** Applies every pending migration. */
 export const migrate = migrateThrough(Number.POSITIVE_INFINITY)

@@ -41,8 +41,8 @@ export class WebhookDestinations extends Context.Service<WebhookDestinations>()(
      * The URL's host resolved now (an address in the URL as it is), every address checked; fails
      * when the host does not resolve, or when any of its addresses may not be reached.
      */
-    const resolve = (url: string): Effect.Effect<CheckedDestination, DestinationUnreachable> =>
-      Effect.gen(function*() {
+    const resolve: (url: string) => Effect.Effect<CheckedDestination, DestinationUnreachable> = Effect.fnUntraced(
+      function*(url: string) {
         const host = webhookHost(url)
         if (host === undefined) return yield* new DestinationUnreachable({ reason: "not_allowed" })
         const addresses = host._tag === "Address"
@@ -50,7 +50,8 @@ export class WebhookDestinations extends Context.Service<WebhookDestinations>()(
           : yield* Effect.mapError(dns.lookup(host.name), () => new DestinationUnreachable({ reason: "lookup_failed" }))
         if (firstRefused(addresses, allowed) !== undefined) return yield* new DestinationUnreachable({ reason: "not_allowed" })
         return { host: host._tag === "Name" ? host.name : new URL(url).hostname.replace(/^\[|\]$/g, ""), addresses }
-      })
+      }
+    )
 
     /**
      * A URL about to be set: refused when its host is an address that may not be reached, or a
@@ -58,20 +59,19 @@ export class WebhookDestinations extends Context.Service<WebhookDestinations>()(
      * is refused too: the answer is then the same as for a name of the platform's own network, so
      * that it cannot tell which internal names exist (and a typo is caught before any event is lost).
      */
-    const check = (url: string): Effect.Effect<void, DestinationNotAllowed> =>
-      Effect.gen(function*() {
-        const host = webhookHost(url)
-        if (host === undefined) return
-        if (host._tag === "Address") {
-          const kind = firstRefused([host.address], allowed)
-          if (kind !== undefined) return yield* new DestinationNotAllowed({ message: refusedAddressMessage(kind) })
-          return
-        }
-        const addresses = yield* Effect.option(Effect.timeout(dns.lookup(host.name), CHECK_LOOKUP_TIMEOUT))
-        if (Option.isNone(addresses) || firstRefused(addresses.value, allowed) !== undefined) {
-          return yield* new DestinationNotAllowed({ message: REFUSED_NAME_MESSAGE })
-        }
-      })
+    const check: (url: string) => Effect.Effect<void, DestinationNotAllowed> = Effect.fnUntraced(function*(url: string) {
+      const host = webhookHost(url)
+      if (host === undefined) return
+      if (host._tag === "Address") {
+        const kind = firstRefused([host.address], allowed)
+        if (kind !== undefined) return yield* new DestinationNotAllowed({ message: refusedAddressMessage(kind) })
+        return
+      }
+      const addresses = yield* Effect.option(Effect.timeout(dns.lookup(host.name), CHECK_LOOKUP_TIMEOUT))
+      if (Option.isNone(addresses) || firstRefused(addresses.value, allowed) !== undefined) {
+        return yield* new DestinationNotAllowed({ message: REFUSED_NAME_MESSAGE })
+      }
+    })
 
     return { resolve, check }
   })

@@ -96,47 +96,69 @@ const describeError = (error: unknown): AttemptError => {
   return attemptErrorOf(typeof code === "string" ? code : undefined)
 }
 
+/**
+ * The attempt's exchange: the host resolved and checked now, the POST over connections to the
+ * checked addresses alone, and the start of the answer. Defined once (a generator function written
+ * inside `send` would be a new one, with its own prototype and map, on every attempt).
+ */
+const exchange = Effect.fnUntraced(function*(
+  destinations: WebhookDestinations["Service"],
+  request: WebhookRequest,
+  post: HttpClientRequest.HttpClientRequest
+) {
+  const destination = yield* destinations.resolve(request.url)
+  // Agents of this attempt alone (no connection kept for another), closed with it.
+  const agent = yield* NodeHttpClient.makeAgent({ lookup: pinnedLookup(destination), keepAlive: false })
+  const client = yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)
+  const res = yield* client.execute(post)
+  const body = yield* readCapped(res, request.responseLimitBytes)
+  const result: AttemptResult = { _tag: "Answered", status: res.status, retryAfter: res.headers["retry-after"] ?? undefined }
+  return { result, response: answerExcerpt(body) }
+})
+
+/** `sendWebhook`'s attempt, its generator function made once for every attempt. */
+const send: (
+  signer: SignerShape,
+  destinations: WebhookDestinations["Service"],
+  request: WebhookRequest
+) => Effect.Effect<WebhookResponse> = Effect.fnUntraced(function*(
+  signer: SignerShape,
+  destinations: WebhookDestinations["Service"],
+  request: WebhookRequest
+) {
+  const startedAt = yield* Clock.currentTimeMillis
+  if (!isWebhookUrl(request.url)) {
+    return { result: { _tag: "NoAnswer", error: "the webhook URL is not http(s)" }, startedAt, durationMs: 0, response: null }
+  }
+  const timestamp = Math.floor(startedAt / 1000)
+  const post = HttpClientRequest.post(request.url).pipe(
+    HttpClientRequest.setHeaders({
+      "content-type": "application/json",
+      "user-agent": "matchmaking-open-api-webhooks/1",
+      "webhook-id": request.id,
+      "webhook-timestamp": String(timestamp),
+      "webhook-signature": signer.webhookSignature(request.secrets, request.id, timestamp, request.body)
+    }),
+    HttpClientRequest.bodyText(request.body, "application/json")
+  )
+  const t0 = performance.now()
+  const outcome = yield* exchange(destinations, request, post).pipe(
+    Effect.scoped,
+    Effect.timeout(request.timeoutMs),
+    // The receiver gets exactly the headers above: no trace context (node:http follows no redirect).
+    Effect.provideService(HttpClient.TracerPropagationEnabled, false),
+    Effect.catch((error) => {
+      const result: AttemptResult = { _tag: "NoAnswer", error: describeError(error) }
+      return Effect.succeed({ result, response: null })
+    })
+  )
+  return { ...outcome, startedAt, durationMs: Math.round(performance.now() - t0) }
+})
+
 /** Sends one attempt; never fails (a failure is an attempt without an answer). */
 export const sendWebhook =
   (signer: SignerShape, destinations: WebhookDestinations["Service"]) => (request: WebhookRequest): Effect.Effect<WebhookResponse> =>
-    Effect.gen(function*() {
-      const startedAt = yield* Clock.currentTimeMillis
-      if (!isWebhookUrl(request.url)) {
-        return { result: { _tag: "NoAnswer", error: "the webhook URL is not http(s)" }, startedAt, durationMs: 0, response: null }
-      }
-      const timestamp = Math.floor(startedAt / 1000)
-      const post = HttpClientRequest.post(request.url).pipe(
-        HttpClientRequest.setHeaders({
-          "content-type": "application/json",
-          "user-agent": "matchmaking-open-api-webhooks/1",
-          "webhook-id": request.id,
-          "webhook-timestamp": String(timestamp),
-          "webhook-signature": signer.webhookSignature(request.secrets, request.id, timestamp, request.body)
-        }),
-        HttpClientRequest.bodyText(request.body, "application/json")
-      )
-      const t0 = performance.now()
-      const outcome = yield* Effect.gen(function*() {
-        const destination = yield* destinations.resolve(request.url)
-        // Agents of this attempt alone (no connection kept for another), closed with it.
-        const agent = yield* NodeHttpClient.makeAgent({ lookup: pinnedLookup(destination), keepAlive: false })
-        const client = yield* Effect.provideService(NodeHttpClient.makeNodeHttp, NodeHttpClient.HttpAgent, agent)
-        const res = yield* client.execute(post)
-        const body = yield* readCapped(res, request.responseLimitBytes)
-        const result: AttemptResult = { _tag: "Answered", status: res.status, retryAfter: res.headers["retry-after"] ?? undefined }
-        return { result, response: answerExcerpt(body) }
-      }).pipe(
-        Effect.scoped,
-        Effect.timeout(request.timeoutMs),
-        // The receiver gets exactly the headers above: no trace context (node:http follows no redirect).
-        Effect.provideService(HttpClient.TracerPropagationEnabled, false),
-        Effect.catch((error) => {
-          const result: AttemptResult = { _tag: "NoAnswer", error: describeError(error) }
-          return Effect.succeed({ result, response: null })
-        })
-      )
-      return { ...outcome, startedAt, durationMs: Math.round(performance.now() - t0) }
-    })
+    send(signer, destinations, request)
 
 /** The outbound webhook call as a service: `sendWebhook` by default, a fake in tests. */
 export class WebhookSender extends Context.Service<WebhookSender>()("Webhooks/Sender", {

@@ -16,27 +16,28 @@ export const GuestsHandlers = HttpApiBuilder.group(OpenApiDef, "guests", (handle
     const guests = yield* Guests
     const cards = yield* CardImport
     const fileLimit = (yield* AppConfig).cardFileLimitBytes
+    // Made once, not per request (docs/contributor.md, "Generators are made once").
+    const parseCard = Effect.fnUntraced(function*() {
+      const upload = yield* readUpload
+      const image = yield* Effect.flatMap(requireFile(upload, fileLimit), (file) => cards.checkImage(file.bytes))
+      const form = yield* parseCardFields(upload)
+      const caller = yield* Caller
+      return yield* cards.parseCard(caller.scope, { image, matchmakerId: form.matchmaker_id })
+    })
+    const createFromCard = Effect.fnUntraced(function*() {
+      const upload = yield* readUpload
+      const image = yield* Effect.flatMap(requireFile(upload, fileLimit), (file) => cards.checkImage(file.bytes))
+      const form = yield* createFromCardFields(upload)
+      const caller = yield* Caller
+      return yield* cards.createFromCard(
+        caller.scope,
+        { image, matchmakerId: form.matchmaker_id, companyId: form.company_id, overrides: form.overrides ?? {} },
+        caller.appKey
+      )
+    })
     return handlers
-      .handle("parseCard", () =>
-        Effect.gen(function*() {
-          const upload = yield* readUpload
-          const image = yield* Effect.flatMap(requireFile(upload, fileLimit), (file) => cards.checkImage(file.bytes))
-          const form = yield* parseCardFields(upload)
-          const caller = yield* Caller
-          return yield* cards.parseCard(caller.scope, { image, matchmakerId: form.matchmaker_id })
-        }))
-      .handle("createFromCard", () =>
-        Effect.gen(function*() {
-          const upload = yield* readUpload
-          const image = yield* Effect.flatMap(requireFile(upload, fileLimit), (file) => cards.checkImage(file.bytes))
-          const form = yield* createFromCardFields(upload)
-          const caller = yield* Caller
-          return yield* cards.createFromCard(
-            caller.scope,
-            { image, matchmakerId: form.matchmaker_id, companyId: form.company_id, overrides: form.overrides ?? {} },
-            caller.appKey
-          )
-        }))
+      .handle("parseCard", parseCard)
+      .handle("createFromCard", createFromCard)
       .handle("cardTask", ({ params }) => Effect.flatMap(Caller, (caller) => cards.getTask(caller.scope, params.task_id)))
       .handle("list", ({ query }) => Effect.flatMap(Caller, (caller) => guests.list(caller.scope, query, caller.masking)))
       .handle("get", ({ params }) => Effect.flatMap(Caller, (caller) => guests.get(caller.scope, params.id)))
