@@ -5,6 +5,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Formatter from "effect/Formatter"
+import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 
 import { docsUrl, nextStepsLine } from "../../src/http/docs.js"
@@ -45,6 +47,33 @@ describe("a log line", () => {
     expect(logTimestamp(new Date("2026-07-01T12:00:00.005Z"), "America/New_York")).toBe("2026-07-01T08:00:00.005-04:00")
     expect(logTimestamp(new Date("2026-07-01T12:00:00.000Z"), "UTC")).toBe("2026-07-01T12:00:00.000+00:00")
     expect(logTimestamp(new Date("2026-07-01T12:00:00.000Z"), "Nowhere/Atlantis")).toBe("2026-07-01T12:00:00.000Z")
+  })
+
+  it.each([
+    ["text and numbers", { ...record, annotations: { request_id: "r-1", status: 200, ms: 3, app_key: null, ok: true } }],
+    ["escapes, control characters, non-BMP text", { ...record, message: "引号\"\\\n\u0000\u2028😀", annotations: { path: "/a\tb" } }],
+    ["numbers JSON has no word for", { ...record, annotations: { nan: Number.NaN, inf: Infinity, negativeZero: -0, big: 1e21 } }],
+    ["undefined values and no spans", { ...record, process: undefined, annotations: { gone: undefined }, spans: undefined }],
+    ["a cause", { ...record, level: "ERROR", cause: "Error: boom\n    at x" }],
+    ["a masked value (Redacted)", { ...record, annotations: { phone: Redacted.make("13800138000") } }],
+    ["an object value", { ...record, annotations: { error: { code: "x", at: [1, 2] } } }],
+    ["a bigint", { ...record, annotations: { n: 10n } }],
+    ["a message that is not text", { ...record, message: ["two", "parts"] }]
+  ])("as JSON with %s: the bytes Formatter.formatJson writes", (_, r) => {
+    const line = renderLog(r, json)
+    expect(line).toBe(
+      Formatter.formatJson({
+        message: r.message,
+        logLevel: r.level,
+        timestamp: r.timestamp,
+        process: r.process,
+        cause: "cause" in r ? r.cause : undefined,
+        annotations: r.annotations,
+        spans: r.spans,
+        fiberId: r.fiberId
+      })
+    )
+    expect(line).not.toContain("13800138000")
   })
 
   it("as JSON: the service's fields plus the process that wrote it", () => {
