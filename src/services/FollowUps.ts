@@ -276,7 +276,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       const applied = yield* update
       if (applied) yield* events.records(type, [id])
       return applied
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const fail = method("FollowUps.fail")(function*(scope: CompanyScope, id: number, caller: string, body: FailBody) {
       yield* inScope(scope, id)
@@ -329,7 +329,7 @@ export class FollowUps extends Context.Service<FollowUps>()("FollowUps/Service",
       const ids = yield* repo.generateOnDate(date)
       yield* events.records("follow_up.task_created", ids)
       return { date, created: ids.length }
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     /** `follow-up generate [--date D]`: that date's tasks exactly, or (no date) what the daemon would create now. */
     const generate = (date: string | undefined) => date === undefined ? generateDue : generateOn(date)

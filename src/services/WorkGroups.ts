@@ -64,7 +64,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
       yield* repo.log(id, [{ action: "associate", target_type: kind, target_id: memberId, remark }])
       yield* events.records("work_group.members_changed", [id])
       return null
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const addMembers = Effect.fnUntraced(function*(id: number, kind: MemberKind, memberIds: ReadonlyArray<number>, remark: string | null) {
       yield* locked(id)
@@ -76,7 +76,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
       yield* repo.log(id, added.map((m): LogEntry => ({ action: "associate", target_type: kind, target_id: m, remark })))
       if (added.length > 0) yield* events.records("work_group.members_changed", [id])
       return { success_count: added.length, skip_count: ids.length - added.length }
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const removeMember = Effect.fnUntraced(function*(id: number, kind: MemberKind, memberId: number) {
       yield* locked(id)
@@ -90,7 +90,7 @@ export class WorkGroups extends Context.Service<WorkGroups>()("WorkGroups/Servic
       yield* repo.log(id, [{ action: "disassociate", target_type: kind, target_id: memberId }])
       yield* events.records("work_group.members_changed", [id])
       return null
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const matchmakerMembers = Effect.fnUntraced(function*(id: number, p: PageParams) {
       yield* get(id)

@@ -100,7 +100,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       }])
       yield* events.records("work_wechat.associations_changed", [id])
       return null
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const batchAssociate = Effect.fnUntraced(function*(id: number, body: BatchAssociate) {
       const account = yield* locked(id)
@@ -114,7 +114,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       )
       if (inserted.length > 0) yield* events.records("work_wechat.associations_changed", [id])
       return { success_count: inserted.length, skip_count: ids.length - inserted.length }
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const disassociate = Effect.fnUntraced(function*(id: number, body: Disassociate) {
       yield* locked(id)
@@ -133,7 +133,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
       }])
       yield* events.records("work_wechat.associations_changed", [id])
       return null
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     /** transfer's transaction: both accounts locked, the targets moved, and both logs. */
     const moveTargets = Effect.fnUntraced(function*(id: number, body: Transfer) {
@@ -189,7 +189,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
         remark: body.remark ?? null
       }])
       return null
-    }, tx.run)
+    }, (effect) => tx.run(effect))
 
     const associations = Effect.fnUntraced(function*(id: number, params: AssociationListParams) {
       yield* get(id)
