@@ -252,11 +252,17 @@ const writeOnce = (bytes: Buffer, offset: number) =>
  * written again every millisecond until it takes the bytes. Any other error loses the text: stderr
  * is gone, and nothing is left to tell.
  */
+/**
+ * The retry of a write that found stderr full: made once (a schedule written in the call would
+ * parse its duration and be built again on every write, that is on every batch of log lines).
+ */
+const WHILE_FULL = { schedule: Schedule.spaced(Duration.millis(1)), while: isWouldBlock }
+
 const writeAll: (text: string) => Effect.Effect<void> = Effect.fnUntraced(function*(text: string) {
   const bytes = Buffer.from(text, "utf8")
   let offset = 0
   while (offset < bytes.length) {
-    offset += yield* writeOnce(bytes, offset).pipe(Effect.retry({ schedule: Schedule.spaced("1 millis"), while: isWouldBlock }))
+    offset += yield* writeOnce(bytes, offset).pipe(Effect.retry(WHILE_FULL))
   }
 }, (effect) => Effect.ignore(effect))
 
