@@ -46,7 +46,20 @@ export const median = (xs: ReadonlyArray<number>): number => {
  * Two servers measured seconds apart in one round share the machine's state (its load, its clock
  * speed), which the ratio cancels; the median then drops the rounds a burst of other work spoiled.
  */
-export const pairedRatio = (costs: ReadonlyArray<number>, reference: ReadonlyArray<number>): number => {
+export const pairedRatio = (costs: ReadonlyArray<number>, reference: ReadonlyArray<number>): number => median(roundRatios(costs, reference))
+
+const roundRatios = (costs: ReadonlyArray<number>, reference: ReadonlyArray<number>): Array<number> => {
   if (costs.length !== reference.length) throw new Error(`paired rounds differ in number: ${costs.length} against ${reference.length}`)
-  return median(costs.map((cost, i) => cost / reference[i]!))
+  return costs.map((cost, i) => cost / reference[i]!)
+}
+
+/**
+ * How far the per-round ratios spread: their lower and upper quartiles (the values a quarter and
+ * three quarters up the sorted list). A paired ratio whose quartiles lie on both sides of 1 has not
+ * told the two builds apart on that machine at that hour, whatever its median says.
+ */
+export const pairedQuartiles = (costs: ReadonlyArray<number>, reference: ReadonlyArray<number>): readonly [number, number] => {
+  const sorted = roundRatios(costs, reference).sort((a, b) => a - b)
+  if (sorted.length === 0) throw new Error("quartiles of nothing")
+  return [sorted[Math.floor((sorted.length - 1) / 4)]!, sorted[Math.ceil(((sorted.length - 1) * 3) / 4)]!]
 }

@@ -7,9 +7,11 @@
 // requests (32 connections) from each server in turn, the order rotating; a server's CPU over its
 // turn (every thread's, from /proc, less its idle rate) is divided by the count. Printed: each
 // server's median µs per request, and its *paired* ratio to `current` (the median of the per-round
-// ratios: servers measured seconds apart share the machine's state, which the ratio cancels), then
-// the per-thread split of bench/request-cost.ts. Throughput runs of one build on this shared host
-// differ by ±15% (docs/benchmarks.md); paired ratios over 11 rounds resolve a few percent.
+// ratios: servers measured seconds apart share the machine's state, which the ratio cancels) with
+// the quartiles of those ratios (both sides of 1: the builds were not told apart), then the
+// per-thread split of bench/request-cost.ts. Throughput runs of one build on this shared host
+// differ by ±15% (docs/benchmarks.md); paired ratios over 11 rounds resolve a few percent when the
+// host is quiet, not when it is busy (the quartiles tell which).
 // BENCH_VARIANTS_CASE (post: POST /companies, or get: GET /matchmakers/{id}), BENCH_COST_REQUESTS
 // (2000 per turn), BENCH_COST_ROUNDS (11), BENCH_NO_BUILD=1 (skips building this checkout). Linux only.
 import { existsSync } from "node:fs"
@@ -18,7 +20,7 @@ import path from "node:path"
 import { projectRoot } from "../src/root.js"
 import { costOfTurn, hasProc, idleRateOf, THREAD_GROUPS, type ThreadGroup } from "./cpu.js"
 import { runLoad } from "./load.js"
-import { median, pairedRatio, parseVariants } from "./paired.js"
+import { median, pairedQuartiles, pairedRatio, parseVariants } from "./paired.js"
 import { cheapRequestsSetup, KINDS, type ProcessSpec, type Started, startProcess, stopServer } from "./servers.js"
 import { log } from "./support.js"
 
@@ -98,6 +100,7 @@ console.table(started.map(({ name }) => {
     server: name,
     "µs / request (median)": us(median(c)),
     "against current (paired)": Number(pairedRatio(c, current).toFixed(3)),
+    "quartiles": pairedQuartiles(c, current).map((q) => q.toFixed(3)).join("–"),
     "rounds (µs)": c.map((x) => x.toFixed(0)).join(" ")
   }
 }))
