@@ -239,6 +239,12 @@ export const renderLog = (record: LogRecord, style: Pick<LogStyle, "format" | "c
 
 const isWouldBlock = (error: NodeJS.ErrnoException): boolean => error.code === "EAGAIN"
 
+/**
+ * The retry of a write that found stderr full: made once (a schedule written in the call would
+ * parse its duration and be built again on every write, that is on every batch of log lines).
+ */
+const WHILE_FULL = { schedule: Schedule.spaced(Duration.millis(1)), while: isWouldBlock }
+
 /** One write(2) of `bytes` from `offset` on stderr, on libuv's thread pool; how many bytes it wrote. */
 const writeOnce = (bytes: Buffer, offset: number) =>
   Effect.callback<number, NodeJS.ErrnoException>((resume) => {
@@ -252,12 +258,6 @@ const writeOnce = (bytes: Buffer, offset: number) =>
  * written again every millisecond until it takes the bytes. Any other error loses the text: stderr
  * is gone, and nothing is left to tell.
  */
-/**
- * The retry of a write that found stderr full: made once (a schedule written in the call would
- * parse its duration and be built again on every write, that is on every batch of log lines).
- */
-const WHILE_FULL = { schedule: Schedule.spaced(Duration.millis(1)), while: isWouldBlock }
-
 const writeAll: (text: string) => Effect.Effect<void> = Effect.fnUntraced(function*(text: string) {
   const bytes = Buffer.from(text, "utf8")
   let offset = 0
