@@ -82,6 +82,13 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
     })
 
     // A body followed by `tx.run` runs each call in one transaction (fnUntraced pipes the effect it makes through it).
+    /** One target's association changed: its line in the account's log, and the account's event. */
+    const loggedChange = (id: number, action: "associate" | "disassociate", body: Associate | Disassociate) =>
+      Effect.andThen(
+        repo.log(id, [{ action, target_type: body.target_type, target_id: body.target_id, remark: body.remark ?? null }]),
+        events.records("work_wechat.associations_changed", [id])
+      )
+
     const associate = Effect.fnUntraced(function*(id: number, body: Associate) {
       const account = yield* locked(id)
       yield* refuseDisabled(account)
@@ -92,13 +99,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           message: `${body.target_type} ${body.target_id} is already associated`
         })
       }
-      yield* repo.log(id, [{
-        action: "associate",
-        target_type: body.target_type,
-        target_id: body.target_id,
-        remark: body.remark ?? null
-      }])
-      yield* events.records("work_wechat.associations_changed", [id])
+      yield* loggedChange(id, "associate", body)
       return null
     }, (effect) => tx.run(effect))
 
@@ -125,13 +126,7 @@ export class WorkWechats extends Context.Service<WorkWechats>()("WorkWechats/Ser
           message: `${body.target_type} ${body.target_id} is not associated with this account`
         })
       }
-      yield* repo.log(id, [{
-        action: "disassociate",
-        target_type: body.target_type,
-        target_id: body.target_id,
-        remark: body.remark ?? null
-      }])
-      yield* events.records("work_wechat.associations_changed", [id])
+      yield* loggedChange(id, "disassociate", body)
       return null
     }, (effect) => tx.run(effect))
 
