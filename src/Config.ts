@@ -157,7 +157,8 @@ const numberIn = (check: (n: number) => boolean, expected: string) => (raw: stri
 }
 
 const integer = (name: string) => setting(name, integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, "expected an integer"))
-const atLeastOne = (name: string) => setting(name, integerIn(1, Number.MAX_SAFE_INTEGER, "expected a whole number of at least 1"))
+/** A whole number of at least 1 (a count of workers, a number of milliseconds). */
+export const atLeastOne = (name: string) => setting(name, integerIn(1, Number.MAX_SAFE_INTEGER, "expected a whole number of at least 1"))
 const number = (name: string) => setting(name, numberIn(() => true, "expected a number"))
 const positiveSeconds = (name: string) => setting(name, numberIn((n) => n > 0, "expected a number of seconds above 0"))
 const port = (name: string) => setting(name, integerIn(1, 65535, "expected a port number (1-65535)"))

@@ -60,13 +60,18 @@ export const configProblems = (
         return walk(issue.issue, [...path, ...issue.path])
       case "Composite":
       case "AnyOf":
-        return issue.issues.forEach((i) => walk(i, path))
+        // A value none of a union's members takes (a `Config.Literals` setting given another
+        // word) is an AnyOf with no issues of its own: the union's message names the choices.
+        if (issue.issues.length > 0) return issue.issues.forEach((i) => walk(i, path))
+        return add(path.map(String).join("."), issueMessage(issue), false)
       default:
         add(path.map(String).join("."), issueMessage(issue), issue._tag === "MissingKey")
     }
   }
   if (Schema.isSchemaError(error.cause)) walk(error.cause.issue, [])
   else add("configuration", error.cause.message, false)
+  // A failure always names something: a setting, else the configuration as a whole.
+  if (found.size === 0) add("configuration", error.message, false)
   return [...found].map(([setting, { problem, missing }]) => ({ setting, problem, missing }))
 }
 

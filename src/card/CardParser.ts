@@ -10,10 +10,10 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 
-import { PlatformTimeZone } from "../Config.js"
+import { atLeastOne, PlatformTimeZone, setting } from "../Config.js"
 import { type AiConfig, type AiParsed, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
 import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
-import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OcrLive, type OcrModel } from "./ocr.js"
+import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OCR_MODELS, OcrLive, type OcrModel } from "./ocr.js"
 import { confidenceOf, currentYearIn, readCard } from "./rules.js"
 import { CardParseError, CardParser, type ParseOutcome, ParserUnavailable } from "./types.js"
 
@@ -33,16 +33,21 @@ export const AI_IMAGE_MAX_SIDE = 1568
 
 /**
  * From the environment: ANTHROPIC_API_KEY (absent or empty: no AI), CARD_AI_MODEL (default
- * claude-sonnet-4-5), CARD_AI_TIMEOUT_MS (default 30000), ANTHROPIC_BASE_URL (optional),
- * CARD_OCR_POOL_SIZE (default 2), CARD_OCR_MODEL (4.0.0_best_int or 4.0.0; default 4.0.0_best_int).
+ * claude-sonnet-4-5), CARD_AI_TIMEOUT_MS (at least 1; default 30000), ANTHROPIC_BASE_URL (optional),
+ * CARD_OCR_POOL_SIZE (at least 1; default 2), CARD_OCR_MODEL (4.0.0_best_int or 4.0.0; default 4.0.0_best_int).
  */
 export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
   apiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
   model: Config.String("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
-  timeoutMs: Config.Int("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
+  timeoutMs: atLeastOne("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
   baseURL: Config.option(Config.String("ANTHROPIC_BASE_URL")),
-  ocrPoolSize: Config.Int("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
-  ocrModel: Config.Literals(["4.0.0_best_int", "4.0.0"], "CARD_OCR_MODEL").pipe(Config.withDefault(DEFAULT_OCR_MODEL))
+  ocrPoolSize: atLeastOne("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
+  ocrModel: setting("CARD_OCR_MODEL", (raw): Result.Result<OcrModel, string> => {
+    const model = OCR_MODELS.find((m) => m === raw.trim())
+    return model === undefined
+      ? Result.fail(`expected ${OCR_MODELS.join(" or ")}; got ${JSON.stringify(raw)}`)
+      : Result.succeed(model)
+  }).pipe(Config.withDefault(DEFAULT_OCR_MODEL))
 }).pipe(
   Config.map(({ apiKey, model, timeoutMs, baseURL, ocrPoolSize, ocrModel }) => {
     const key = Option.getOrUndefined(apiKey)

@@ -29,7 +29,8 @@ export const OCR_INSTALL_HINT = "npm install @tesseract.js-data/chi_sim @tessera
  * On the fixture cards both read the same fields (293 of 306 over text heights 20–40 px);
  * best_int does it about 25% faster with about 100 MB per worker instead of about 375 MB.
  */
-export type OcrModel = "4.0.0_best_int" | "4.0.0"
+export const OCR_MODELS = ["4.0.0_best_int", "4.0.0"] as const
+export type OcrModel = typeof OCR_MODELS[number]
 export const DEFAULT_OCR_MODEL: OcrModel = "4.0.0_best_int"
 
 export interface OcrConfig {

@@ -1,11 +1,12 @@
 // LOG_LEVEL and the start-up check of settings: which values are accepted, and how a bad one is named.
 import { describe, expect, it } from "@effect/vitest"
-import type * as Config from "effect/Config"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import type * as LogLevel from "effect/LogLevel"
 import * as Result from "effect/Result"
 
+import { cardParserConfig } from "../../src/card/CardParser.js"
 import { appConfig } from "../../src/Config.js"
 import { logLevelConfig, parseLogLevel } from "../../src/logging.js"
 import { configProblems } from "../../src/startup.js"
@@ -86,6 +87,35 @@ describe("start-up check of settings", () => {
     expect(keepAlive([])).toEqual(Result.succeed(65))
     expect(keepAlive([["HTTP_KEEP_ALIVE_SECONDS", "75"]])).toEqual(Result.succeed(75))
     expect(Result.isFailure(keepAlive([["HTTP_KEEP_ALIVE_SECONDS", "0"]]))).toBe(true)
+  })
+
+  it("a value none of a union's choices takes is invalid and named, not passed over (an AnyOf without issues of its own)", () => {
+    const result = read(Config.Literals(["a", "b"], "SOME_CHOICE"), [["SOME_CHOICE", "c"]])
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    expect(configProblems(result.failure)).toEqual([{
+      setting: "SOME_CHOICE",
+      problem: expect.stringContaining("\"a\" | \"b\""),
+      missing: false
+    }])
+  })
+
+  it("the card parser's settings: CARD_OCR_MODEL one of the two models, the pool and the AI timeout at least 1, empty means the default", () => {
+    const card = (env: ReadonlyArray<readonly [string, string]>) =>
+      read(cardParserConfig, env).pipe(Result.map(({ ocrModel, ocrPoolSize }) => [ocrModel, ocrPoolSize]))
+    expect(card([])).toEqual(Result.succeed(["4.0.0_best_int", 2]))
+    expect(card([["CARD_OCR_MODEL", "4.0.0"], ["CARD_OCR_POOL_SIZE", "3"]])).toEqual(Result.succeed(["4.0.0", 3]))
+    expect(card([["CARD_OCR_MODEL", ""]])).toEqual(Result.succeed(["4.0.0_best_int", 2]))
+    for (
+      const [name, value, problem] of [
+        ["CARD_OCR_MODEL", "bogus", "expected 4.0.0_best_int or 4.0.0; got \"bogus\""],
+        ["CARD_OCR_POOL_SIZE", "0", "expected a whole number of at least 1; got \"0\""],
+        ["CARD_AI_TIMEOUT_MS", "-5", "expected a whole number of at least 1; got \"-5\""]
+      ] as const
+    ) {
+      const result = read(cardParserConfig, [[name, value]])
+      if (Result.isSuccess(result)) throw new Error(`expected ${name}=${value} to fail`)
+      expect(configProblems(result.failure)).toEqual([{ setting: name, problem, missing: false }])
+    }
   })
 
   it("an unset or empty SECRET_KEY is missing (the bootstrap supplies one), not invalid", () => {
