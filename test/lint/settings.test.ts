@@ -8,6 +8,15 @@ import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 
 import { describe, expect, it } from "@effect/vitest"
+import type * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+
+import { embeddedPortConfig } from "../../src/bootstrap.js"
+import { cardParserConfig } from "../../src/card/CardParser.js"
+import { appConfig, databaseIdleInTransactionConfig, databasePoolerConfig, databaseTimeoutConfig } from "../../src/Config.js"
+import { logFormatConfig, logLevelConfig } from "../../src/logging.js"
 
 const ROOT = join(import.meta.dirname, "..", "..")
 const CODE_FOLDERS = ["src", "jobs", "scripts"]
@@ -33,6 +42,10 @@ const settingsRead = (sources: ReadonlyArray<string>, helpers: ReadonlyArray<str
 
 /** The names .env.example sets, or shows commented out (`# NAME=`). */
 const exampleNames = (text: string): Array<string> => [...new Set([...text.matchAll(/^#? ?([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]!))].sort()
+
+/** The settings .env.example sets (its lines not commented out), with their values. */
+const exampleValues = (text: string): Record<string, string> =>
+  Object.fromEntries([...text.matchAll(/^([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]))
 
 /** The names in the first cell of a table row of docs/operator.md (`| \`A\`, \`B\` | …`). */
 const operatorTableNames = (text: string): Array<string> =>
@@ -98,5 +111,30 @@ describe("settings are documented where an operator looks", () => {
     const known = new Set([...read, ...testOnly])
     expect(example.filter((name) => !known.has(name))).toEqual([])
     expect(operator.filter((name) => !known.has(name))).toEqual([])
+  })
+
+  it(".env.example shows every setting at its default, as its first line says: the configuration read from it is the one read from nothing", () => {
+    const values = exampleValues(readFileSync(join(ROOT, ".env.example"), "utf8"))
+    expect(Object.keys(values).length).toBeGreaterThan(40)
+    // SECRET_KEY has no default (the bootstrap makes one): the same key on both sides.
+    const secret = { SECRET_KEY: "ab".repeat(32) }
+    const readWith = (config: Config.Config<unknown>, env: Record<string, string>) =>
+      Effect.runSync(Effect.result(config.parse(ConfigProvider.fromEnv({ env }))))
+    const configs = {
+      appConfig,
+      cardParserConfig,
+      databaseTimeoutConfig,
+      databasePoolerConfig,
+      databaseIdleInTransactionConfig,
+      logLevelConfig,
+      logFormatConfig,
+      embeddedPortConfig
+    }
+    for (const [name, config] of Object.entries(configs)) {
+      const fromExample = readWith(config, { ...values, ...secret })
+      const fromNothing = readWith(config, secret)
+      expect({ name, ok: Result.isSuccess(fromExample) }).toEqual({ name, ok: true })
+      expect({ name, value: fromExample }).toEqual({ name, value: fromNothing })
+    }
   })
 })
