@@ -14,6 +14,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 
 import { isKeyHex, parseSecretKeys, type SecretKey, secretKeyring } from "./auth/secretKeys.js"
 import { parseAllowedNetworks } from "./domain/destinations.js"
+import { canonicalTimeZone } from "./domain/time.js"
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./domain/webhooks.js"
 
 export interface AppConfigShape {
@@ -162,6 +163,31 @@ export const atLeastOne = (name: string) => setting(name, integerIn(1, Number.MA
 const number = (name: string) => setting(name, numberIn(() => true, "expected a number"))
 const positiveSeconds = (name: string) => setting(name, numberIn((n) => n > 0, "expected a number of seconds above 0"))
 const port = (name: string) => setting(name, integerIn(1, 65535, "expected a port number (1-65535)"))
+
+/**
+ * TZ, the platform time zone (DECISIONS §10): an IANA zone Intl knows, kept as Intl spells it. Checked
+ * at start-up: a zone nothing can render in would otherwise fail every answer that carries a time.
+ */
+const timeZoneSetting = setting("TZ", (raw) => {
+  const zone = canonicalTimeZone(raw)
+  return zone === undefined
+    ? Result.fail(`expected an IANA time zone such as Asia/Shanghai or UTC; got ${quoted(raw)}`)
+    : Result.succeed(zone)
+})
+
+/** An http(s) URL, as given; none when unset or empty. */
+export const optionalHttpUrl = (name: string): Config.Config<Option.Option<string>> =>
+  setting(name, (raw): Result.Result<Option.Option<string>, string> => {
+    const text = raw.trim()
+    if (text === "") return Result.succeed(Option.none())
+    try {
+      const url = new URL(text)
+      if (url.protocol === "http:" || url.protocol === "https:") return Result.succeed(Option.some(text))
+    } catch {
+      // reported below
+    }
+    return Result.fail(`expected an http(s) URL; got ${quoted(raw)}`)
+  }).pipe(Config.withDefault(Option.none<string>()))
 
 /** A port number, or none when unset or empty. */
 export const optionalPort = (name: string): Config.Config<Option.Option<number>> =>
@@ -313,7 +339,7 @@ export const databaseIdleInTransactionConfig: Config.Config<number> = setting(
 export const appConfig: Config.Config<AppConfigShape> = allReported({
   port: port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
-  timeZone: Config.String("TZ").pipe(Config.withDefault("Asia/Shanghai")),
+  timeZone: timeZoneSetting.pipe(Config.withDefault("Asia/Shanghai")),
   secretKeys,
   signatureWindowSeconds: integer("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
   nonceRetentionSeconds: integer("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),

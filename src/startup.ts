@@ -75,6 +75,20 @@ export const configProblems = (
   return [...found].map(([setting, { problem, missing }]) => ({ setting, problem, missing }))
 }
 
+/**
+ * A ConfigError in the words of the start-up check, without reading the values again: `invalid
+ * setting TZ: expected …; got "Mars/Olympus"`, a missing setting by its own message. For a command
+ * line that meets the error while building its services (the admin's).
+ */
+export const describeConfigError = (error: Config.ConfigError): string => {
+  const problems = configProblems(error)
+  const invalid = problems.filter(({ missing }) => !missing).map(({ problem, setting }) => `${setting}: ${problem}`)
+  return [
+    ...(invalid.length === 0 ? [] : [`invalid setting${invalid.length > 1 ? "s" : ""} ${invalid.join("; ")}`]),
+    ...problems.filter(({ missing }) => missing).map(({ problem }) => problem)
+  ].join("; ")
+}
+
 /** Settings whose value is key material: never written to a log, even when it is wrong. */
 const SECRET_SETTINGS: ReadonlySet<string> = new Set(["SECRET_KEY", "SECRET_KEYS"])
 

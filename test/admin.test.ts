@@ -316,6 +316,11 @@ layer(testServerLayer())("npm run admin", (it) => {
         expect(refused.code).toBe(1)
         expect(refused.stdout).toBe("")
         expect(refused.stderr).toMatch(/npm run migrate/)
+        // A bad setting is named as the API and the daemon name it, not as a schema error.
+        const badZone = yield* builtAdmin(["clients", "list"], { ...env, TZ: "Mars/Olympus" })
+        expect(badZone.code).toBe(1)
+        expect(badZone.stdout).toBe("")
+        expect(badZone.stderr).toBe("invalid setting TZ: expected an IANA time zone such as Asia/Shanghai or UTC; got \"Mars/Olympus\"\n")
       }),
     // The first call builds the project (npm run admin runs the compiled code).
     { timeout: 180_000 }

@@ -8,11 +8,13 @@ import * as CliOutput from "effect/cli/CliOutput"
 import * as Command from "effect/cli/Command"
 import * as GlobalFlag from "effect/cli/GlobalFlag"
 import type * as HelpDoc from "effect/cli/HelpDoc"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 
 import { AREA_COMMANDS } from "../areas.js"
 import { InvalidInput } from "../domain/errors.js"
+import { describeConfigError } from "../startup.js"
 import { AdminRuntime, type AdminServices, type AdminSetupError, describeRefusal, UsageError } from "./cli.js"
 import { clientsCommand } from "./clients.js"
 import { keysCommand } from "./keys.js"
@@ -122,6 +124,7 @@ export const runAdmin = Effect.fnUntraced(function*(argv: ReadonlyArray<string>)
 /** The message an operator sees for a failed command (a refused value: each field at fault). */
 export const describeFailure = (error: unknown): string => {
   if (error instanceof InvalidInput) return describeRefusal(error)
+  if (error instanceof Config.ConfigError) return describeConfigError(error)
   if (typeof error === "object" && error !== null && "message" in error) return String(error.message)
   return String(error)
 }

@@ -1,6 +1,20 @@
 // Rendering of instants in the platform time zone (DECISIONS.md §10): `YYYY-MM-DD HH:MM:SS` for
 // most fields, ISO `YYYY-MM-DDTHH:MM:SS` where SPEC asks for it.
 
+/**
+ * The zone's IANA name as Intl spells it (`asia/shanghai` → `Asia/Shanghai`), or undefined when
+ * Intl knows no such zone: rendering an instant in it would throw on every answer.
+ */
+export const canonicalTimeZone = (text: string): string | undefined => {
+  const name = text.trim()
+  if (name === "") return undefined
+  try {
+    return new Intl.DateTimeFormat("en-US", { timeZone: name }).resolvedOptions().timeZone
+  } catch {
+    return undefined
+  }
+}
+
 const formatters = new Map<string, Intl.DateTimeFormat>()
 const formatterFor = (timeZone: string): Intl.DateTimeFormat => {
   let f = formatters.get(timeZone)

@@ -11,9 +11,8 @@ import * as OtlpSerialization from "effect/observability/OtlpSerialization"
 import * as OtlpTracer from "effect/observability/OtlpTracer"
 import * as Option from "effect/Option"
 import * as References from "effect/References"
-import * as Result from "effect/Result"
 
-import { setting } from "../Config.js"
+import { optionalHttpUrl } from "../Config.js"
 import { REDACTED_PARAMETERS } from "../domain/masking.js"
 
 export interface TracingConfig {
@@ -22,22 +21,10 @@ export interface TracingConfig {
   readonly serviceName: string
 }
 
-const collectorUrl = (raw: string): Result.Result<Option.Option<string>, string> => {
-  const text = raw.trim()
-  if (text === "") return Result.succeed(Option.none())
-  try {
-    const url = new URL(text)
-    if (url.protocol === "http:" || url.protocol === "https:") return Result.succeed(Option.some(text))
-  } catch {
-    // reported below
-  }
-  return Result.fail(`expected an http(s) URL; got ${JSON.stringify(raw)}`)
-}
-
 /** OTEL_EXPORTER_OTLP_ENDPOINT (unset or empty: off) and OTEL_SERVICE_NAME, as OpenTelemetry names them. */
 export const tracingConfig = (defaultServiceName: string): Config.Config<TracingConfig> =>
   Config.all({
-    endpoint: setting("OTEL_EXPORTER_OTLP_ENDPOINT", collectorUrl).pipe(Config.withDefault(Option.none<string>())),
+    endpoint: optionalHttpUrl("OTEL_EXPORTER_OTLP_ENDPOINT"),
     serviceName: Config.String("OTEL_SERVICE_NAME").pipe(
       Config.map((s) => s.trim()),
       Config.withDefault(""),

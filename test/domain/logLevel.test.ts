@@ -76,6 +76,20 @@ describe("start-up check of settings", () => {
     ])
   })
 
+  it("TZ must be a time zone Intl knows (kept as Intl spells it); unset or empty is Asia/Shanghai", () => {
+    const zone = (env: ReadonlyArray<readonly [string, string]>) => read(appConfig, [secret, ...env]).pipe(Result.map((c) => c.timeZone))
+    expect(zone([])).toEqual(Result.succeed("Asia/Shanghai"))
+    expect(zone([["TZ", ""]])).toEqual(Result.succeed("Asia/Shanghai"))
+    expect(zone([["TZ", "europe/berlin"]])).toEqual(Result.succeed("Europe/Berlin"))
+    const result = read(appConfig, [secret, ["TZ", "Mars/Olympus"]])
+    if (Result.isSuccess(result)) throw new Error("expected a failure")
+    expect(configProblems(result.failure)).toEqual([{
+      setting: "TZ",
+      problem: "expected an IANA time zone such as Asia/Shanghai or UTC; got \"Mars/Olympus\"",
+      missing: false
+    }])
+  })
+
   it("PORT must be a port number", () => {
     expect(Result.isFailure(read(appConfig, [secret, ["PORT", "70000"]]))).toBe(true)
     expect(read(appConfig, [secret, ["PORT", "8081"]]).pipe(Result.map((c) => c.port))).toEqual(Result.succeed(8081))
@@ -99,7 +113,7 @@ describe("start-up check of settings", () => {
     }])
   })
 
-  it("the card parser's settings: CARD_OCR_MODEL one of the two models, the pool and the AI timeout at least 1, empty means the default", () => {
+  it("the card parser's settings: CARD_OCR_MODEL one of the two models, the pool and the AI timeout at least 1, ANTHROPIC_BASE_URL an http(s) URL, empty means the default", () => {
     const card = (env: ReadonlyArray<readonly [string, string]>) =>
       read(cardParserConfig, env).pipe(Result.map(({ ocrModel, ocrPoolSize }) => [ocrModel, ocrPoolSize]))
     expect(card([])).toEqual(Result.succeed(["4.0.0_best_int", 2]))
@@ -109,7 +123,8 @@ describe("start-up check of settings", () => {
       const [name, value, problem] of [
         ["CARD_OCR_MODEL", "bogus", "expected 4.0.0_best_int or 4.0.0; got \"bogus\""],
         ["CARD_OCR_POOL_SIZE", "0", "expected a whole number of at least 1; got \"0\""],
-        ["CARD_AI_TIMEOUT_MS", "-5", "expected a whole number of at least 1; got \"-5\""]
+        ["CARD_AI_TIMEOUT_MS", "-5", "expected a whole number of at least 1; got \"-5\""],
+        ["ANTHROPIC_BASE_URL", "api.example.com", "expected an http(s) URL; got \"api.example.com\""]
       ] as const
     ) {
       const result = read(cardParserConfig, [[name, value]])

@@ -2,7 +2,15 @@
 // writes, in zones with and without daylight saving, across their transitions.
 import { describe, expect, it } from "@effect/vitest"
 
-import { existsAsUtc, formatDate, formatIso, formatTimestamp, parseTimestamp, slowTimestamp } from "../../src/domain/time.js"
+import {
+  canonicalTimeZone,
+  existsAsUtc,
+  formatDate,
+  formatIso,
+  formatTimestamp,
+  parseTimestamp,
+  slowTimestamp
+} from "../../src/domain/time.js"
 
 const ZONES = [
   "Asia/Shanghai",
@@ -89,5 +97,32 @@ describe("a time that exists", () => {
     ["not a time", false]
   ])("%s read as UTC exists: %s", (text, exists) => {
     expect(existsAsUtc(text)).toBe(exists)
+  })
+})
+
+describe("the platform time zone (TZ)", () => {
+  const cases: ReadonlyArray<readonly [string, string | undefined]> = [
+    ["Asia/Shanghai", "Asia/Shanghai"],
+    ["  Asia/Shanghai ", "Asia/Shanghai"],
+    ["asia/shanghai", "Asia/Shanghai"],
+    ["UTC", "UTC"],
+    ["utc", "UTC"],
+    ["Europe/Berlin", "Europe/Berlin"],
+    ["Etc/GMT-8", "Etc/GMT-8"],
+    ["Mars/Olympus", undefined],
+    ["CST-8", undefined],
+    ["+08:00x", undefined],
+    ["", undefined],
+    ["Asia/Shanghai\u0000", undefined]
+  ]
+  it.each(cases)("%j is %j: a zone Intl knows, as Intl spells it, or none", (text, expected) => {
+    expect(canonicalTimeZone(text)).toBe(expected)
+  })
+
+  it("every zone it accepts renders an instant (what each answer's times need)", () => {
+    for (const [text] of cases) {
+      const zone = canonicalTimeZone(text)
+      if (zone !== undefined) expect(formatTimestamp(new Date(0), zone)).toMatch(/^19(69|70)-/)
+    }
   })
 })
