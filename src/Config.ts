@@ -157,11 +157,35 @@ const numberIn = (check: (n: number) => boolean, expected: string) => (raw: stri
   return Number.isFinite(n) && check(n) ? Result.succeed(n) : Result.fail(`${expected}; got ${quoted(raw)}`)
 }
 
-const integer = (name: string) => setting(name, integerIn(Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, "expected an integer"))
-/** A whole number of at least 1 (a count of workers, a number of milliseconds). */
+/** A whole number of at least 1 (a count of workers, a number of bytes). */
 export const atLeastOne = (name: string) => setting(name, integerIn(1, Number.MAX_SAFE_INTEGER, "expected a whole number of at least 1"))
-const number = (name: string) => setting(name, numberIn(() => true, "expected a number"))
+/** A whole number of at least 0. */
+const atLeastZero = (name: string) => setting(name, integerIn(0, Number.MAX_SAFE_INTEGER, "expected a whole number of at least 0"))
+const positiveNumber = (name: string) => setting(name, numberIn((n) => n > 0, "expected a number above 0"))
 const positiveSeconds = (name: string) => setting(name, numberIn((n) => n > 0, "expected a number of seconds above 0"))
+
+/**
+ * The longest wait a timer takes (Node's setTimeout, PostgreSQL's timeouts in milliseconds: a
+ * signed 32-bit number of milliseconds, about 24.8 days). Node runs a longer timer after 1 ms, and
+ * PostgreSQL refuses a longer timeout at every session's start: a deadline past it would answer 503
+ * to every request.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000)
+/** Milliseconds a timer waits: 1 to MAX_TIMER_MS. */
+export const timerMillis = (name: string) =>
+  setting(name, integerIn(1, MAX_TIMER_MS, `expected a whole number of milliseconds from 1 to ${MAX_TIMER_MS} (24 days)`))
+/** Seconds a timer waits: above 0 (or, with `zero`, at least 0) and at most MAX_TIMER_SECONDS. */
+const timerSeconds = (name: string, zero?: string) =>
+  setting(
+    name,
+    numberIn(
+      (n) => (zero === undefined ? n > 0 : n >= 0) && n <= MAX_TIMER_SECONDS,
+      `expected a number of seconds ${
+        zero === undefined ? "above 0" : `of at least 0 (${zero})`
+      } and at most ${MAX_TIMER_SECONDS} (24 days)`
+    )
+  )
 const port = (name: string) => setting(name, integerIn(1, 65535, "expected a port number (1-65535)"))
 
 /**
@@ -270,7 +294,7 @@ export const DEFAULT_DATABASE_TIMEOUT_SECONDS = 15
  * BEGIN to COMMIT) may take before the request answers 503 and its connection is given up; read
  * with DATABASE_URL by the database layer (src/sql/Sql.ts).
  */
-export const databaseTimeoutConfig: Config.Config<number> = positiveSeconds("DATABASE_TIMEOUT_SECONDS").pipe(
+export const databaseTimeoutConfig: Config.Config<number> = timerSeconds("DATABASE_TIMEOUT_SECONDS").pipe(
   Config.withDefault(DEFAULT_DATABASE_TIMEOUT_SECONDS)
 )
 
@@ -331,51 +355,79 @@ export const DEFAULT_IDLE_IN_TRANSACTION_SECONDS = 60
  * left open (a frozen process, a lost client) holds back the events feed and vacuum; the client's
  * own deadline (DATABASE_TIMEOUT_SECONDS) cannot end it when the client is the one that is gone.
  */
-export const databaseIdleInTransactionConfig: Config.Config<number> = setting(
+export const databaseIdleInTransactionConfig: Config.Config<number> = timerSeconds(
   "DATABASE_IDLE_IN_TRANSACTION_SECONDS",
-  numberIn((n) => n >= 0, "expected a number of seconds of at least 0 (0: no limit)")
+  "0: no limit"
 ).pipe(Config.withDefault(DEFAULT_IDLE_IN_TRANSACTION_SECONDS))
+
+/**
+ * Settings each valid alone whose values break a rule together, the first such one named:
+ * - a nonce forgotten while its request's timestamp is still within the window could be replayed
+ *   (an X-Timestamp may lie up to the window behind or ahead of the clock: twice the window);
+ * - a webhook delivery whose lease ends before its attempt's timeout could be claimed and sent again
+ *   by another daemon while the first still waits on the receiver.
+ */
+export const settingsAtOdds = (
+  config: Pick<AppConfigShape, "signatureWindowSeconds" | "nonceRetentionSeconds" | "webhookLeaseSeconds" | "webhookTimeoutMs">
+): { readonly setting: string; readonly message: string } | undefined => {
+  if (config.nonceRetentionSeconds < 2 * config.signatureWindowSeconds) {
+    return {
+      setting: "NONCE_RETENTION_SECONDS",
+      message: `expected at least twice SIGNATURE_WINDOW_SECONDS (${
+        2 * config.signatureWindowSeconds
+      }): a nonce forgotten inside the window could be replayed`
+    }
+  }
+  if (config.webhookLeaseSeconds * 1000 <= config.webhookTimeoutMs) {
+    return {
+      setting: "WEBHOOK_LEASE_SECONDS",
+      message:
+        `expected more than WEBHOOK_TIMEOUT_MS (${config.webhookTimeoutMs} ms): a delivery could be sent again while its attempt waits`
+    }
+  }
+  return undefined
+}
 
 export const appConfig: Config.Config<AppConfigShape> = allReported({
   port: port("PORT").pipe(Config.withDefault(8080)),
   host: Config.String("HOST").pipe(Config.withDefault("0.0.0.0")),
   timeZone: timeZoneSetting.pipe(Config.withDefault("Asia/Shanghai")),
   secretKeys,
-  signatureWindowSeconds: integer("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
-  nonceRetentionSeconds: integer("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),
-  secretOverlapSeconds: integer("SECRET_OVERLAP_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
-  rateLimitRps: number("RATE_LIMIT_RPS").pipe(Config.withDefault(50)),
-  rateLimitBurst: integer("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
-  jsonBodyLimitBytes: integer("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
-  cardFileLimitBytes: integer("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
-  rowCountCompactSeconds: number("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
-  cardTaskLeaseSeconds: number("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
-  cardTaskConcurrency: integer("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
-  cardTaskPollSeconds: number("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
-  cardTaskMaxAttempts: integer("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
+  signatureWindowSeconds: atLeastOne("SIGNATURE_WINDOW_SECONDS").pipe(Config.withDefault(300)),
+  nonceRetentionSeconds: atLeastOne("NONCE_RETENTION_SECONDS").pipe(Config.withDefault(900)),
+  secretOverlapSeconds: atLeastZero("SECRET_OVERLAP_SECONDS").pipe(Config.withDefault(7 * 24 * 3600)),
+  rateLimitRps: positiveNumber("RATE_LIMIT_RPS").pipe(Config.withDefault(50)),
+  rateLimitBurst: atLeastOne("RATE_LIMIT_BURST").pipe(Config.withDefault(100)),
+  jsonBodyLimitBytes: atLeastOne("JSON_BODY_LIMIT_BYTES").pipe(Config.withDefault(1024 * 1024)),
+  cardFileLimitBytes: atLeastOne("CARD_FILE_LIMIT_BYTES").pipe(Config.withDefault(10 * 1024 * 1024)),
+  rowCountCompactSeconds: positiveSeconds("ROW_COUNT_COMPACT_SECONDS").pipe(Config.withDefault(5)),
+  cardTaskLeaseSeconds: positiveSeconds("CARD_TASK_LEASE_SECONDS").pipe(Config.withDefault(120)),
+  cardTaskConcurrency: atLeastOne("CARD_TASK_CONCURRENCY").pipe(Config.withDefault(2)),
+  cardTaskPollSeconds: positiveSeconds("CARD_TASK_POLL_SECONDS").pipe(Config.withDefault(5)),
+  cardTaskMaxAttempts: atLeastOne("CARD_TASK_MAX_ATTEMPTS").pipe(Config.withDefault(3)),
   followUpLeaseSeconds: positiveSeconds("FOLLOW_UP_LEASE_SECONDS").pipe(Config.withDefault(7200)),
   followUpGenerateIntervalSeconds: positiveSeconds("FOLLOW_UP_GENERATE_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
   webhookConcurrency: atLeastOne("WEBHOOK_CONCURRENCY").pipe(Config.withDefault(32)),
   webhookClientConcurrency: atLeastOne("WEBHOOK_CLIENT_CONCURRENCY").pipe(Config.withDefault(4)),
-  webhookTimeoutMs: atLeastOne("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
+  webhookTimeoutMs: timerMillis("WEBHOOK_TIMEOUT_MS").pipe(Config.withDefault(15_000)),
   webhookRetrySchedule: setting("WEBHOOK_RETRY_SCHEDULE", (text) => {
     const schedule = parseRetrySchedule(text)
     return schedule === undefined
       ? Result.fail(`expected waits like 5s,5m,30m,2h (units ms, s, m, h, d); got ${quoted(text)}`)
       : Result.succeed(schedule)
   }).pipe(Config.withDefault(parseRetrySchedule(DEFAULT_RETRY_SCHEDULE)!)),
-  webhookLeaseSeconds: number("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
-  webhookPollSeconds: number("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
+  webhookLeaseSeconds: positiveSeconds("WEBHOOK_LEASE_SECONDS").pipe(Config.withDefault(60)),
+  webhookPollSeconds: positiveSeconds("WEBHOOK_POLL_SECONDS").pipe(Config.withDefault(1)),
   webhookResponseLimitBytes: atLeastOne("WEBHOOK_RESPONSE_LIMIT_BYTES").pipe(Config.withDefault(64 * 1024)),
   webhookAllowedNetworks: setting("WEBHOOK_ALLOWED_NETWORKS", parseAllowedNetworks).pipe(
     Config.withDefault<ReadonlyArray<IpNetwork.IpNetwork>>([])
   ),
-  eventsRetentionDays: number("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
+  eventsRetentionDays: positiveNumber("EVENTS_RETENTION_DAYS").pipe(Config.withDefault(30)),
   eventsPartitionDays: atLeastOne("EVENTS_PARTITION_DAYS").pipe(Config.withDefault(7)),
   partitionsAheadDays: atLeastOne("PARTITIONS_AHEAD_DAYS").pipe(Config.withDefault(7)),
   partitionsIntervalSeconds: positiveSeconds("PARTITIONS_INTERVAL_SECONDS").pipe(Config.withDefault(3600)),
   timeMovesIntervalSeconds: positiveSeconds("TIME_MOVES_INTERVAL_SECONDS").pipe(Config.withDefault(30)),
-  idempotencyTtlSeconds: integer("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
+  idempotencyTtlSeconds: atLeastOne("IDEMPOTENCY_TTL_SECONDS").pipe(Config.withDefault(24 * 3600)),
   idempotencyWaitSeconds: positiveSeconds("IDEMPOTENCY_WAIT_SECONDS").pipe(Config.withDefault(5)),
   shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
     .pipe(Config.withDefault(25)),
@@ -383,8 +435,11 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   // Unset or empty: the daemon serves no port (it needs none to work).
   jobsPort: optionalPort("JOBS_PORT"),
   heartbeatIntervalSeconds: positiveSeconds("DAEMON_HEARTBEAT_SECONDS").pipe(Config.withDefault(5)),
-  readinessTimeoutMs: atLeastOne("READINESS_TIMEOUT_MS").pipe(Config.withDefault(1000))
-})
+  readinessTimeoutMs: timerMillis("READINESS_TIMEOUT_MS").pipe(Config.withDefault(1000))
+}).pipe(Config.mapEffect((config) => {
+  const problem = settingsAtOdds(config)
+  return problem === undefined ? Effect.succeed(config) : Effect.fail(invalidSetting(problem.setting, problem.message))
+}))
 
 /**
  * The platform time zone (DECISIONS §10) on its own, for the code that only formats instants (row

@@ -34,6 +34,18 @@ const cases: ReadonlyArray<readonly [Entry, Record<string, string | null>, strin
   ["src/main.ts", { LOG_LEVEL: "verbose" }, "LOG_LEVEL", /LOG_LEVEL: expected one of .*Warning/],
   ["jobs/main.ts", { SECRET_KEY: "not-hex" }, "SECRET_KEY", /SECRET_KEY: expected 64 hexadecimal characters/],
   ["jobs/main.ts", { CARD_AI_TIMEOUT_MS: "soon" }, "CARD_AI_TIMEOUT_MS", /CARD_AI_TIMEOUT_MS: .*"soon"/],
+  [
+    "src/main.ts",
+    { DATABASE_TIMEOUT_SECONDS: "3000000" },
+    "DATABASE_TIMEOUT_SECONDS",
+    /DATABASE_TIMEOUT_SECONDS: expected .* at most 2147483 \(24 days\); got "3000000"/
+  ],
+  [
+    "jobs/main.ts",
+    { NONCE_RETENTION_SECONDS: "300" },
+    "NONCE_RETENTION_SECONDS",
+    /NONCE_RETENTION_SECONDS: expected at least twice SIGNATURE_WINDOW_SECONDS \(600\).*; got "300"/
+  ],
   ["jobs/main.ts", { TZ: "Mars/Olympus" }, "TZ", /TZ: expected an IANA time zone such as Asia\/Shanghai or UTC; got "Mars\/Olympus"/],
   ["src/main.ts", { CARD_OCR_MODEL: "bogus" }, "CARD_OCR_MODEL", /CARD_OCR_MODEL: expected 4\.0\.0_best_int or 4\.0\.0; got "bogus"/],
   [

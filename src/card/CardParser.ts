@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 
-import { atLeastOne, optionalHttpUrl, PlatformTimeZone, setting } from "../Config.js"
+import { atLeastOne, optionalHttpUrl, PlatformTimeZone, setting, timerMillis } from "../Config.js"
 import { type AiConfig, type AiParsed, DEFAULT_AI_MODEL, DEFAULT_AI_TIMEOUT_MS, makeAiParser } from "./ai.js"
 import { ImageError, normalizeForParsing, type NormalizeOptions } from "./image.js"
 import { CardOcr, DEFAULT_OCR_MODEL, OCR_INSTALL_HINT, OCR_MODELS, OcrLive, type OcrModel } from "./ocr.js"
@@ -39,7 +39,7 @@ export const AI_IMAGE_MAX_SIDE = 1568
 export const cardParserConfig: Config.Config<CardParserConfig> = Config.all({
   apiKey: Config.option(Config.Redacted("ANTHROPIC_API_KEY")),
   model: Config.String("CARD_AI_MODEL").pipe(Config.withDefault(DEFAULT_AI_MODEL)),
-  timeoutMs: atLeastOne("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
+  timeoutMs: timerMillis("CARD_AI_TIMEOUT_MS").pipe(Config.withDefault(DEFAULT_AI_TIMEOUT_MS)),
   baseURL: optionalHttpUrl("ANTHROPIC_BASE_URL"),
   ocrPoolSize: atLeastOne("CARD_OCR_POOL_SIZE").pipe(Config.withDefault(2)),
   ocrModel: setting("CARD_OCR_MODEL", (raw): Result.Result<OcrModel, string> => {

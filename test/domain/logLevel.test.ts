@@ -7,7 +7,7 @@ import type * as LogLevel from "effect/LogLevel"
 import * as Result from "effect/Result"
 
 import { cardParserConfig } from "../../src/card/CardParser.js"
-import { appConfig } from "../../src/Config.js"
+import { appConfig, databaseIdleInTransactionConfig, databaseTimeoutConfig } from "../../src/Config.js"
 import { logLevelConfig, parseLogLevel } from "../../src/logging.js"
 import { configProblems } from "../../src/startup.js"
 
@@ -90,6 +90,75 @@ describe("start-up check of settings", () => {
     }])
   })
 
+  it("every count, size, rate and wait is bounded below (a zero or negative one would refuse every request or hand a claimed task to a second daemon at once)", () => {
+    for (
+      const [name, value] of [
+        ["SIGNATURE_WINDOW_SECONDS", "0"],
+        ["NONCE_RETENTION_SECONDS", "-900"],
+        ["SECRET_OVERLAP_SECONDS", "-1"],
+        ["RATE_LIMIT_RPS", "0"],
+        ["RATE_LIMIT_BURST", "0"],
+        ["JSON_BODY_LIMIT_BYTES", "0"],
+        ["CARD_FILE_LIMIT_BYTES", "-5"],
+        ["ROW_COUNT_COMPACT_SECONDS", "0"],
+        ["CARD_TASK_LEASE_SECONDS", "0"],
+        ["CARD_TASK_CONCURRENCY", "0"],
+        ["CARD_TASK_POLL_SECONDS", "-1"],
+        ["CARD_TASK_MAX_ATTEMPTS", "0"],
+        ["WEBHOOK_LEASE_SECONDS", "0"],
+        ["WEBHOOK_POLL_SECONDS", "0"],
+        ["EVENTS_RETENTION_DAYS", "0"],
+        ["IDEMPOTENCY_TTL_SECONDS", "0"]
+      ] as const
+    ) {
+      const result = read(appConfig, [secret, [name, value]])
+      if (Result.isSuccess(result)) throw new Error(`expected ${name}=${value} to be refused`)
+      expect(configProblems(result.failure).map(({ setting }) => setting)).toEqual([name])
+    }
+    expect(Result.isSuccess(read(appConfig, [secret, ["SECRET_OVERLAP_SECONDS", "0"]]))).toBe(true)
+  })
+
+  it("a wait is at most what a timer holds (2^31-1 ms, 24 days): past it Node fires at once and PostgreSQL refuses the session", () => {
+    const timer = [
+      [databaseTimeoutConfig, "DATABASE_TIMEOUT_SECONDS", "2147483", "2147484"],
+      [databaseIdleInTransactionConfig, "DATABASE_IDLE_IN_TRANSACTION_SECONDS", "2147483", "3000000"],
+      [appConfig, "WEBHOOK_TIMEOUT_MS", "2147483647", "2147483648"],
+      [appConfig, "READINESS_TIMEOUT_MS", "2147483647", "9999999999"],
+      [cardParserConfig, "CARD_AI_TIMEOUT_MS", "2147483647", "2147483648"]
+    ] as const
+    for (const [config, name, longest, past] of timer) {
+      // (WEBHOOK_TIMEOUT_MS at its longest needs a lease above it.)
+      const extra = name === "WEBHOOK_TIMEOUT_MS" ? [["WEBHOOK_LEASE_SECONDS", "2147484"] as const] : []
+      expect({ name, ok: Result.isSuccess(read(config as Config.Config<unknown>, [secret, ...extra, [name, longest]])) }).toEqual({
+        name,
+        ok: true
+      })
+      const result = read(config as Config.Config<unknown>, [secret, ...extra, [name, past]])
+      if (Result.isSuccess(result)) throw new Error(`expected ${name}=${past} to be refused`)
+      expect(configProblems(result.failure)).toEqual([{ setting: name, problem: expect.stringContaining("(24 days)"), missing: false }])
+    }
+  })
+
+  it("settings valid alone but not together: nonces kept less than twice the signature window, a webhook lease not above the attempt's timeout", () => {
+    const problems = (env: ReadonlyArray<readonly [string, string]>) => {
+      const result = read(appConfig, [secret, ...env])
+      return Result.isSuccess(result) ? [] : configProblems(result.failure)
+    }
+    expect(problems([["SIGNATURE_WINDOW_SECONDS", "300"], ["NONCE_RETENTION_SECONDS", "600"]])).toEqual([])
+    expect(problems([["SIGNATURE_WINDOW_SECONDS", "300"], ["NONCE_RETENTION_SECONDS", "599"]])).toEqual([{
+      setting: "NONCE_RETENTION_SECONDS",
+      problem: "expected at least twice SIGNATURE_WINDOW_SECONDS (600): a nonce forgotten inside the window could be replayed",
+      missing: false
+    }])
+    expect(problems([["SIGNATURE_WINDOW_SECONDS", "600"]]).map(({ setting }) => setting)).toEqual(["NONCE_RETENTION_SECONDS"])
+    expect(problems([["WEBHOOK_TIMEOUT_MS", "59999"]])).toEqual([])
+    expect(problems([["WEBHOOK_TIMEOUT_MS", "60000"]])).toEqual([{
+      setting: "WEBHOOK_LEASE_SECONDS",
+      problem: "expected more than WEBHOOK_TIMEOUT_MS (60000 ms): a delivery could be sent again while its attempt waits",
+      missing: false
+    }])
+  })
+
   it("PORT must be a port number", () => {
     expect(Result.isFailure(read(appConfig, [secret, ["PORT", "70000"]]))).toBe(true)
     expect(read(appConfig, [secret, ["PORT", "8081"]]).pipe(Result.map((c) => c.port))).toEqual(Result.succeed(8081))
@@ -123,7 +192,7 @@ describe("start-up check of settings", () => {
       const [name, value, problem] of [
         ["CARD_OCR_MODEL", "bogus", "expected 4.0.0_best_int or 4.0.0; got \"bogus\""],
         ["CARD_OCR_POOL_SIZE", "0", "expected a whole number of at least 1; got \"0\""],
-        ["CARD_AI_TIMEOUT_MS", "-5", "expected a whole number of at least 1; got \"-5\""],
+        ["CARD_AI_TIMEOUT_MS", "-5", "expected a whole number of milliseconds from 1 to 2147483647 (24 days); got \"-5\""],
         ["ANTHROPIC_BASE_URL", "api.example.com", "expected an http(s) URL; got \"api.example.com\""]
       ] as const
     ) {
