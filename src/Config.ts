@@ -431,7 +431,7 @@ export const appConfig: Config.Config<AppConfigShape> = allReported({
   idempotencyWaitSeconds: positiveSeconds("IDEMPOTENCY_WAIT_SECONDS").pipe(Config.withDefault(5)),
   shutdownGraceSeconds: setting("SHUTDOWN_GRACE_SECONDS", numberIn((n) => n >= 0, "expected a number of seconds of at least 0"))
     .pipe(Config.withDefault(25)),
-  keepAliveSeconds: positiveSeconds("HTTP_KEEP_ALIVE_SECONDS").pipe(Config.withDefault(65)),
+  keepAliveSeconds: timerSeconds("HTTP_KEEP_ALIVE_SECONDS").pipe(Config.withDefault(65)),
   // Unset or empty: the daemon serves no port (it needs none to work).
   jobsPort: optionalPort("JOBS_PORT"),
   heartbeatIntervalSeconds: positiveSeconds("DAEMON_HEARTBEAT_SECONDS").pipe(Config.withDefault(5)),

@@ -122,6 +122,7 @@ describe("start-up check of settings", () => {
     const timer = [
       [databaseTimeoutConfig, "DATABASE_TIMEOUT_SECONDS", "2147483", "2147484"],
       [databaseIdleInTransactionConfig, "DATABASE_IDLE_IN_TRANSACTION_SECONDS", "2147483", "3000000"],
+      [appConfig, "HTTP_KEEP_ALIVE_SECONDS", "2147483", "2147484"],
       [appConfig, "WEBHOOK_TIMEOUT_MS", "2147483647", "2147483648"],
       [appConfig, "READINESS_TIMEOUT_MS", "2147483647", "9999999999"],
       [cardParserConfig, "CARD_AI_TIMEOUT_MS", "2147483647", "2147483648"]
