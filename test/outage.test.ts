@@ -90,7 +90,7 @@ const BURST = 12
 const silenced = databaseThroughProxy({ timeoutSeconds: DEADLINE_MS / 1000 })
 
 layer(testServerLayer({}, undefined, silenced.layer), { timeout: 90_000 })("silent network cut", (it) => {
-  it.effect("with the path to the database silently dropping everything, each signed call answers 503 service_unavailable with Retry-After within the deadline; once the path heals the pool serves again, and every connection that carried a statement into the silence was closed, none lent again", () =>
+  it.effect("with the path to the database silently dropping everything, each signed call answers 503 service_unavailable with Retry-After within the deadline; once the path heals the pool serves again, and every connection that carried a statement into the silence was closed unless PostgreSQL confirmed its statement cancelled", () =>
     Effect.gen(function*() {
       const { baseUrl } = yield* TestServer
       const credentials = yield* createCredentials()
@@ -122,7 +122,7 @@ layer(testServerLayer({}, undefined, silenced.layer), { timeout: 90_000 })("sile
       const during = yield* burst
       expect(during.map((a) => a.status)).toEqual(during.map(() => 503))
       expect(during.filter((a) => a.ms >= DEADLINE_MS + MARGIN_MS)).toEqual([])
-      expect(proxy.heldOpen()).toBeGreaterThan(0)
+      expect(proxy.heldOpen().length).toBeGreaterThan(0)
 
       // The path heals: the service serves again (well within 5 s) and with every connection of
       // its pool at once, so none is stuck.
@@ -138,7 +138,14 @@ layer(testServerLayer({}, undefined, silenced.layer), { timeout: 90_000 })("sile
       const after = yield* burst
       expect(after.filter((a) => a.status !== 200 && a.status !== 404)).toEqual([])
       // What carried a statement into the silence was given up: its connection closed (by the
-      // service: a cancelled statement the server did not confirm, or one that stayed silent).
-      yield* eventually("the connections held in the silence to be closed", Effect.sync(() => proxy.heldOpen()), (n) => n === 0)
+      // service: a cancelled statement the server did not confirm, or one that stayed silent),
+      // unless the server confirmed the statement cancelled once the path healed (57014: the
+      // session is in step, and the driver may lend it again; which happens depends on whether
+      // the statement or the cancel, held in the silence alike, reaches the server first).
+      yield* eventually(
+        "the connections held in the silence to be closed, or their statement confirmed cancelled",
+        Effect.sync(() => proxy.heldOpen()),
+        (held) => held.length === 0
+      )
     }))
 })

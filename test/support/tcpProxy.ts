@@ -29,9 +29,22 @@ export interface TcpProxy {
   /**
    * The connections that were through to the server when the last blackhole began, sent something
    * (a statement) into it, and are still open: while it lasts, or after `up()` (closed: the client
-   * gave them up).
+   * gave them up), less those on which the server has since confirmed a statement cancelled
+   * (`ErrorResponse` 57014, `query_canceled`): such a session is in step again, and the service may
+   * lend it again. Each with what it sent into the silence and what it has read since.
    */
-  readonly heldOpen: () => number
+  readonly heldOpen: () => ReadonlyArray<HeldConnection>
+}
+
+/** A connection held in a silence, as a failing test shows it. */
+export interface HeldConnection {
+  /** The first bytes the client sent into the silence, unprintable ones as `.`. */
+  readonly sent: string
+  /** Bytes the server has sent on it since the silence began, and their first ones. */
+  readonly answered: number
+  readonly answer: string
+  /** The server's side is closed (the client's not yet). */
+  readonly serverClosed: boolean
 }
 
 /** The first 8 bytes of a PostgreSQL CancelRequest: its length (16) and code (80877102). */
@@ -46,7 +59,19 @@ interface Pair {
    * through to the server then (opened during the silence: it carried no statement into it).
    */
   readAtSilence?: number | undefined
+  /** The server has answered a statement of this connection with 57014 (query_canceled). */
+  cancelConfirmed?: boolean
+  /** What the client sent, and the server answered, since the silence began (printable, capped). */
+  sentInSilence?: string
+  answeredSince?: string
+  answeredBytes?: number
 }
+
+const SNIPPET = 160
+const printable = (chunk: Buffer) => chunk.toString("latin1").replace(/[^\x20-\x7e]/g, ".")
+
+/** An ErrorResponse's SQLSTATE field for query_canceled: the field's tag `C`, the code, its NUL. */
+const QUERY_CANCELED = Buffer.from("C57014\0", "latin1")
 
 export const startTcpProxy = async (targetHost: string, targetPort: number): Promise<TcpProxy> => {
   const sockets = new Set<net.Socket>()
@@ -77,6 +102,24 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     track(upstream)
     client.once("data", (chunk: Buffer) => {
       if (isCancelRequest(chunk)) cancels++
+    })
+    client.on("data", (chunk: Buffer) => {
+      if (pair.readAtSilence !== undefined && (pair.sentInSilence ?? "").length < SNIPPET) {
+        pair.sentInSilence = ((pair.sentInSilence ?? "") + printable(chunk)).slice(0, SNIPPET)
+      }
+    })
+    // The server's bytes, scanned for a confirmed cancel (the tail kept: a field may span chunks).
+    let tail = Buffer.alloc(0)
+    upstream.on("data", (chunk: Buffer) => {
+      if (pair.readAtSilence !== undefined) {
+        pair.answeredBytes = (pair.answeredBytes ?? 0) + chunk.length
+        if ((pair.answeredSince ?? "").length < SNIPPET) {
+          pair.answeredSince = ((pair.answeredSince ?? "") + printable(chunk)).slice(0, SNIPPET)
+        }
+      }
+      const seen = Buffer.concat([tail, chunk])
+      if (seen.includes(QUERY_CANCELED)) pair.cancelConfirmed = true
+      tail = seen.subarray(Math.max(0, seen.length - QUERY_CANCELED.length + 1))
     })
     flow(pair, upstream)
     client.on("close", closeWith(upstream))
@@ -161,7 +204,15 @@ export const startTcpProxy = async (targetHost: string, targetPort: number): Pro
     up,
     close: () => down(),
     cancelRequests: () => cancels,
-    heldOpen: () => (silent ? [...pairs].filter(sentIntoSilence) : held).filter((pair) => !pair.client.destroyed).length
+    heldOpen: () =>
+      (silent ? [...pairs].filter(sentIntoSilence) : held)
+        .filter((pair) => !pair.client.destroyed && pair.cancelConfirmed !== true)
+        .map((pair) => ({
+          sent: pair.sentInSilence ?? "",
+          answered: pair.answeredBytes ?? 0,
+          answer: pair.answeredSince ?? "",
+          serverClosed: pair.upstream?.destroyed === true
+        }))
   }
 }
 
