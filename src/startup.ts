@@ -144,23 +144,43 @@ export const checkSettings: (
 const LISTEN_PROBLEMS: Readonly<Record<string, { readonly problem: string; readonly setting: "port" | "HOST" }>> = {
   EADDRINUSE: { problem: "the port is in use", setting: "port" },
   EACCES: { problem: "permission denied (a port below 1024 needs privileges)", setting: "port" },
-  EADDRNOTAVAIL: { problem: "the address is not one of this machine's", setting: "HOST" }
+  EADDRNOTAVAIL: { problem: "the address is not one of this machine's", setting: "HOST" },
+  // HOST given as a name (or as something that is not an address): looked up before listening.
+  ENOTFOUND: { problem: "no such name or address", setting: "HOST" },
+  EAI_AGAIN: { problem: "the name could not be looked up (DNS did not answer)", setting: "HOST" }
 }
 
 /** Node's error of a listen that failed, wherever it sits in a cause (a failure's or a defect's `cause` chain). */
-const listenFailure = (cause: Cause.Cause<unknown>): { code: string; address: string; port: number } | undefined => {
+const listenFailure = (cause: Cause.Cause<unknown>): { code: string; address: string; port?: number } | undefined => {
   const seen = new Set<unknown>()
-  const find = (value: unknown): { code: string; address: string; port: number } | undefined => {
+  const find = (value: unknown, serving: boolean): { code: string; address: string; port?: number } | undefined => {
     if (typeof value !== "object" || value === null || seen.has(value)) return undefined
     seen.add(value)
-    const e = value as { code?: unknown; syscall?: unknown; address?: unknown; port?: unknown; cause?: unknown }
+    const e = value as {
+      _tag?: unknown
+      code?: unknown
+      syscall?: unknown
+      address?: unknown
+      hostname?: unknown
+      port?: unknown
+      cause?: unknown
+    }
     if (e.syscall === "listen" && typeof e.code === "string" && typeof e.address === "string" && typeof e.port === "number") {
       return { code: e.code, address: e.address, port: e.port }
     }
-    return find(e.cause)
+    // The listener's host, looked up before listening: only under the server's own error (a
+    // database host that does not resolve is a lookup failure too, and not HOST's).
+    if (serving && e.syscall === "getaddrinfo" && typeof e.code === "string" && typeof e.hostname === "string") {
+      return { code: e.code, address: e.hostname }
+    }
+    return find(e.cause, serving || e._tag === "ServeError")
   }
   for (const reason of cause.reasons) {
-    const found = Cause.isFailReason(reason) ? find(reason.error) : Cause.isDieReason(reason) ? find(reason.defect) : undefined
+    const found = Cause.isFailReason(reason)
+      ? find(reason.error, false)
+      : Cause.isDieReason(reason)
+      ? find(reason.defect, false)
+      : undefined
     if (found !== undefined) return found
   }
   return undefined
@@ -176,7 +196,9 @@ export const listenFailureMessage = (source: string, portSetting: string, cause:
   const known = LISTEN_PROBLEMS[failure.code]
   const host = failure.address.includes(":") ? `[${failure.address}]` : failure.address
   const setting = known === undefined ? `${portSetting} or HOST` : known.setting === "port" ? portSetting : "HOST"
-  return `${source} cannot listen on ${host}:${failure.port}: ${known?.problem ?? failure.code} (set ${setting})`
+  return `${source} cannot listen on ${failure.port === undefined ? host : `${host}:${failure.port}`}: ${
+    known?.problem ?? failure.code
+  } (set ${setting})`
 }
 
 /** The ProcessFailure a cause is made of, if that is what it is. */

@@ -145,6 +145,18 @@ describe("a port that cannot be had", () => {
     expect(listenFailureMessage("api", "PORT", Cause.die(listenError("EADDRNOTAVAIL", "10.9.9.9")))).toMatch(/\(set HOST\)$/)
   })
 
+  it("a HOST that does not resolve is named, without a stack trace (the listener looks it up first)", () => {
+    const lookup = (code: string) =>
+      Object.assign(new Error(`getaddrinfo ${code} no.such.host`), { code, syscall: "getaddrinfo", hostname: "no.such.host" })
+    const served = Cause.fail({ _tag: "ServeError", cause: lookup("ENOTFOUND") })
+    expect(listenFailureMessage("api", "PORT", served)).toBe("api cannot listen on no.such.host: no such name or address (set HOST)")
+    expect(listenFailureMessage("jobs", "JOBS_PORT", Cause.die({ _tag: "ServeError", cause: lookup("EAI_AGAIN") }))).toBe(
+      "jobs cannot listen on no.such.host: the name could not be looked up (DNS did not answer) (set HOST)"
+    )
+    // A lookup that is not the listener's (a database host that does not resolve) is not HOST's.
+    expect(listenFailureMessage("api", "PORT", Cause.fail({ _tag: "SqlError", cause: lookup("ENOTFOUND") }))).toBeUndefined()
+  })
+
   it("any other failure is not mistaken for one", () => {
     expect(listenFailureMessage("api", "PORT", Cause.fail(new Error("connect ECONNREFUSED")))).toBeUndefined()
   })
