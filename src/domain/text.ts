@@ -162,5 +162,18 @@ export const clip = (message: string, max = 300): string => {
   return chars.length <= max ? message : `${chars.slice(0, max).join("")}… (${chars.length - max} more characters)`
 }
 
-/** The message of a thrown value, for a log line or an error text. */
-export const errorMessage = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+/**
+ * The message of a thrown value, for a log line or an error text. An error without a message of
+ * its own (Effect's `ServeError` wrapping a listener's failure, say) is named by its tag or name,
+ * with its cause's message: never an empty reason.
+ */
+export const errorMessage = (error: unknown): string => messageAt(error, 0)
+
+const messageAt = (error: unknown, depth: number): string => {
+  if (!(error instanceof Error)) return String(error)
+  if (error.message !== "" || depth >= 4) return error.message
+  const tag = (error as { readonly _tag?: unknown })._tag
+  const name = typeof tag === "string" ? tag : error.name
+  const cause = (error as { readonly cause?: unknown }).cause
+  return cause === undefined || cause === null ? name : `${name}: ${messageAt(cause, depth + 1)}`
+}

@@ -2,7 +2,15 @@
 // JSON bodies, and where it says the problem is.
 import { describe, expect, it } from "@effect/vitest"
 
-import { decodeUtf8, jsonTextIssues, pathIssues, percentDecodeBytes, queryIssues, textProblem } from "../../src/domain/text.js"
+import {
+  decodeUtf8,
+  errorMessage,
+  jsonTextIssues,
+  pathIssues,
+  percentDecodeBytes,
+  queryIssues,
+  textProblem
+} from "../../src/domain/text.js"
 
 describe("textProblem", () => {
   const table: ReadonlyArray<readonly [string, string, boolean]> = [
@@ -74,5 +82,23 @@ describe("jsonTextIssues", () => {
   })
   it("a prefix names fields inside a form field", () => {
     expect(jsonTextIssues({ name: "\u0000" }, { prefix: "overrides" }).map((i) => i.path)).toEqual(["overrides.name"])
+  })
+})
+
+describe("errorMessage", () => {
+  it("is an error's message, or the text of a thrown value that is no error", () => {
+    expect(errorMessage(new Error("boom"))).toBe("boom")
+    expect(errorMessage("plain")).toBe("plain")
+    expect(errorMessage(42)).toBe("42")
+  })
+
+  it("an error without a message is named by its tag or name, with its cause's message: never an empty reason", () => {
+    const serveError = Object.assign(new Error(""), { _tag: "ServeError", cause: new Error("getaddrinfo ENOTFOUND x") })
+    expect(errorMessage(serveError)).toBe("ServeError: getaddrinfo ENOTFOUND x")
+    expect(errorMessage(new TypeError(""))).toBe("TypeError")
+    // A chain of empty messages ends: at the fourth cause its own (empty) message stands.
+    const loop: Error & { cause?: unknown } = new Error("")
+    loop.cause = loop
+    expect(errorMessage(loop)).toBe("Error: Error: Error: Error: ")
   })
 })
