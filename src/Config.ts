@@ -280,9 +280,25 @@ const secretKeys: Config.Config<Redacted.Redacted<ReadonlyArray<SecretKey>>> = C
  * DATABASE_URL: the processes read it from the environment; only `npm start` (and the admin command
  * line, `npm run migrate`) prepare an embedded database when it is unset.
  */
+/**
+ * A PostgreSQL URL (`postgres://` or `postgresql://`), kept redacted: it may hold a password, so a
+ * refusal never quotes it.
+ */
+const postgresUrl = (raw: string): Result.Result<Redacted.Redacted<string>, string> => {
+  let protocol: string | undefined
+  try {
+    protocol = new URL(raw.trim()).protocol
+  } catch {
+    protocol = undefined
+  }
+  return protocol === "postgres:" || protocol === "postgresql:"
+    ? Result.succeed(Redacted.make(raw.trim()))
+    : Result.fail("expected a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)")
+}
+
 export const databaseUrlConfig: Config.Config<Redacted.Redacted<string>> = required(
   "DATABASE_URL",
-  setting("DATABASE_URL", (raw) => Result.succeed(Redacted.make(raw))),
+  setting("DATABASE_URL", postgresUrl),
   "`npm start` prepares an embedded database, or set it (see .env.example)"
 )
 
@@ -327,7 +343,7 @@ export const databasePoolerConfig: Config.Config<DatabasePooler> = setting("DATA
 export const databaseDirectUrlSetting: Config.Config<Option.Option<Redacted.Redacted<string>>> = Config.all([
   // A wrong DATABASE_POOLER is reported by its own setting, once.
   databasePoolerConfig.pipe(Config.orElse(() => Config.succeed<DatabasePooler>("none"))),
-  setting("DATABASE_DIRECT_URL", (raw) => Result.succeed(Redacted.make(raw))).pipe(Config.option)
+  setting("DATABASE_DIRECT_URL", postgresUrl).pipe(Config.option)
 ]).pipe(
   Config.flatMap(([pooler, direct]) =>
     Option.isSome(direct) || pooler === "none"

@@ -89,8 +89,8 @@ export const describeConfigError = (error: Config.ConfigError): string => {
   ].join("; ")
 }
 
-/** Settings whose value is key material: never written to a log, even when it is wrong. */
-const SECRET_SETTINGS: ReadonlySet<string> = new Set(["SECRET_KEY", "SECRET_KEYS"])
+/** Settings whose value is key material or may hold a password: never written to a log, even when it is wrong. */
+const SECRET_SETTINGS: ReadonlySet<string> = new Set(["SECRET_KEY", "SECRET_KEYS", "DATABASE_URL", "DATABASE_DIRECT_URL"])
 
 /** A setting's problem with its value quoted (as the configuration gives it), unless it shows already. */
 const withValue = (setting: string, problem: string): Effect.Effect<string> =>

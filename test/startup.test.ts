@@ -105,6 +105,33 @@ describe("start-up with an invalid or missing setting", () => {
   }, 60_000)
 })
 
+describe("start-up with a database URL that is not PostgreSQL's", () => {
+  it(
+    "DATABASE_URL and DATABASE_DIRECT_URL are postgres:// URLs, refused at once, and a refusal never shows the URL (it may hold a password)",
+    async () => {
+      for (
+        const [entry, env, setting] of [
+          ["src/main.ts", { DATABASE_URL: "mysql://admin:hunter2secret@db.example/app" }, "DATABASE_URL"],
+          ["jobs/main.ts", { DATABASE_DIRECT_URL: "db.example:5432 user=admin password=hunter2secret" }, "DATABASE_DIRECT_URL"]
+        ] as const
+      ) {
+        const { code, stderr } = await run(entry, env)
+        expect(code).toBe(1)
+        expect(JSON.parse(stderr.trim())).toMatchObject({
+          message: expect.stringMatching(
+            new RegExp(
+              `cannot start: invalid setting ${setting}: expected a postgres:// or postgresql:// URL \\(the value is not shown: it may hold a password\\)$`
+            )
+          ),
+          annotations: { settings: [setting] }
+        })
+        expect(stderr).not.toContain("hunter2secret")
+      }
+    },
+    60_000
+  )
+})
+
 describe("start-up with a bad master key", () => {
   it("a wrong SECRET_KEYS entry is named, and no key, wrong or right, reaches the log", async () => {
     const good = "c0ffee".repeat(10) + "c0ff"
