@@ -321,6 +321,11 @@ layer(testServerLayer())("npm run admin", (it) => {
         expect(badZone.code).toBe(1)
         expect(badZone.stdout).toBe("")
         expect(badZone.stderr).toBe("invalid setting TZ: expected an IANA time zone such as Asia/Shanghai or UTC; got \"Mars/Olympus\"\n")
+        const badUrl = yield* builtAdmin(["clients", "list"], { ...env, DATABASE_URL: "mysql://admin:hunter2secret@db.example/app" })
+        expect(badUrl.code).toBe(1)
+        expect(badUrl.stderr).toBe(
+          "invalid setting DATABASE_URL: expected a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)\n"
+        )
       }),
     // The first call builds the project (npm run admin runs the compiled code).
     { timeout: 180_000 }

@@ -4,6 +4,7 @@
 // The database must be migrated already (the API, the daemon or `npm run migrate` do that).
 import * as NodeDns from "@effect/platform-node/NodeDns"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -63,6 +64,9 @@ const program = Effect.gen(function*() {
         : Effect.as(outcome.text === "" ? Effect.void : write(process.stderr, outcome.text), 0),
     onFailure: (cause) => {
       const failure = Cause.findErrorOption(cause)
+      // A setting read while a layer was built (the database's) dies with its ConfigError: named as the API names it.
+      const [badSetting] = cause.reasons.flatMap((r) => Cause.isDieReason(r) && r.defect instanceof Config.ConfigError ? [r.defect] : [])
+      if (Option.isNone(failure) && badSetting !== undefined) return Effect.as(write(process.stderr, describeFailure(badSetting)), 1)
       if (Option.isNone(failure)) return Effect.as(write(process.stderr, `internal error: ${Cause.pretty(cause)}`), 1)
       return Effect.as(write(process.stderr, describeFailure(failure.value)), failure.value instanceof AdminSetupError ? 1 : 2)
     }
