@@ -170,7 +170,7 @@ const positiveSeconds = (name: string) => setting(name, numberIn((n) => n > 0, "
  * PostgreSQL refuses a longer timeout at every session's start: a deadline past it would answer 503
  * to every request.
  */
-export const MAX_TIMER_MS = 2 ** 31 - 1
+const MAX_TIMER_MS = 2 ** 31 - 1
 const MAX_TIMER_SECONDS = Math.floor(MAX_TIMER_MS / 1000)
 /** Milliseconds a timer waits: 1 to MAX_TIMER_MS. */
 export const timerMillis = (name: string) =>
@@ -199,18 +199,24 @@ const timeZoneSetting = setting("TZ", (raw) => {
     : Result.succeed(zone)
 })
 
+/** The scheme of a URL (`https:`), or undefined when the text is no URL. */
+const protocolOf = (text: string): string | undefined => {
+  try {
+    return new URL(text).protocol
+  } catch {
+    return undefined
+  }
+}
+
 /** An http(s) URL, as given; none when unset or empty. */
 export const optionalHttpUrl = (name: string): Config.Config<Option.Option<string>> =>
   setting(name, (raw): Result.Result<Option.Option<string>, string> => {
     const text = raw.trim()
     if (text === "") return Result.succeed(Option.none())
-    try {
-      const url = new URL(text)
-      if (url.protocol === "http:" || url.protocol === "https:") return Result.succeed(Option.some(text))
-    } catch {
-      // reported below
-    }
-    return Result.fail(`expected an http(s) URL; got ${quoted(raw)}`)
+    const protocol = protocolOf(text)
+    return protocol === "http:" || protocol === "https:"
+      ? Result.succeed(Option.some(text))
+      : Result.fail(`expected an http(s) URL; got ${quoted(raw)}`)
   }).pipe(Config.withDefault(Option.none<string>()))
 
 /** A port number, or none when unset or empty. */
@@ -285,12 +291,7 @@ const secretKeys: Config.Config<Redacted.Redacted<ReadonlyArray<SecretKey>>> = C
  * refusal never quotes it.
  */
 const postgresUrl = (raw: string): Result.Result<Redacted.Redacted<string>, string> => {
-  let protocol: string | undefined
-  try {
-    protocol = new URL(raw.trim()).protocol
-  } catch {
-    protocol = undefined
-  }
+  const protocol = protocolOf(raw.trim())
   return protocol === "postgres:" || protocol === "postgresql:"
     ? Result.succeed(Redacted.make(raw.trim()))
     : Result.fail("expected a postgres:// or postgresql:// URL (the value is not shown: it may hold a password)")
@@ -383,7 +384,7 @@ export const databaseIdleInTransactionConfig: Config.Config<number> = timerSecon
  * - a webhook delivery whose lease ends before its attempt's timeout could be claimed and sent again
  *   by another daemon while the first still waits on the receiver.
  */
-export const settingsAtOdds = (
+const settingsAtOdds = (
   config: Pick<AppConfigShape, "signatureWindowSeconds" | "nonceRetentionSeconds" | "webhookLeaseSeconds" | "webhookTimeoutMs">
 ): { readonly setting: string; readonly message: string } | undefined => {
   if (config.nonceRetentionSeconds < 2 * config.signatureWindowSeconds) {
